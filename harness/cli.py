@@ -1,0 +1,61 @@
+"""Command-line interface: doctor, images build, smoke; every error is one line and an exit status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from harness import doctor
+
+    return doctor.run(fix=args.fix)
+
+
+def _images_build(args: argparse.Namespace) -> int:
+    from harness.cluster import images
+
+    images.build_all()
+    return 0
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from harness import smoke
+
+    return smoke.run(records=args.records, partitions=args.partitions)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser, with one sub-command per job."""
+    root = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True)
+
+    doctor = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
+    doctor.add_argument("--fix", action="store_true", help="install docker.io and debootstrap, start dockerd")
+    doctor.set_defaults(func=_doctor)
+
+    images = commands.add_parser("images", help="container images")
+    images_commands = images.add_subparsers(dest="images_command", required=True)
+    build = images_commands.add_parser("build", help="build every image that is missing")
+    build.set_defaults(func=_images_build)
+
+    smoke = commands.add_parser("smoke", help="start the cluster and run the passthrough pipeline end to end")
+    smoke.add_argument("--records", type=int, default=20_000)
+    smoke.add_argument("--partitions", type=int, default=4)
+    smoke.set_defaults(func=_smoke)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except HarnessError as error:
+        print(f"harness: error: {error}", file=sys.stderr)
+        return error.exit_status
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE

@@ -1,0 +1,103 @@
+"""Fetch build inputs on the host (containers reach no registry): Debian, wheels, Maven jars, Go binaries.
+
+Registry addresses come from the host's own configuration (apt sources, pip's and Go's settings,
+Maven's built-in central repository), never from constants in this repository.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+from harness.errors import ImageBuildFailed
+from harness.progress import run_logged
+
+
+def debian_mirror() -> str:
+    """The first Debian archive URI the host's apt is configured with."""
+    candidates = sorted(glob.glob("/etc/apt/sources.list.d/*.sources")) + ["/etc/apt/sources.list"]
+    for path in candidates:
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            match = re.match(r"URIs:\s*(\S+)", line) or re.match(r"deb\s+(?:\[[^]]*\]\s+)?(\S+)", line)
+            if match and "security" not in match.group(1):
+                return match.group(1)
+    raise ImageBuildFailed("no Debian mirror found in the host's apt sources (/etc/apt/sources.list*)")
+
+
+def maven_central_url() -> str:
+    """Maven's own default repository URL, read from the super-POM inside the installed Maven."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ImageBuildFailed("Maven (mvn) is not installed; it fetches Kafka and the Spark connector")
+    lib = Path(os.path.realpath(mvn)).parent.parent / "lib"
+    for jar in lib.glob("maven-model-builder-*.jar"):
+        pom = zipfile.ZipFile(jar).read("org/apache/maven/model/pom-4.0.0.xml").decode()
+        urls = re.findall(r"<repository>.*?<url>(.*?)</url>", pom, re.S)
+        if urls:
+            return urls[0]
+    raise ImageBuildFailed(f"cannot read Maven's default repository from {lib}")
+
+
+def _maven_settings(work: Path) -> Path:
+    """A settings file that sends every repository to Maven's default one.
+
+    Spark's parent POM names an extra repository that this machine cannot reach; without the
+    mirror, resolution of the connector's dependencies fails on it.
+    """
+    user_settings = Path.home() / ".m2" / "settings.xml"
+    if user_settings.exists() and "<mirror>" in user_settings.read_text():
+        return user_settings
+    settings = work / "maven-settings.xml"
+    settings.write_text(
+        "<settings><mirrors><mirror><id>all-to-default</id><mirrorOf>*</mirrorOf>"
+        f"<url>{maven_central_url()}</url></mirror></mirrors></settings>\n"
+    )
+    return settings
+
+
+def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Path) -> None:
+    """Resolve the runtime dependencies of `pom` into `dest` (versions stripped from file names)."""
+    work = dest.parent
+    work.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        shutil.rmtree(dest)
+    command = [
+        "mvn", "-B", "-q", "-f", str(pom), "-s", str(_maven_settings(work)),
+        "dependency:copy-dependencies", f"-DoutputDirectory={dest}",
+        "-DincludeScope=runtime", "-Dmdep.stripVersion=true",
+    ] + [f"-D{key}={value}" for key, value in properties.items()]
+    run_logged(command, log, f"maven {pom.parent.name}")
+
+
+def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Path) -> None:
+    """Build a static binary of a Go module's package from the Go module proxy into `dest`."""
+    if shutil.which("go") is None:
+        raise ImageBuildFailed("Go is not installed; it builds toxiproxy's server")
+    bin_dir = dest.parent / "gobin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, CGO_ENABLED="0", GOBIN=str(bin_dir))
+    run_logged(["go", "install", f"{module}/{package}@{version}"], log, "go install toxiproxy", env=env)
+    shutil.copy2(bin_dir / Path(package).name, dest)
+
+
+def fetch_wheels(requirements: list[str], dest: Path, log: Path) -> None:
+    """Download wheels for the images' virtual environment; build wheels of source-only packages.
+
+    The host runs the same Python minor version and platform as the images (Debian's python3).
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    run_logged(
+        [sys.executable, "-m", "pip", "wheel", "--wheel-dir", str(dest), *requirements],
+        log,
+        "pip wheel",
+    )

@@ -1,0 +1,161 @@
+"""Every image the cluster needs, built locally with no registry; tags are hashes of their inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from docker.errors import ImageNotFound
+
+from harness import versions
+from harness.cluster import rootfs
+from harness.cluster.engine import docker_client
+from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars
+from harness.errors import ImageBuildFailed
+from harness.progress import say, step
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKERFILES = REPO / "fixtures" / "images"
+PREFIX = "eo-harness"
+
+
+def cache_dir() -> Path:
+    """Build inputs kept across runs and checkouts (downloads are the slow part)."""
+    return Path(os.environ.get("HARNESS_CACHE") or Path.home() / ".cache" / "eo-harness")
+
+
+@dataclass(frozen=True)
+class Image:
+    """One image: its name, what it is built from, and how its build context is staged."""
+
+    name: str
+    pins: tuple[str, ...]
+    stage: Callable[[Path, Path], None] | None  # (context dir, log) -> None; None for the base
+    parent: "Image | None" = None
+
+    @property
+    def tag(self) -> str:
+        return f"{PREFIX}-{self.name}:{self.digest}"
+
+    @property
+    def digest(self) -> str:
+        """A hash of everything that goes into the image, so unchanged inputs mean no rebuild."""
+        sha = hashlib.sha256()
+        sha.update("\n".join(self.pins).encode())
+        for path in self._source_files():
+            sha.update(str(path.relative_to(REPO)).encode())
+            sha.update(path.read_bytes())
+        if self.parent is not None:
+            sha.update(self.parent.tag.encode())
+        return sha.hexdigest()[:12]
+
+    def _source_files(self) -> list[Path]:
+        if self.parent is None:
+            return [Path(rootfs.__file__), Path(versions.__file__)]
+        return sorted(p for p in (DOCKERFILES / self.name).rglob("*") if p.is_file())
+
+
+def _stage_kafka(context: Path, log: Path) -> None:
+    fetch_maven_jars(
+        DOCKERFILES / "kafka" / "pom.xml",
+        context / "libs",
+        {"kafka.version": versions.KAFKA, "log4j.version": versions.LOG4J, "scala.binary": versions.SCALA},
+        log,
+    )
+
+
+def _stage_spark(context: Path, log: Path) -> None:
+    fetch_maven_jars(
+        DOCKERFILES / "spark" / "pom.xml",
+        context / "jars",
+        {"spark.version": versions.PYSPARK, "scala.binary": versions.SCALA},
+        log,
+    )
+
+
+def _stage_toxiproxy(context: Path, log: Path) -> None:
+    fetch_go_binary(
+        versions.TOXIPROXY_MODULE, versions.TOXIPROXY, "cmd/server", context / "toxiproxy-server", log
+    )
+
+
+BASE = Image(
+    "base",
+    (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()),
+    None,
+)
+KAFKA = Image("kafka", (versions.KAFKA, versions.LOG4J, versions.SCALA), _stage_kafka, BASE)
+SPARK = Image("spark", (versions.SPARK_KAFKA_CONNECTOR,), _stage_spark, BASE)
+TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE)
+ALL = (BASE, KAFKA, SPARK, TOXIPROXY)
+
+
+def present(image: Image) -> bool:
+    """Whether the engine already has this exact image."""
+    try:
+        docker_client().images.get(image.tag)
+        return True
+    except ImageNotFound:
+        return False
+
+
+def missing() -> list[Image]:
+    """The images that a cluster start would need built first."""
+    return [image for image in ALL if not present(image)]
+
+
+def build_all() -> None:
+    """Build every image that is not present; an unchanged tree builds nothing."""
+    started = time.monotonic()
+    for image in ALL:
+        if present(image):
+            say(f"image {image.tag}: present")
+            continue
+        _build(image)
+    say(f"images ready in {time.monotonic() - started:.1f} s")
+
+
+def _build(image: Image) -> None:
+    work = cache_dir() / "build" / image.name
+    work.mkdir(parents=True, exist_ok=True)
+    log = cache_dir() / "logs" / f"{image.name}-{image.digest}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    with step(f"image {image.tag}: build (log: {log})"):
+        if image.stage is None:
+            rootfs.build_base(image.tag, work, cache_dir() / "wheels", log)
+            return
+        context = work / "context"
+        if context.exists():
+            shutil.rmtree(context)
+        shutil.copytree(DOCKERFILES / image.name, context)
+        with step(f"{image.name}: fetch inputs on the host"):
+            image.stage(context, log)
+        assert image.parent is not None
+        _docker_build(image, context, log)
+        shutil.rmtree(context)
+
+
+def _docker_build(image: Image, context: Path, log: Path) -> None:
+    """`docker build` with the parent tag as BASE; progress lines per Dockerfile step."""
+    api = docker_client().api
+    assert image.parent is not None
+    with log.open("a") as out:
+        for chunk in api.build(
+            path=str(context), tag=image.tag, buildargs={"BASE": image.parent.tag},
+            rm=True, forcerm=True, decode=True, labels={PREFIX: "image"},
+        ):
+            if "stream" in chunk:
+                out.write(chunk["stream"])
+                if chunk["stream"].startswith("Step "):
+                    say(f"  {image.name}: {chunk['stream'].strip()[:100]}")
+            if "error" in chunk:
+                out.write(chunk["error"] + "\n")
+                raise ImageBuildFailed(
+                    f"step 'docker build {image.name}' failed: {chunk['error'].strip()}; log: {log}"
+                )

@@ -1,0 +1,76 @@
+"""A single-node KRaft Kafka broker with transactions and two client listeners (direct and chaos)."""
+
+from __future__ import annotations
+
+import base64
+import socket
+import time
+import uuid
+
+from confluent_kafka.admin import AdminClient
+from testcontainers.core.network import Network
+from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+from harness.cluster.service import Service
+from harness.errors import NotReady
+
+DIRECT_PORT = 9092
+CHAOS_PORT = 9093
+
+
+def free_local_port() -> int:
+    """A free TCP port on 127.0.0.1 (the broker must advertise its host port before it starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class KafkaBroker(Service):
+    """The broker. The harness uses the direct listener; the system under test the chaos one."""
+
+    def __init__(self, image: str, network: Network, labels: dict[str, str], alias: str = "kafka") -> None:
+        super().__init__(image, alias, network, labels)
+        self.direct_port = free_local_port()
+        self.chaos_address = f"{alias}:{CHAOS_PORT}"
+        self.with_published_port(DIRECT_PORT, self.direct_port)
+        self.with_envs(
+            KAFKA_CLUSTER_ID=base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22],
+            KAFKA_HOST=alias,
+            KAFKA_ADVERTISED_DIRECT=f"127.0.0.1:{self.direct_port}",
+            KAFKA_HEAP="768m",
+        )
+        self.waiting_for(LogMessageWaitStrategy("Kafka Server started").with_startup_timeout(90))
+
+    def with_chaos_advertised(self, address: str) -> "KafkaBroker":
+        """The host:port the chaos listener advertises: the route through the gate and toxiproxy."""
+        self.chaos_address = address
+        return self
+
+    @property
+    def bootstrap_direct(self) -> str:
+        """Bootstrap servers for the harness's own clients on the host."""
+        return f"127.0.0.1:{self.direct_port}"
+
+    @property
+    def bootstrap_chaos(self) -> str:
+        """Bootstrap servers for the system under test, inside the network."""
+        return self.chaos_address
+
+    def start(self) -> "KafkaBroker":
+        self.with_env("KAFKA_ADVERTISED_CHAOS", self.chaos_address)
+        super().start()
+        self._wait_for_metadata(timeout=30)
+        return self
+
+    def admin(self) -> AdminClient:
+        return AdminClient({"bootstrap.servers": self.bootstrap_direct})
+
+    def _wait_for_metadata(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.admin().list_topics(timeout=5).brokers:
+                    return
+            except Exception:  # noqa: BLE001 - any client error means not ready yet
+                time.sleep(0.5)
+        raise NotReady(f"broker answers no metadata on {self.bootstrap_direct}\n{self.log_tail()}")

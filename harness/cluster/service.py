@@ -1,0 +1,84 @@
+"""The base of every service container: labelled, on the run's network under a fixed alias, logs kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docker.errors import NotFound
+from testcontainers.core.config import ConnectionMode, testcontainers_config
+from testcontainers.core.container import DockerContainer
+from testcontainers.core.network import Network
+
+from harness.errors import NotReady
+
+# Ryuk, testcontainers' reaper, is an image that cannot be pulled here; labels.sweep_leftovers does its job.
+testcontainers_config.ryuk_disabled = True
+# The engine is local (even when the harness itself runs in a container): published ports are on loopback.
+testcontainers_config.connection_mode_override = ConnectionMode.docker_host
+testcontainers_config.tc_host_override = "127.0.0.1"
+
+LOG_TAIL_LINES = 40
+
+
+class Service(DockerContainer):
+    """A container of the cluster, reachable from the others as `alias`."""
+
+    def __init__(self, image: str, alias: str, network: Network, labels: dict[str, str]) -> None:
+        super().__init__(image)
+        self.alias = alias
+        self.with_name(f"{labels['eo-harness.run']}-{alias}")
+        self.with_network(network).with_network_aliases(alias)
+        self._kwargs = {"labels": dict(labels), "hostname": alias}
+
+    def with_memory_limit(self, limit: str) -> "Service":
+        """Cap the container's memory, so the cluster's peak stays bounded."""
+        self._kwargs["mem_limit"] = limit
+        return self
+
+    def with_published_port(self, port: int, host_port: int | None = None) -> "Service":
+        """Publish a container port on 127.0.0.1 only (an ephemeral host port unless given)."""
+        self.ports[f"{port}/tcp"] = ("127.0.0.1", host_port)  # type: ignore[assignment]
+        return self
+
+    def start(self) -> "Service":
+        """Start and wait for readiness; a timeout or an early exit raises NotReady with the log tail."""
+        try:
+            super().start()
+        except (TimeoutError, RuntimeError) as error:
+            reason = str(error).split(". ")[0]
+            raise NotReady(
+                f"container {self.alias} did not become ready: {reason}\n"
+                f"--- last {LOG_TAIL_LINES} log lines of {self.alias} ---\n{self.log_tail()}"
+            ) from None
+        return self
+
+    def published(self, port: int) -> int:
+        """The host port that a published container port landed on."""
+        return int(self.get_exposed_port(port))
+
+    def log_text(self) -> str:
+        """The container's whole log (stdout and stderr interleaved)."""
+        if self._container is None:
+            return ""
+        try:
+            return self._container.logs(stdout=True, stderr=True).decode(errors="replace")
+        except NotFound:
+            return ""
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def save_log(self, folder: Path) -> Path:
+        """Write the container's log to `folder/<alias>.log`."""
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{self.alias}.log"
+        path.write_text(self.log_text())
+        return path
+
+    def remove(self) -> None:
+        """Remove the container, whether it runs or not."""
+        if self._container is not None:
+            try:
+                self._container.remove(force=True, v=True)
+            except NotFound:
+                pass

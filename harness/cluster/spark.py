@@ -1,0 +1,81 @@
+"""Spark standalone: master, workers, and a driver that runs one pipeline with spark-submit (client mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testcontainers.core.network import Network
+from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+from harness.cluster.service import Service
+
+MASTER_PORT = 7077
+CHECKPOINTS = "/checkpoints"
+SOURCE = "/opt/harness"
+DAEMON_MEMORY = "256m"
+
+
+class SparkMaster(Service):
+    """The standalone master."""
+
+    def __init__(self, image: str, network: Network, labels: dict[str, str], alias: str = "spark-master") -> None:
+        super().__init__(image, alias, network, labels)
+        self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
+        self.with_command(
+            f"spark-class org.apache.spark.deploy.master.Master --host {alias} --port {MASTER_PORT} --webui-port 8080"
+        )
+        self.waiting_for(LogMessageWaitStrategy("I have been elected leader").with_startup_timeout(60))
+
+    @property
+    def url(self) -> str:
+        return f"spark://{self.alias}:{MASTER_PORT}"
+
+
+class SparkWorker(Service):
+    """A worker with one core; its executors see the checkpoint folder and the harness source."""
+
+    def __init__(
+        self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
+        checkpoints: Path, source: Path, memory: str = "1g",
+    ) -> None:
+        super().__init__(image, alias, network, labels)
+        self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
+        self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
+        self.with_volume_mapping(str(source), SOURCE, "ro")
+        self.with_command(
+            f"spark-class org.apache.spark.deploy.worker.Worker --host {alias} --cores 1 --memory {memory} "
+            f"--work-dir /tmp/spark-work {master.url}"
+        )
+        self.waiting_for(LogMessageWaitStrategy("Successfully registered with master").with_startup_timeout(60))
+
+
+class SparkDriver(Service):
+    """One Spark application: `spark-submit` of the harness's app runner, in client mode."""
+
+    def __init__(
+        self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
+        checkpoints: Path, source: Path, app_args: list[str],
+    ) -> None:
+        super().__init__(image, alias, network, labels)
+        self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
+        self.with_volume_mapping(str(source), SOURCE, "ro")
+        self.with_env("PYTHONPATH", SOURCE)
+        conf = {
+            "spark.driver.host": alias,
+            "spark.driver.bindAddress": "0.0.0.0",
+            "spark.driver.port": "7078",
+            "spark.blockManager.port": "7079",
+            "spark.executor.memory": "512m",
+            "spark.executor.cores": "1",
+            "spark.cores.max": "2",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.ui.enabled": "false",
+            "spark.executorEnv.PYTHONPATH": SOURCE,
+            "spark.sql.streaming.stopTimeout": "10s",
+        }
+        command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", "512m"]
+        for key, value in conf.items():
+            command += ["--conf", f"{key}={value}"]
+        command += [f"{SOURCE}/harness/spark_app.py", *app_args]
+        self.with_command(command)
+        self.waiting_for(LogMessageWaitStrategy("HARNESS-QUERY-STARTED").with_startup_timeout(120))

@@ -1,0 +1,54 @@
+"""The Spark application the driver container runs: Kafka source, the named pipeline, Spark's Kafka sink.
+
+Runs inside the driver with only pyspark and the repository on its path; the harness passes every
+setting on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from pyspark.sql import SparkSession
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pipeline", required=True, help="dotted module with transform(source) -> DataFrame")
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--input-topic", required=True)
+    parser.add_argument("--output-topic", required=True)
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--trigger-seconds", type=float, default=1.0)
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
+    pipeline = importlib.import_module(args.pipeline)
+    spark = SparkSession.builder.appName(f"harness:{args.pipeline}").getOrCreate()
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("subscribe", args.input_topic)
+        .option("startingOffsets", "earliest")
+        .option("failOnDataLoss", "true")
+    )
+    if args.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", args.max_offsets_per_trigger)
+    output = pipeline.transform(reader.load())
+    query = (
+        output.writeStream.format("kafka")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("topic", args.output_topic)
+        .option("checkpointLocation", args.checkpoint)
+        .trigger(processingTime=f"{args.trigger_seconds} seconds")
+        .start()
+    )
+    print(f"HARNESS-QUERY-STARTED id={query.id}", flush=True)
+    query.awaitTermination()
+
+
+if __name__ == "__main__":
+    main()
