@@ -1,0 +1,53 @@
+"""Spark's streaming checkpoint folder, read from the host: which batches were planned and committed.
+
+`offsets/N` is written before batch N runs (its last lines: each source's end offsets as JSON);
+`commits/N` after the sink finished batch N.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+class CheckpointFolder:
+    """A read-only view of one query's checkpoint folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _batches(self, log: str) -> list[int]:
+        folder = self.path / log
+        if not folder.is_dir():
+            return []
+        return sorted(int(entry.name) for entry in folder.iterdir() if entry.name.isdigit())
+
+    def planned(self) -> list[int]:
+        """Batch ids whose offsets were written (`offsets/N`)."""
+        return self._batches("offsets")
+
+    def committed(self) -> list[int]:
+        """Batch ids the sink finished (`commits/N`)."""
+        return self._batches("commits")
+
+    def end_offsets(self, batch: int) -> dict[str, dict[int, int]]:
+        """The source end offsets of a planned batch: topic -> partition -> offset."""
+        lines = (self.path / "offsets" / str(batch)).read_text().splitlines()
+        offsets: dict[str, dict[int, int]] = {}
+        for line in lines[2:]:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            for topic, partitions in json.loads(line).items():
+                offsets[topic] = {int(p): int(o) for p, o in partitions.items()}
+        return offsets
+
+    def consumed(self, topic: str) -> dict[int, int]:
+        """End offsets of `topic` in the last committed batch (empty before the first commit)."""
+        committed = self.committed()
+        if not committed:
+            return {}
+        try:
+            return self.end_offsets(committed[-1]).get(topic, {})
+        except (OSError, ValueError):
+            return {}

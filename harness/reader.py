@@ -1,0 +1,118 @@
+"""Reads a topic to its end with read_committed, and knows it has read everything.
+
+The end is the last stable offset (LSO) of every partition: a read_committed consumer's watermark
+query returns it. A partition whose LSO stays below its high watermark past the deadline has an open
+transaction: it is reported `stuck`, not silently cut short.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+
+from harness.errors import BadInput, InfrastructureError
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRecord:
+    """One record as read: where it sits, and its bytes."""
+
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes
+
+
+@dataclass
+class ReadResult:
+    """Everything committed in a topic, and evidence about what was not."""
+
+    records: list[OutputRecord]
+    stable: dict[int, int]  # partition -> last stable offset
+    high: dict[int, int]  # partition -> high watermark
+    stuck: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (LSO, HWM)
+    uncommitted_visible: int | None = None  # records seen under read_uncommitted
+
+    @property
+    def aborted(self) -> int | None:
+        """Records visible only under read_uncommitted: evidence of aborted transactions."""
+        if self.uncommitted_visible is None:
+            return None
+        return self.uncommitted_visible - len(self.records)
+
+
+class CommittedReader:
+    """Drains a topic from the beginning with read_committed over the harness's direct listener."""
+
+    def __init__(self, bootstrap: str, batch: int = 10_000) -> None:
+        self.bootstrap = bootstrap
+        self.batch = batch
+
+    def _consumer(self, isolation: str) -> Consumer:
+        return Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"harness-reader-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": isolation,
+                "enable.partition.eof": False,
+                "fetch.max.bytes": 64 * 1024 * 1024,
+                "max.partition.fetch.bytes": 16 * 1024 * 1024,
+            }
+        )
+
+    def partitions(self, consumer: Consumer, topic: str) -> list[int]:
+        try:
+            metadata = consumer.list_topics(topic, timeout=10)
+        except KafkaException as error:
+            raise InfrastructureError(f"cannot reach Kafka at {self.bootstrap}: {error}") from None
+        described = metadata.topics.get(topic)
+        if described is None or described.error is not None or not described.partitions:
+            raise BadInput(f"topic '{topic}' does not exist on {self.bootstrap}")
+        return sorted(described.partitions)
+
+    def _watermarks(self, consumer: Consumer, topic: str, partitions: list[int]) -> dict[int, int]:
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
+
+    def read(self, topic: str, stable_timeout: float = 30.0, count_uncommitted: bool = False) -> ReadResult:
+        """Read every committed record; wait up to `stable_timeout` s for open transactions to close."""
+        committed = self._consumer("read_committed")
+        uncommitted = self._consumer("read_uncommitted")
+        try:
+            partitions = self.partitions(committed, topic)
+            high = self._watermarks(uncommitted, topic, partitions)
+            deadline = time.monotonic() + stable_timeout
+            stable = self._watermarks(committed, topic, partitions)
+            while any(stable[p] < high[p] for p in partitions) and time.monotonic() < deadline:
+                time.sleep(0.5)
+                stable = self._watermarks(committed, topic, partitions)
+            stuck = {p: (stable[p], high[p]) for p in partitions if stable[p] < high[p]}
+            records = self._drain(committed, topic, stable)
+            visible = len(self._drain(uncommitted, topic, high)) if count_uncommitted else None
+            return ReadResult(records, stable, high, stuck, visible)
+        finally:
+            committed.close()
+            uncommitted.close()
+
+    def _drain(self, consumer: Consumer, topic: str, ends: dict[int, int]) -> list[OutputRecord]:
+        """Consume until every partition's position reaches its end offset."""
+        todo = {p for p, end in ends.items() if end > 0}
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in todo])
+        records: list[OutputRecord] = []
+        idle_deadline = time.monotonic() + 60
+        while todo:
+            messages = consumer.consume(self.batch, timeout=0.5)
+            for message in messages:
+                if message.error() is not None:
+                    raise InfrastructureError(f"reading {topic}: {message.error()}")
+                records.append(OutputRecord(message.partition(), message.offset(), message.key(), message.value()))
+            if messages:
+                idle_deadline = time.monotonic() + 60
+            positions = consumer.position([TopicPartition(topic, p) for p in todo])
+            todo -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
+            if time.monotonic() > idle_deadline:
+                raise InfrastructureError(f"reading {topic}: no progress for 60 s; partitions left {sorted(todo)}")
+        return records
