@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable, Mapping
 
 from harness.reader import OutputRecord
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 
@@ -25,7 +25,7 @@ def _images_build(args: argparse.Namespace) -> int:
 def _smoke(args: argparse.Namespace) -> int:
     from harness import smoke
 
-    return smoke.run(records=args.records, partitions=args.partitions)
+    return smoke.run(pipeline=args.pipeline, records=args.records, partitions=args.partitions)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
     build.set_defaults(func=_images_build)
 
     smoke = commands.add_parser("smoke", help="start the cluster and run the passthrough pipeline end to end")
+    smoke.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
     smoke.add_argument("--records", type=int, default=20_000)
     smoke.add_argument("--partitions", type=int, default=4)
     smoke.set_defaults(func=_smoke)

@@ -6,9 +6,9 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.errors import EXIT_INFRASTRUCTURE
 from harness.progress import say
@@ -37,6 +37,7 @@ def _images_present() -> bool:
     return _engine_answers() and not images.missing()
 
 
+IMAGES = Check("images present", _images_present, "python -m harness images build")
 CHECKS = (
     Check("docker client", lambda: shutil.which("docker") is not None, "apt-get install docker.io"),
     Check("dockerd", lambda: shutil.which("dockerd") is not None, "python -m harness doctor --fix"),
@@ -45,7 +46,7 @@ CHECKS = (
     Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
     Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
     Check("go", lambda: shutil.which("go") is not None, "install Go (golang-go)"),
-    Check("images present", _images_present, "python -m harness images build"),
+    IMAGES,
 )
 
 
@@ -53,13 +54,12 @@ def run(fix: bool) -> int:
     """Print each check; with `fix`, install what apt can and start dockerd first."""
     if fix:
         install_engine()
-    failed = 0
+    essential_missing = False
     for check in CHECKS:
         ok = check.ok()
-        failed += not ok
+        essential_missing |= not ok and check is not IMAGES
         print(f"{check.name:<26} {'ok' if ok else 'missing':<8} {'' if ok else 'fix: ' + check.fix}")
-    essential_failed = any(not c.ok() for c in CHECKS if c.name != "images present")
-    return EXIT_INFRASTRUCTURE if essential_failed else 0
+    return EXIT_INFRASTRUCTURE if essential_missing else 0
 
 
 def install_engine() -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO
 
 from harness.errors import HarnessError, ImageBuildFailed
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_ANOMALIES, EXIT_OK
-from harness.scenario import Scenario, ScenarioResult, run_report_dir
+from harness.scenario import Scenario, ScenarioResult, check_pipeline, run_report_dir
 from harness.workload import Workload
 
 
@@ -21,10 +21,12 @@ def table(results: list[ScenarioResult]) -> str:
     return "\n".join(rows)
 
 
-def run(records: int, partitions: int) -> int:
+def run(pipeline: str, records: int, partitions: int) -> int:
+    check_pipeline(pipeline)
     with Cluster() as cluster:
         try:
-            result = Scenario(cluster, "smoke", workload=Workload(records), partitions=partitions).run()
+            scenario = Scenario(cluster, "smoke", pipeline=pipeline, workload=Workload(records), partitions=partitions)
+            result = scenario.run()
         finally:
             cluster.save_logs(run_report_dir(cluster.run_id) / "cluster")
     print(table([result]))

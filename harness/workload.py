@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import Iterator
 
 from confluent_kafka import KafkaError, Message, Producer
 

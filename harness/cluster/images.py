@@ -6,9 +6,9 @@ import hashlib
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from docker.errors import ImageNotFound
 
@@ -36,7 +36,7 @@ class Image:
     name: str
     pins: tuple[str, ...]
     stage: Callable[[Path, Path], None] | None  # (context dir, log) -> None; None for the base
-    parent: "Image | None" = None
+    parent: Image | None = None
 
     @property
     def tag(self) -> str:

@@ -41,7 +41,7 @@ class KafkaBroker(Service):
         )
         self.waiting_for(LogMessageWaitStrategy("Kafka Server started").with_startup_timeout(90))
 
-    def with_chaos_advertised(self, address: str) -> "KafkaBroker":
+    def with_chaos_advertised(self, address: str) -> KafkaBroker:
         """The host:port the chaos listener advertises: the route through the gate and toxiproxy."""
         self.chaos_address = address
         return self
@@ -56,7 +56,7 @@ class KafkaBroker(Service):
         """Bootstrap servers for the system under test, inside the network."""
         return self.chaos_address
 
-    def start(self) -> "KafkaBroker":
+    def start(self) -> KafkaBroker:
         self.with_env("KAFKA_ADVERTISED_CHAOS", self.chaos_address)
         super().start()
         self._wait_for_metadata(timeout=30)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from docker.errors import APIError, NotFound
@@ -55,7 +57,7 @@ def sweep_leftovers() -> int:
     removed = 0
     for container in client.containers.list(all=True, filters={"label": LABEL}):
         if not owner_alive(container.labels.get(OWNER, "")):
-            _ignore_gone(lambda: container.remove(force=True, v=True))
+            _ignore_gone(partial(container.remove, force=True, v=True))
             removed += 1
     for network in client.networks.list(filters={"label": LABEL}):
         if not owner_alive(network.attrs.get("Labels", {}).get(OWNER, "")):
@@ -70,12 +72,12 @@ def remove_run(run_id: str) -> None:
     """Remove every container and network of one run."""
     client = docker_client()
     for container in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"}):
-        _ignore_gone(lambda: container.remove(force=True, v=True))
+        _ignore_gone(partial(container.remove, force=True, v=True))
     for network in client.networks.list(filters={"label": f"{RUN}={run_id}"}):
         _ignore_gone(network.remove)
 
 
-def _ignore_gone(action) -> None:  # type: ignore[no-untyped-def]
+def _ignore_gone(action: Callable[[], object]) -> None:
     try:
         action()
     except NotFound:

@@ -30,17 +30,17 @@ class Service(DockerContainer):
         self.with_network(network).with_network_aliases(alias)
         self._kwargs = {"labels": dict(labels), "hostname": alias}
 
-    def with_memory_limit(self, limit: str) -> "Service":
+    def with_memory_limit(self, limit: str) -> Service:
         """Cap the container's memory, so the cluster's peak stays bounded."""
         self._kwargs["mem_limit"] = limit
         return self
 
-    def with_published_port(self, port: int, host_port: int | None = None) -> "Service":
+    def with_published_port(self, port: int, host_port: int | None = None) -> Service:
         """Publish a container port on 127.0.0.1 only (an ephemeral host port unless given)."""
         self.ports[f"{port}/tcp"] = ("127.0.0.1", host_port)  # type: ignore[assignment]
         return self
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         """Start and wait for readiness; a timeout or an early exit raises NotReady with the log tail."""
         try:
             super().start()

@@ -49,7 +49,7 @@ class Cluster:
     def services(self) -> list[Service]:
         return [self.kafka, self.toxiproxy, self.master, *self.workers, *self.drivers]
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         """Start every service in parallel where the dependencies allow; raise NotReady with logs."""
         started = time.monotonic()
         labels.sweep_leftovers()
@@ -105,7 +105,7 @@ class Cluster:
         labels.remove_run(self.run_id)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

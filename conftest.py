@@ -1,0 +1,3 @@
+"""The harness's pytest plugin, for every suite in this repository."""
+
+pytest_plugins = ["harness.plugin"]

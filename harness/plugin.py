@@ -1,0 +1,103 @@
+"""The pytest plugin: markers, options, the session-wide cluster, logs kept for every failed test.
+
+Settings resolve in one place, `setting()`: marker > command line > environment > ini.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness.errors import HarnessError
+
+MARKERS = {
+    "unit": "pure logic, no Docker",
+    "smoke": "the cluster and the passthrough pipeline end to end",
+    "chaos": "fault scenarios against real Kafka, Spark and toxiproxy (the full matrix)",
+    "scenario_timeout(seconds)": "how long a scenario may wait for its pipeline to consume the input",
+}
+SETTINGS = {
+    # name: (command-line option, environment variable, ini key, default)
+    "scenario_timeout": ("--scenario-timeout", "HARNESS_SCENARIO_TIMEOUT", "harness_scenario_timeout", "300"),
+}
+FAILED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "exactly-once chaos harness")
+    for name, (option, env, ini, default) in SETTINGS.items():
+        help_text = f"{name.replace('_', ' ')} (env {env}, ini {ini}; default {default})"
+        group.addoption(option, dest=name, default=None, help=help_text)
+        parser.addini(ini, help_text, default=default)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{marker}: {text}")
+
+    def interrupted(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # SIGTERM tears the cluster down like Ctrl-C; a SIGKILL is swept by the next run.
+    signal.signal(signal.SIGTERM, interrupted)
+
+
+def setting(request: pytest.FixtureRequest, name: str) -> str:
+    """A harness setting: marker > command line > environment > ini."""
+    marker = request.node.get_closest_marker(name)
+    if marker is not None and marker.args:
+        return str(marker.args[0])
+    option, env, ini, _ = SETTINGS[name]
+    from_cli = request.config.getoption(name)
+    if from_cli is not None:
+        return str(from_cli)
+    if env in os.environ:
+        return os.environ[env]
+    return str(request.config.getini(ini))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    report = yield
+    if report.failed:
+        item.stash[FAILED] = True
+    return report
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Any]:
+    """The cluster, started once per session (images built first if missing), removed at the end."""
+    from harness.cluster import images
+    from harness.cluster.topology import Cluster
+    from harness.scenario import run_report_dir
+
+    try:
+        images.build_all()
+        running = Cluster().start()
+    except HarnessError as error:
+        pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
+    try:
+        yield running
+    finally:
+        running.save_logs(run_report_dir(running.run_id) / "cluster")
+        running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Keep every container's log in the test's report folder when a test that uses the cluster fails."""
+    yield
+    if "cluster" in request.fixturenames and request.node.stash.get(FAILED, False):
+        from harness.scenario import run_report_dir
+
+        running = request.getfixturevalue("cluster")
+        running.save_logs(run_report_dir(running.run_id) / request.node.name / "logs")
+
+
+@pytest.fixture
+def scenario_timeout(request: pytest.FixtureRequest) -> float:
+    return float(setting(request, "scenario_timeout"))

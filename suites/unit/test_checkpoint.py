@@ -1,0 +1,34 @@
+"""Reading Spark's checkpoint folder: planned and committed batches, end offsets per partition."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.checkpoint import CheckpointFolder
+
+pytestmark = pytest.mark.unit
+
+
+def write_batch(root: Path, batch: int, offsets: str, committed: bool) -> None:
+    (root / "offsets").mkdir(parents=True, exist_ok=True)
+    (root / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0}}\n{offsets}\n')
+    (root / "offsets" / f".{batch}.crc").write_text("crc")
+    if committed:
+        (root / "commits").mkdir(exist_ok=True)
+        (root / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+
+
+def test_planned_committed_and_consumed(tmp_path: Path) -> None:
+    write_batch(tmp_path, 0, '{"in":{"1":5,"0":7}}', committed=True)
+    write_batch(tmp_path, 1, '{"in":{"1":9,"0":7}}', committed=False)
+    folder = CheckpointFolder(tmp_path)
+    assert folder.planned() == [0, 1]
+    assert folder.committed() == [0]
+    assert folder.end_offsets(1) == {"in": {0: 7, 1: 9}}
+    assert folder.consumed("in") == {0: 7, 1: 5}
+    assert folder.consumed("other") == {}
+
+
+def test_empty_folder_has_no_batches(tmp_path: Path) -> None:
+    folder = CheckpointFolder(tmp_path / "missing")
+    assert folder.planned() == [] and folder.committed() == [] and folder.consumed("in") == {}

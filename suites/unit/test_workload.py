@@ -1,0 +1,30 @@
+"""The workload is deterministic per seed, with unique ids, skewed keys and per-key sequences."""
+
+import json
+from collections import Counter
+
+import pytest
+
+from harness.workload import Workload
+
+pytestmark = pytest.mark.unit
+
+
+def test_same_seed_same_records_other_seed_other_records() -> None:
+    assert list(Workload(500, seed=7).generate()) == list(Workload(500, seed=7).generate())
+    assert list(Workload(500, seed=7).generate()) != list(Workload(500, seed=8).generate())
+
+
+def test_ids_unique_keys_skewed_sequences_per_key() -> None:
+    records = list(Workload(5_000, keys=50).generate())
+    assert len({r.id for r in records}) == 5_000
+    counts = Counter(r.key for r in records)
+    assert counts.most_common(1)[0][1] > 5 * counts.most_common()[-1][1]
+    for key in counts:
+        assert [r.seq for r in records if r.key == key] == list(range(1, counts[key] + 1))
+
+
+def test_disorder_and_payload() -> None:
+    records = list(Workload(1_000, disorder_ms=500, payload_bytes=64).generate())
+    assert any(b.ts < a.ts for a, b in zip(records, records[1:], strict=False))
+    assert json.loads(records[0].to_json())["payload"] == "x" * 64
