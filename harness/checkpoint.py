@@ -7,7 +7,11 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
+
+from harness.history import History
 
 
 class CheckpointFolder:
@@ -51,3 +55,48 @@ class CheckpointFolder:
             return self.end_offsets(committed[-1]).get(topic, {})
         except (OSError, ValueError):
             return {}
+
+
+class BatchWatcher:
+    """Polls a checkpoint folder and records each batch planned and committed in the history.
+
+    Listeners (fault triggers) are called with the event as soon as it is seen.
+    """
+
+    def __init__(self, folder: CheckpointFolder, history: History, interval: float = 0.2) -> None:
+        self.folder = folder
+        self.history = history
+        self.interval = interval
+        self.listeners: list[Callable[[dict], None]] = []
+        self._seen: dict[str, set[int]] = {"planned": set(), "committed": set()}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="batch-watcher", daemon=True)
+
+    def start(self) -> BatchWatcher:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.poll()
+
+    def poll(self) -> None:
+        for log, batches in (("planned", self.folder.planned()), ("committed", self.folder.committed())):
+            for batch in batches:
+                if batch in self._seen[log]:
+                    continue
+                self._seen[log].add(batch)
+                fields: dict = {"batch": batch}
+                if log == "planned":
+                    try:
+                        fields["end_offsets"] = self.folder.end_offsets(batch)
+                    except (OSError, ValueError):
+                        fields["end_offsets"] = None
+                event = self.history.record(f"batch.{log}", **fields)
+                for listener in self.listeners:
+                    listener(event)

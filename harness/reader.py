@@ -24,6 +24,7 @@ class OutputRecord:
     offset: int
     key: bytes | None
     value: bytes
+    timestamp: int  # milliseconds, as the broker stored it
 
 
 @dataclass
@@ -35,6 +36,7 @@ class ReadResult:
     high: dict[int, int]  # partition -> high watermark
     stuck: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (LSO, HWM)
     uncommitted_visible: int | None = None  # records seen under read_uncommitted
+    open_transactions: list[str] = field(default_factory=list)  # named by the broker's tool, when stuck
 
     @property
     def aborted(self) -> int | None:
@@ -108,7 +110,11 @@ class CommittedReader:
             for message in messages:
                 if message.error() is not None:
                     raise InfrastructureError(f"reading {topic}: {message.error()}")
-                records.append(OutputRecord(message.partition(), message.offset(), message.key(), message.value()))
+                records.append(
+                    OutputRecord(
+                        message.partition(), message.offset(), message.key(), message.value(), message.timestamp()[1]
+                    )
+                )
             if messages:
                 idle_deadline = time.monotonic() + 60
             positions = consumer.position([TopicPartition(topic, p) for p in todo])

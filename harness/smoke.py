@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_ANOMALIES, EXIT_OK
-from harness.scenario import Scenario, ScenarioResult, check_pipeline, run_report_dir
+from harness.pipeline import load_pipeline
+from harness.report import write_index
+from harness.scenario import Scenario, ScenarioResult, run_report_dir
 from harness.workload import Workload
 
 
@@ -22,13 +24,14 @@ def table(results: list[ScenarioResult]) -> str:
 
 
 def run(pipeline: str, records: int, partitions: int) -> int:
-    check_pipeline(pipeline)
+    load_pipeline(pipeline)
     with Cluster() as cluster:
         try:
             scenario = Scenario(cluster, "smoke", pipeline=pipeline, workload=Workload(records), partitions=partitions)
             result = scenario.run()
         finally:
             cluster.save_logs(run_report_dir(cluster.run_id) / "cluster")
+            write_index(run_report_dir(cluster.run_id))
     print(table([result]))
-    print(f"report: {result.report_dir}")
+    print(f"report: {result.report_dir}/index.html")
     return EXIT_OK if result.verdict.outcome == "pass" else EXIT_ANOMALIES

@@ -12,6 +12,8 @@ from functools import partial
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from harness.history import History
+
 
 @dataclass(frozen=True)
 class Record:
@@ -80,7 +82,7 @@ class WorkloadProducer:
             }
         )
 
-    def produce(self, topic: str, workload: Workload, rate: float = 0.0) -> SendLog:
+    def produce(self, topic: str, workload: Workload, rate: float = 0.0, history: History | None = None) -> SendLog:
         """Send every record; `rate` records/s (0: as fast as possible). Returns the send log."""
         log = SendLog()
         started = time.monotonic()
@@ -91,6 +93,11 @@ class WorkloadProducer:
                 log.acked.add(record_id)
             else:
                 log.failed[record_id] = str(error)
+            if history is not None:
+                history.record(
+                    "send", id=record_id, status="acked" if error is None else "failed",
+                    partition=message.partition(), offset=message.offset(), error=str(error) if error else None,
+                )
 
         for n, record in enumerate(workload.generate()):
             log.unknown.add(record.id)
@@ -108,4 +115,7 @@ class WorkloadProducer:
                 if ahead > 0:
                     time.sleep(ahead)
         self.producer.flush(60)
+        if history is not None:
+            for record_id in log.unknown:
+                history.record("send", id=record_id, status="unknown")
         return log

@@ -1,0 +1,41 @@
+"""Runs the checkers over one read and composes their anomalies into one verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from harness.checker.verdict import FAIL, NONE, PASS, UNKNOWN, Anomaly, Expected, Verdict, classify
+from harness.reader import OutputRecord, ReadResult
+
+
+class Checker(Protocol):
+    def check(
+        self, expected: Mapping[str, Expected], output: list[OutputRecord], identities: list[str]
+    ) -> dict[str, Anomaly]: ...
+
+
+def check(
+    checkers: list[Checker],
+    expected: Mapping[str, Expected],
+    read: ReadResult,
+    identity: Callable[[bytes], str],
+    incomplete: str | None = None,
+) -> Verdict:
+    """Compose checkers; add `stuck` from the read and `incomplete` from the run; a crash is `unknown`."""
+    anomalies: dict[str, Anomaly] = {}
+    try:
+        identities = [identity(record.value) for record in read.records]
+        for checker in checkers:
+            anomalies.update(checker.check(expected, read.records, identities))
+    except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
+        return Verdict(UNKNOWN, NONE, anomalies, len(expected), len(read.records), 0, repr(error))
+    if read.stuck:
+        stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
+        for partition, (stable, high) in sorted(read.stuck.items()):
+            stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
+                       "open_transactions": read.open_transactions})
+    if incomplete:
+        anomalies.setdefault("incomplete", Anomaly("incomplete")).add({"reason": incomplete})
+    outcome = FAIL if anomalies else PASS
+    return Verdict(outcome, classify(anomalies), anomalies, len(expected), len(read.records), len(set(identities)))

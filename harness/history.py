@@ -1,0 +1,40 @@
+"""The history: an append-only JSON-lines log of every event of a scenario, with timestamps.
+
+Sends, batches planned and committed, container starts and stops, faults and heals, the reader's
+result: the report's timeline and a later audit are built from this file alone.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+
+class History:
+    """Thread-safe appender; each event is `{"t": unix seconds, "type": ..., **fields}`."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file = path.open("a", buffering=1024 * 1024)
+        self._lock = threading.Lock()
+
+    def record(self, type: str, **fields: Any) -> dict[str, Any]:
+        event = {"t": round(time.time(), 4), "type": type, **fields}
+        line = json.dumps(event, separators=(",", ":"), default=str)
+        with self._lock:
+            self._file.write(line + "\n")
+        return event
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def read_history(path: Path) -> list[dict[str, Any]]:
+    """Every event of a history file, in order."""
+    with path.open() as lines:
+        return [json.loads(line) for line in lines if line.strip()]

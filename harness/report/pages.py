@@ -1,0 +1,102 @@
+"""HTML pages of a run: one per scenario (summary, timeline, anomaly tables), an index of verdicts.
+
+Every record content and every string from a log or a topic is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from html import escape
+from pathlib import Path
+
+from harness.history import read_history
+from harness.reader import OutputRecord
+from harness.report.timeline import timeline_svg
+
+STYLE = """
+body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}
+.pass{color:#1e8449;font-weight:bold}.fail{color:#c0392b;font-weight:bold}.unknown{color:#b9770e;font-weight:bold}
+code{background:#f6f6f6;padding:1px 3px}
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+        f"<style>{STYLE}</style></head><body>{body}</body></html>"
+    )
+
+
+def _cell(value: object) -> str:
+    return escape(json.dumps(value) if isinstance(value, (dict, list)) else str(value))
+
+
+def _table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(row.get(c, ''))}</td>" for c in columns) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def write_scenario_page(folder: Path, result: dict, records: Iterable[OutputRecord]) -> Path:
+    """`folder/index.html` for one scenario, from its result and history."""
+    history = folder / "history.jsonl"
+    events = [e for e in read_history(history) if e["type"] != "send"] if history.exists() else []
+    verdict = result["verdict"]
+    outcome = verdict["outcome"]
+    summary = _table(
+        [
+            {"verdict": outcome, "observed guarantee": verdict["guarantee"], "expected": verdict["expected"],
+             "read": verdict["observed"], "distinct": verdict["distinct"],
+             "aborted (read_uncommitted only)": result["read"]["aborted"],
+             "batches committed": len(result["batches"]["committed"])}
+        ]
+    )
+    anomalies = "".join(
+        f"<h3>{escape(name)}: {anomaly['count']}</h3>" + _table(anomaly["examples"])
+        for name, anomaly in verdict["anomalies"].items()
+    ) or "<p>No anomalies.</p>"
+    log_files = sorted((folder / "logs").glob("*.log"))
+    logs = "".join(f'<li><a href="logs/{escape(p.name)}">{escape(p.name)}</a></li>' for p in log_files)
+    shown = [e for e in events if e["type"] not in ("batch.planned",)]
+    body = (
+        f"<h1>Scenario {escape(result['scenario'])}: "
+        f"<span class='{escape(outcome)}'>{escape(outcome.upper())}</span></h1>"
+        + (f"<p class='unknown'>error: {escape(verdict['error'])}</p>" if verdict.get("error") else "")
+        + summary
+        + "<h2>Timeline</h2><p>Output records per second (broker timestamps), committed batches (dashed), "
+        "fault windows (shaded), events (red dots).</p>"
+        + timeline_svg((r.timestamp for r in records), events)
+        + "<h2>Anomalies</h2>" + anomalies
+        + "<h2>Events</h2>" + _table([{k: v for k, v in e.items()} for e in shown[:500]])
+        + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"
+        "<li><a href='result.json'>result.json</a></li>" + logs + "</ul>"
+    )
+    page = folder / "index.html"
+    page.write_text(_page(f"scenario {result['scenario']}", body))
+    return page
+
+
+def write_index(run_folder: Path) -> Path:
+    """`reports/<run>/index.html`: every scenario of the run with its verdict."""
+    rows = []
+    for result_file in sorted(run_folder.glob("*/result.json")):
+        result = json.loads(result_file.read_text())
+        verdict = result["verdict"]
+        rows.append((result_file.parent.name, verdict))
+    body = "<h1>Run " + escape(run_folder.name) + "</h1><table><tr><th>scenario</th><th>verdict</th>" \
+        "<th>guarantee</th><th>anomalies</th></tr>"
+    for name, verdict in rows:
+        found = ", ".join(f"{k}={v['count']}" for k, v in verdict["anomalies"].items()) or "-"
+        body += (
+            f"<tr><td><a href='{escape(name)}/index.html'>{escape(name)}</a></td>"
+            f"<td class='{escape(verdict['outcome'])}'>{escape(verdict['outcome'])}</td>"
+            f"<td>{escape(verdict['guarantee'])}</td><td>{escape(found)}</td></tr>"
+        )
+    page = run_folder / "index.html"
+    page.write_text(_page(f"run {run_folder.name}", body + "</table>"))
+    return page
