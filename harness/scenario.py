@@ -82,9 +82,11 @@ class Scenario:
 
     def run(self) -> ScenarioResult:
         try:
-            return self._run()
+            result = self._run()
         finally:
             self.history.close()
+        write_scenario_page(self.report_dir, result.to_dict(), result.read.records)
+        return result
 
     def _run(self) -> ScenarioResult:
         seconds: dict[str, float] = {}
@@ -145,7 +147,6 @@ class Scenario:
             self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir
         )
         (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
-        write_scenario_page(self.report_dir, result.to_dict(), read.records)
         return result
 
     def _start_driver(self, driver: SparkDriver) -> None:

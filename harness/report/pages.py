@@ -42,6 +42,15 @@ def _table(rows: list[dict]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _event_rows(events: list[dict]) -> list[dict]:
+    start = events[0]["t"] if events else 0.0
+    return [
+        {"at": f"+{e['t'] - start:.1f} s", "event": e["type"],
+         "details": {k: v for k, v in e.items() if k not in ("t", "type")}}
+        for e in events
+    ]
+
+
 def write_scenario_page(folder: Path, result: dict, records: Iterable[OutputRecord]) -> Path:
     """`folder/index.html` for one scenario, from its result and history."""
     history = folder / "history.jsonl"
@@ -72,7 +81,7 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[OutputReco
         "fault windows (shaded), events (red dots).</p>"
         + timeline_svg((r.timestamp for r in records), events)
         + "<h2>Anomalies</h2>" + anomalies
-        + "<h2>Events</h2>" + _table([{k: v for k, v in e.items()} for e in shown[:500]])
+        + "<h2>Events</h2>" + _table(_event_rows(shown[:500]))
         + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"
         "<li><a href='result.json'>result.json</a></li>" + logs + "</ul>"
     )
