@@ -28,6 +28,12 @@ def _smoke(args: argparse.Namespace) -> int:
     return smoke.run(pipeline=args.pipeline, records=args.records, partitions=args.partitions)
 
 
+def _check(args: argparse.Namespace) -> int:
+    from harness import check_command
+
+    return check_command.run(args.bootstrap, args.input, args.output, args.pipeline, args.stable_timeout)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -47,6 +53,15 @@ def parser() -> argparse.ArgumentParser:
     smoke.add_argument("--records", type=int, default=20_000)
     smoke.add_argument("--partitions", type=int, default=4)
     smoke.set_defaults(func=_smoke)
+
+    check = commands.add_parser("check", help="check existing input and output topics against a pipeline's model")
+    check.add_argument("--bootstrap", required=True, help="bootstrap servers (host:port)")
+    check.add_argument("--input", required=True, help="input topic")
+    check.add_argument("--output", required=True, help="output topic")
+    check.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
+    check.add_argument("--stable-timeout", type=float, default=30.0,
+                       help="seconds to wait for open transactions to close before reporting `stuck`")
+    check.set_defaults(func=_check)
     return root
 
 

@@ -17,6 +17,7 @@ from harness.errors import HarnessError
 MARKERS = {
     "unit": "pure logic, no Docker",
     "smoke": "the cluster and the passthrough pipeline end to end",
+    "integration": "harness parts against the real broker (reader, check command)",
     "chaos": "fault scenarios against real Kafka, Spark and toxiproxy (the full matrix)",
     "scenario_timeout(seconds)": "how long a scenario may wait for its pipeline to consume the input",
 }

@@ -63,6 +63,7 @@ class CommittedReader:
                 "enable.partition.eof": False,
                 "fetch.max.bytes": 64 * 1024 * 1024,
                 "max.partition.fetch.bytes": 16 * 1024 * 1024,
+                "log_level": 2,  # connection errors surface as one InfrastructureError, not a stream of logs
             }
         )
 

@@ -1,0 +1,31 @@
+"""`python -m harness check`: the verdict on existing topics, without starting anything.
+
+Reads the input topic (read_committed) to feed the pipeline's model, reads the output topic, checks.
+"""
+
+from __future__ import annotations
+
+import json
+
+from harness.checker import FAIL, PASS, check
+from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
+from harness.pipeline import load_pipeline
+from harness.reader import CommittedReader
+
+
+def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str, stable_timeout: float) -> int:
+    pipeline = load_pipeline(pipeline_name)
+    reader = CommittedReader(bootstrap)
+    inputs = reader.read(input_topic, stable_timeout=stable_timeout)
+    try:
+        expected = pipeline.model(json.loads(record.value) for record in inputs.records)
+    except (ValueError, KeyError) as error:
+        raise BadInput(f"input topic '{input_topic}' holds records the model cannot read: {error!r}") from None
+    output = reader.read(output_topic, stable_timeout=stable_timeout, count_uncommitted=True)
+    verdict = check(pipeline.checkers(), expected, output, pipeline.identity)
+    print(verdict.summary())
+    for anomaly in verdict.anomalies.values():
+        print(f"  {anomaly.name}: {anomaly.count}; e.g. {json.dumps(anomaly.examples[:3])}")
+    if output.aborted:
+        print(f"  aborted records (visible only under read_uncommitted): {output.aborted}")
+    return {PASS: EXIT_OK, FAIL: EXIT_ANOMALIES}.get(verdict.outcome, EXIT_INFRASTRUCTURE)

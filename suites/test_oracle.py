@@ -1,0 +1,105 @@
+"""The oracle against a real broker: `python -m harness check` on crafted topics names exactly the
+anomalies put there; an open transaction is `stuck`; aborted records are counted; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from harness.reader import CommittedReader
+from harness.topics import create_topics, unique_name
+from harness.workload import Workload, WorkloadProducer
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_output(bootstrap: str, topic: str, records: list[dict]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for record in records:
+        producer.produce(topic, json.dumps(record).encode(), record["key"].encode())
+    producer.flush(30)
+
+
+def harness_check(bootstrap: str, input_topic: str, output_topic: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "check", "--bootstrap", bootstrap, "--input", input_topic,
+         "--output", output_topic, "--stable-timeout", "3", *extra],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def crafted(cluster):
+    """An input topic of 2,000 records and its correct passthrough output as dicts."""
+    bootstrap = cluster.kafka.bootstrap_direct
+    input_topic = unique_name("oracle", "in")
+    create_topics(cluster.kafka.admin(), [input_topic], 4)
+    workload = Workload(2_000, seed=5)
+    WorkloadProducer(bootstrap).produce(input_topic, workload)
+    correct = [json.loads(r.to_json()) for r in workload.generate()]
+    return bootstrap, input_topic, correct
+
+
+def new_output(cluster, records: list[dict]) -> str:
+    topic = unique_name("oracle", "out")
+    create_topics(cluster.kafka.admin(), [topic], 4)
+    write_output(cluster.kafka.bootstrap_direct, topic, records)
+    return topic
+
+
+def test_correct_output_is_exactly_once(cluster, crafted) -> None:
+    bootstrap, input_topic, correct = crafted
+    run = harness_check(bootstrap, input_topic, new_output(cluster, correct))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS: observed exactly-once" in run.stdout
+
+
+def test_duplicates_losses_and_foreign_records_are_named(cluster, crafted) -> None:
+    bootstrap, input_topic, correct = crafted
+    damaged = correct[10:] + correct[100:107] + [{"id": "foreign-1", "key": "k0000", "seq": 1}]
+    run = harness_check(bootstrap, input_topic, new_output(cluster, damaged))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "anomalies: duplicate=7, unexpected=1, lost=10" in run.stdout, run.stdout
+
+
+def test_open_transaction_is_stuck_and_aborted_records_are_counted(cluster, crafted) -> None:
+    bootstrap, input_topic, correct = crafted
+    topic = new_output(cluster, correct)
+    aborting = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique_name("oracle", "abort")})
+    aborting.init_transactions(30)
+    aborting.begin_transaction()
+    aborting.produce(topic, json.dumps(correct[0]).encode(), correct[0]["key"].encode())
+    aborting.flush(30)
+    aborting.abort_transaction(30)
+    hanging = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique_name("oracle", "open"),
+                        "transaction.timeout.ms": 600_000})
+    hanging.init_transactions(30)
+    hanging.begin_transaction()
+    hanging.produce(topic, json.dumps(correct[1]).encode(), correct[1]["key"].encode())
+    hanging.flush(30)
+
+    read = CommittedReader(bootstrap).read(topic, stable_timeout=2, count_uncommitted=True)
+    assert read.stuck, "an open transaction must hold the last stable offset below the high watermark"
+    assert read.aborted == 2  # one aborted record, one still open: both visible only read_uncommitted
+    assert cluster.kafka.open_transactions(), "the broker's tool must name the open transaction"
+
+    run = harness_check(bootstrap, input_topic, topic)
+    assert run.returncode == 1
+    assert "stuck=" in run.stdout
+    hanging.abort_transaction(30)
+
+
+def test_bad_input_is_one_line_with_its_exit_status(cluster, crafted) -> None:
+    bootstrap, input_topic, _ = crafted
+    missing = harness_check(bootstrap, input_topic, "no-such-topic")
+    assert missing.returncode == 2 and "topic 'no-such-topic' does not exist" in missing.stderr
+    unknown = harness_check(bootstrap, input_topic, input_topic, "--pipeline", "fixtures.pipelines.nope")
+    assert unknown.returncode == 2 and "pipeline 'fixtures.pipelines.nope' cannot be imported" in unknown.stderr
+    unreachable = harness_check("127.0.0.1:1", input_topic, input_topic)
+    assert unreachable.returncode == 3 and "cannot reach Kafka" in unreachable.stderr
