@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 
@@ -34,6 +35,13 @@ def _check(args: argparse.Namespace) -> int:
     return check_command.run(args.bootstrap, args.input, args.output, args.pipeline, args.stable_timeout)
 
 
+def _run(args: argparse.Namespace) -> int:
+    from harness import run_command
+
+    return run_command.run(args.pipeline, args.sink, args.fault, args.schedule, args.random_faults, args.seed,
+                           args.records, args.name)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -53,6 +61,17 @@ def parser() -> argparse.ArgumentParser:
     smoke.add_argument("--records", type=int, default=20_000)
     smoke.add_argument("--partitions", type=int, default=4)
     smoke.set_defaults(func=_smoke)
+
+    run = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
+    run.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
+    run.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module name")
+    run.add_argument("--fault", action="append", default=[], metavar="SPEC", help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
+    run.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")
+    run.add_argument("--random-faults", type=int, default=0, metavar="N", help="N random steps drawn from --seed")
+    run.add_argument("--seed", type=int, default=1, help="workload (and random schedule) seed")
+    run.add_argument("--records", type=int, default=20_000)
+    run.add_argument("--name", default="scenario", help="the scenario's name in the report")
+    run.set_defaults(func=_run)
 
     check = commands.add_parser("check", help="check existing input and output topics against a pipeline's model")
     check.add_argument("--bootstrap", required=True, help="bootstrap servers (host:port)")

@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.checker import Verdict, check
+from harness.checker import FAIL, UNKNOWN, Anomaly, Verdict, check
 from harness.checkpoint import BatchWatcher, CheckpointFolder
 from harness.cluster.spark import SparkDriver
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput, InfrastructureError, NotReady
+from harness.faults.nemesis import Nemesis
+from harness.faults.spec import FaultStep
+from harness.gate.proxy import Observe
 from harness.history import History
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.reader import CommittedReader, ReadResult
 from harness.report import write_scenario_page
+from harness.schedule import Schedule
 from harness.topics import create_topics, end_offsets, unique_name
 from harness.workload import SendLog, Workload, WorkloadProducer
 
@@ -58,13 +64,15 @@ class ScenarioResult:
 
 
 class Scenario:
-    """Composes the cluster, workload, driver, reader and checkers for one run of a pipeline."""
+    """Composes the cluster, workload, driver, schedule, nemesis, reader and checkers for one run."""
 
     def __init__(
         self,
         cluster: Cluster,
         name: str,
         pipeline: str = "fixtures.pipelines.passthrough",
+        sink: str = "fixtures.sinks.builtin_kafka",
+        faults: list[FaultStep] | None = None,
         workload: Workload = Workload(20_000),
         partitions: int = 4,
         timeout: float = 300.0,
@@ -73,12 +81,18 @@ class Scenario:
         self.cluster = cluster
         self.name = name
         self.pipeline: Pipeline = load_pipeline(pipeline)
+        self.sink = sink
+        self.faults = faults or []
         self.workload = workload
         self.partitions = partitions
         self.timeout = timeout
         self.max_offsets_per_trigger = max_offsets_per_trigger
         self.report_dir = run_report_dir(cluster.run_id) / name
         self.history = History(self.report_dir / "history.jsonl")
+        self.driver: SparkDriver | None = None
+        self._driver_args: list[str] = []
+        self._restarts = 0
+        self._restarting = threading.Event()
 
     def run(self) -> ScenarioResult:
         try:
@@ -92,9 +106,12 @@ class Scenario:
         seconds: dict[str, float] = {}
         kafka = self.cluster.kafka
         input_topic, output_topic = unique_name(self.name, "in"), unique_name(self.name, "out")
+        marker_topic = unique_name(self.name, "markers")
         create_topics(kafka.admin(), [input_topic, output_topic], self.partitions)
-        self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name,
-                            input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
+        create_topics(kafka.admin(), [marker_topic], 1)
+        self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink,
+                            faults=[str(f) for f in self.faults], input_topic=input_topic,
+                            output_topic=output_topic, workload=vars(self.workload))
 
         started = time.monotonic()
         say(f"{self.name}: producing {self.workload.records} records to {input_topic}")
@@ -107,32 +124,46 @@ class Scenario:
         target = end_offsets(kafka.bootstrap_direct, input_topic, self.partitions)
 
         host_checkpoint, checkpoint = self.cluster.checkpoint(self.name)
-        driver = self.cluster.new_driver(
-            self.name,
-            [
-                "--pipeline", self.pipeline.name,
-                "--bootstrap", kafka.bootstrap_chaos,
-                "--input-topic", input_topic,
-                "--output-topic", output_topic,
-                "--checkpoint", checkpoint,
-                "--max-offsets-per-trigger", str(self.max_offsets_per_trigger),
-            ],
-        )
+        self._driver_args = [
+            "--pipeline", self.pipeline.name,
+            "--bootstrap", kafka.bootstrap_chaos,
+            "--input-topic", input_topic,
+            "--output-topic", output_topic,
+            "--checkpoint", checkpoint,
+            "--max-offsets-per-trigger", str(self.max_offsets_per_trigger),
+            "--sink", self.sink,
+            "--sink-id", f"{self.name}-{output_topic[-12:]}",
+            "--marker-topic", marker_topic,
+        ]
         folder = CheckpointFolder(host_checkpoint)
-        watcher = BatchWatcher(folder, self.history).start()
+        watcher = BatchWatcher(folder, self.history)
+        nemesis = Nemesis(self.cluster, self.history, self._current_driver, self._replace_driver)
+        schedule = Schedule(self.faults, nemesis, self.history)
+        gate = self.cluster.gate
+        assert gate is not None
+        gate.record, gate.interceptor = self.history.record, schedule
+        watcher.listeners.append(schedule.on_batch)
+        watcher.start()
         incomplete = None
         try:
             started = time.monotonic()
-            self._start_driver(driver)
+            self.driver = self.cluster.new_driver(self.name, self._driver_args)
+            self._start_driver(self.driver)
+            schedule.start_clock()
             seconds["driver_start"] = time.monotonic() - started
             started = time.monotonic()
-            incomplete = self._wait_until_consumed(folder, driver, input_topic, target)
+            incomplete = self._wait_until_consumed(folder, input_topic, target, schedule)
             seconds["consume"] = time.monotonic() - started
         finally:
+            gate.interceptor, gate.record = Observe(), _ignore
+            schedule.close()
+            nemesis.heal_all()
             watcher.stop()
-            driver.save_log(self.report_dir / "logs")
-            driver.remove()
-            self.history.record("container.remove", container=driver.alias)
+            if self.driver is not None:
+                self._retire_driver(self.driver)
+        unhealthy = self.cluster.unhealthy()
+        if unhealthy:
+            raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
 
         started = time.monotonic()
         read = CommittedReader(kafka.bootstrap_direct).read(output_topic, count_uncommitted=True)
@@ -141,6 +172,12 @@ class Scenario:
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted)
         expected = self.pipeline.model(json.loads(r.to_json()) for r in self.workload.generate() if r.id in sends.acked)
         verdict = check(self.pipeline.checkers(), expected, read, self.pipeline.identity, incomplete)
+        unfired = schedule.unfired()
+        if unfired and verdict.outcome != UNKNOWN:
+            verdict.outcome = FAIL
+            vacuous = verdict.anomalies.setdefault("vacuous", Anomaly("vacuous"))
+            for step in unfired:
+                vacuous.add({"fault": str(step), "reason": "fault never fired: its trigger point was not reached"})
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
         result = ScenarioResult(
@@ -148,6 +185,10 @@ class Scenario:
         )
         (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
         return result
+
+    def _current_driver(self) -> SparkDriver:
+        assert self.driver is not None
+        return self.driver
 
     def _start_driver(self, driver: SparkDriver) -> None:
         try:
@@ -157,37 +198,81 @@ class Scenario:
             failure = re.search(r"^\w*(ImportError|ModuleNotFoundError|AttributeError)[^\n]*", log, re.M)
             if failure:
                 raise BadInput(
-                    f"pipeline '{self.pipeline.name}' failed to load in the driver: {failure.group(0)}"
+                    f"pipeline '{self.pipeline.name}' or sink '{self.sink}' failed to load in the driver: "
+                    f"{failure.group(0)}"
                 ) from None
             raise error
-        self.history.record("container.start", container=driver.alias, role="driver")
+        self.history.record("container.start", container=driver.alias, role="driver", restart=self._restarts)
+
+    def _retire_driver(self, driver: SparkDriver) -> None:
+        suffix = f".{self._restarts}" if self._restarts else ""
+        driver.save_log(self.report_dir / "logs", f"{driver.alias}{suffix}.log")
+        self.cluster.remove_driver(driver)
+        self.history.record("container.remove", container=driver.alias)
+
+    def _replace_driver(self, kill: Callable[[], None]) -> None:
+        """Kill the driver and start a new spark-submit on the same checkpoint (called by the nemesis)."""
+        self._restarting.set()
+        try:
+            kill()
+            assert self.driver is not None
+            self._retire_driver(self.driver)
+            self._restarts += 1
+            self.driver = self.cluster.new_driver(self.name, self._driver_args)
+            self._start_driver(self.driver)
+        finally:
+            self._restarting.clear()
 
     def _wait_until_consumed(
-        self, folder: CheckpointFolder, driver: SparkDriver, topic: str, target: dict[int, int]
+        self, folder: CheckpointFolder, topic: str, target: dict[int, int], schedule: Schedule
     ) -> str | None:
-        """Wait until a committed batch covers the whole input; progress every 5 s.
+        """Phase 1: until the input is consumed and every fault fired (or the input ran out first).
+        Phase 2: wait for faults in progress, heal everything, and wait until the input is consumed.
 
-        Returns None when it did, or why not (`incomplete`): the deadline passed or the driver died.
+        Returns None when it was, or why not (`incomplete`): the deadline passed or the driver died.
         """
-        total = sum(target.values())
         deadline = time.monotonic() + self.timeout
+        reason = self._wait(folder, topic, target, schedule, deadline, lambda: schedule.all_fired)
+        if reason is None:
+            schedule.close()
+            schedule.nemesis.heal_all()
+            reason = self._wait(folder, topic, target, schedule, deadline, lambda: True)
+        if reason is not None:
+            self.history.record("incomplete", reason=reason)
+        return reason
+
+    def _wait(
+        self, folder: CheckpointFolder, topic: str, target: dict[int, int], schedule: Schedule,
+        deadline: float, faults_done: Callable[[], bool],
+    ) -> str | None:
+        total = sum(target.values())
         next_report = 0.0
         while True:
             consumed = folder.consumed(topic)
             done = sum(min(consumed.get(p, 0), end) for p, end in target.items())
-            if all(consumed.get(p, 0) >= end for p, end in target.items()):
-                say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
-                return None
+            finished = all(consumed.get(p, 0) >= end for p, end in target.items())
+            if finished and not self._restarting.is_set():
+                if faults_done() or not self._stream_can_still_trigger(schedule):
+                    say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
+                    return None
             if time.monotonic() > next_report:
-                say(f"{self.name}: consumed {done}/{total}, batches committed {len(folder.committed())}")
+                say(f"{self.name}: consumed {done}/{total}, batches committed {len(folder.committed())}, "
+                    f"faults fired {len(schedule.fired)}/{len(self.faults)}")
                 next_report = time.monotonic() + 5
-            driver.reload()
-            if driver.status != "running":
-                reason = f"the driver exited ({done}/{total} consumed): {driver.log_tail(5)}"
-                self.history.record("incomplete", reason=reason)
-                return reason
+            if not self._restarting.is_set():
+                driver = self._current_driver()
+                driver.reload()
+                if driver.status not in ("running", "paused"):
+                    return f"the driver exited ({done}/{total} consumed): {driver.log_tail(5)}"
             if time.monotonic() > deadline:
-                reason = f"input not consumed within {self.timeout:.0f} s ({done}/{total})"
-                self.history.record("incomplete", reason=reason)
-                return reason
+                return f"input not consumed within {self.timeout:.0f} s ({done}/{total})"
             time.sleep(0.5)
+
+    @staticmethod
+    def _stream_can_still_trigger(schedule: Schedule) -> bool:
+        """Once the input is consumed only a clock can still fire a step; other unfired steps are vacuous."""
+        return any(step.point == "time" for step in schedule.unfired())
+
+
+def _ignore(type: str, **fields: object) -> None:
+    """The gate's recorder between scenarios."""

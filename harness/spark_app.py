@@ -8,8 +8,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
+
+
+@dataclass(frozen=True)
+class SinkContext:
+    """What a sink is told: the chaos route to Kafka, its output topic, its id, its checkpoint folder."""
+
+    bootstrap: str
+    topic: str
+    sink_id: str
+    checkpoint: str
+    marker_topic: str
 
 
 def arguments() -> argparse.Namespace:
@@ -21,6 +33,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--trigger-seconds", type=float, default=1.0)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
+    parser.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module with sink()")
+    parser.add_argument("--sink-id", required=True)
+    parser.add_argument("--marker-topic", required=True)
     return parser.parse_args()
 
 
@@ -38,11 +53,10 @@ def main() -> None:
     if args.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", args.max_offsets_per_trigger)
     output = pipeline.transform(reader.load())
+    context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic)
+    writer = importlib.import_module(args.sink).sink(output, context)
     query = (
-        output.writeStream.format("kafka")
-        .option("kafka.bootstrap.servers", args.bootstrap)
-        .option("topic", args.output_topic)
-        .option("checkpointLocation", args.checkpoint)
+        writer.option("checkpointLocation", args.checkpoint)
         .trigger(processingTime=f"{args.trigger_seconds} seconds")
         .start()
     )

@@ -6,12 +6,12 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from harness.checker.verdict import FAIL, NONE, PASS, UNKNOWN, Anomaly, Expected, Verdict, classify
-from harness.reader import OutputRecord, ReadResult
+from harness.reader import ReadResult, Record, collector_paused
 
 
 class Checker(Protocol):
     def check(
-        self, expected: Mapping[str, Expected], output: list[OutputRecord], identities: list[str]
+        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str]
     ) -> dict[str, Anomaly]: ...
 
 
@@ -25,9 +25,10 @@ def check(
     """Compose checkers; add `stuck` from the read and `incomplete` from the run; a crash is `unknown`."""
     anomalies: dict[str, Anomaly] = {}
     try:
-        identities = [identity(record.value) for record in read.records]
-        for checker in checkers:
-            anomalies.update(checker.check(expected, read.records, identities))
+        with collector_paused():
+            identities = [identity(record.value()) for record in read.records]
+            for checker in checkers:
+                anomalies.update(checker.check(expected, read.records, identities))
     except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
         return Verdict(UNKNOWN, NONE, anomalies, len(expected), len(read.records), 0, repr(error))
     if read.stuck:

@@ -6,21 +6,22 @@ from collections import Counter
 from collections.abc import Mapping
 
 from harness.checker.verdict import Anomaly, Expected
-from harness.reader import OutputRecord
+from harness.reader import Record
 
 
 class ExactlyOnceChecker:
     """Compares the multiset of output identities with the expected set."""
 
     def check(
-        self, expected: Mapping[str, Expected], output: list[OutputRecord], identities: list[str]
+        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str]
     ) -> dict[str, Anomaly]:
         anomalies: dict[str, Anomaly] = {}
         counts = Counter(identities)
-        where: dict[str, OutputRecord] = {}
-        for identity, record in zip(identities, output, strict=True):
-            if counts[identity] > 1 or identity not in expected:
-                where.setdefault(identity, record)
+        where: dict[str, Record] = {}
+        if len(counts) != len(identities) or not counts.keys() <= expected.keys():
+            for identity, record in zip(identities, output, strict=True):
+                if counts[identity] > 1 or identity not in expected:
+                    where.setdefault(identity, record)
         for identity, count in counts.items():
             if count > 1:
                 anomalies.setdefault("duplicate", Anomaly("duplicate")).add(
@@ -35,5 +36,5 @@ class ExactlyOnceChecker:
         return anomalies
 
 
-def _at(record: OutputRecord) -> dict:
-    return {"partition": record.partition, "offset": record.offset}
+def _at(record: Record) -> dict:
+    return {"partition": record.partition(), "offset": record.offset()}

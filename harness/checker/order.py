@@ -5,32 +5,33 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.checker.verdict import Anomaly, Expected
-from harness.reader import OutputRecord
+from harness.reader import Record
 
 
 class PerKeyOrderChecker:
-    """For pipelines that promise per-key order; duplicates and losses are the other checker's business."""
+    """For pipelines that promise per-key order; duplicates and losses are the other checker's business.
+
+    A key lives in one output partition, and the reader returns each partition in offset order.
+    """
 
     def check(
-        self, expected: Mapping[str, Expected], output: list[OutputRecord], identities: list[str]
+        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str]
     ) -> dict[str, Anomaly]:
         anomaly = Anomaly("reordered")
-        last: dict[str, tuple[int, OutputRecord]] = {}
+        last: dict[str, int] = {}
         seen: set[str] = set()
-        ordered = sorted(range(len(output)), key=lambda n: (output[n].partition, output[n].offset))
-        for n in ordered:
-            identity = identities[n]
-            want = expected.get(identity)
+        want_of = expected.get
+        for n, identity in enumerate(identities):
+            want = want_of(identity)
             if want is None or identity in seen:
                 continue
             seen.add(identity)
-            record = output[n]
-            previous = last.get(want.key)
-            if previous is not None and want.seq < previous[0]:
-                anomaly.add(
-                    {"id": identity, "key": want.key, "seq": want.seq, "after_seq": previous[0],
-                     "partition": record.partition, "offset": record.offset}
-                )
-            if previous is None or want.seq > previous[0]:
-                last[want.key] = (want.seq, record)
+            key, seq = want
+            previous = last.get(key, 0)
+            if seq < previous:
+                record = output[n]
+                anomaly.add({"id": identity, "key": key, "seq": seq, "after_seq": previous,
+                             "partition": record.partition(), "offset": record.offset()})
+            else:
+                last[key] = seq
         return {"reordered": anomaly} if anomaly.count else {}

@@ -68,12 +68,26 @@ class Service(DockerContainer):
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         return "\n".join(self.log_text().splitlines()[-lines:])
 
-    def save_log(self, folder: Path) -> Path:
-        """Write the container's log to `folder/<alias>.log`."""
+    def save_log(self, folder: Path, filename: str | None = None) -> Path:
+        """Write the container's log to `folder/<alias>.log` (or `filename`)."""
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self.alias}.log"
+        path = folder / (filename or f"{self.alias}.log")
         path.write_text(self.log_text())
         return path
+
+    def health(self) -> str | None:
+        """None when running and attached to its network; else what is wrong."""
+        if self._container is None:
+            return f"{self.alias} was never started"
+        try:
+            self._container.reload()
+        except NotFound:
+            return f"{self.alias} is missing"
+        if self._container.status != "running":
+            return f"{self.alias} is {self._container.status}"
+        if self._network is not None and self._network.name not in self._container.attrs["NetworkSettings"]["Networks"]:
+            return f"{self.alias} is disconnected from the network"
+        return None
 
     def remove(self) -> None:
         """Remove the container, whether it runs or not."""

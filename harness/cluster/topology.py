@@ -11,15 +11,19 @@ from pathlib import Path
 from testcontainers.core.network import Network
 
 from harness.cluster import images, labels
+from harness.cluster.engine import docker_client
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
 from harness.cluster.toxiproxy import ToxiproxyServer
 from harness.errors import InfrastructureError
+from harness.gate.proxy import KafkaGate, Peer
 from harness.progress import say
 
 REPO = images.REPO
-CHAOS_PROXY = "kafka-chaos"
+# One toxiproxy link per role, so a role's link can be cut alone: role -> port inside toxiproxy.
+LINKS = {"driver": 9101, "executors": 9102}
+ROLE_PREFIXES = {"driver-": "driver", "spark-worker-": "executors"}
 
 
 class Cluster:
@@ -34,7 +38,9 @@ class Cluster:
         self.network = Network(docker_network_kw={"labels": self.labels})
         self.kafka = KafkaBroker(images.KAFKA.tag, self.network, self.labels)
         self.toxiproxy = ToxiproxyServer(images.TOXIPROXY.tag, self.network, self.labels)
-        self.kafka.with_chaos_advertised(f"{self.toxiproxy.alias}:{CHAOS_PORT}")
+        for port in LINKS.values():
+            self.toxiproxy.with_published_port(port)
+        self.gate: KafkaGate | None = None
         self.master = SparkMaster(images.SPARK.tag, self.network, self.labels)
         self.workers = [
             SparkWorker(
@@ -61,22 +67,45 @@ class Cluster:
         say(f"starting the cluster (run {self.run_id}) ...")
         self.network.create()
         try:
+            gateway = self._gateway()
+            self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
+            self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
             with ThreadPoolExecutor(max_workers=4) as pool:
                 spark = pool.submit(self._start_spark)
                 broker = pool.submit(self.kafka.start)
                 proxy = pool.submit(self.toxiproxy.start)
                 for future in (proxy, broker, spark):
                     future.result()
-            self.toxiproxy.proxy(CHAOS_PROXY, CHAOS_PORT, f"{self.kafka.alias}:{CHAOS_PORT}")
+            for role, port in LINKS.items():
+                self.toxiproxy.proxy(role, port, f"{self.kafka.alias}:{CHAOS_PORT}")
         except BaseException:
             self.stop()
             raise
         say(f"cluster ready in {time.monotonic() - started:.1f} s")
         return self
 
+    def _gateway(self) -> str:
+        """The network's gateway address on this host: where the gate listens for the containers."""
+        attrs = docker_client().networks.get(self.network.id).attrs
+        return str(attrs["IPAM"]["Config"][0]["Gateway"])
+
+    def peer(self, address: str) -> Peer:
+        """The container and role behind a source address, read afresh (containers come, go, move)."""
+        attrs = docker_client().networks.get(self.network.id).attrs
+        for endpoint in attrs.get("Containers", {}).values():
+            if endpoint["IPv4Address"].split("/")[0] == address:
+                alias = endpoint["Name"].removeprefix(f"{self.run_id}-")
+                role = next((r for prefix, r in ROLE_PREFIXES.items() if alias.startswith(prefix)), "other")
+                return Peer(alias, role, address)
+        raise InfrastructureError(f"no container of this run has address {address}")
+
+    def link_address(self, peer: Peer) -> tuple[str, int]:
+        """Where the gate sends a peer's traffic: its role's toxiproxy link, published on 127.0.0.1."""
+        return "127.0.0.1", self.toxiproxy.published(LINKS.get(peer.role, LINKS["executors"]))
+
     def _start_spark(self) -> None:
         self.master.start()
-        with ThreadPoolExecutor(max_workers=len(self.workers)) as pool:
+        with ThreadPoolExecutor(max_workers=max(len(self.workers), 1)) as pool:
             for future in [pool.submit(worker.start) for worker in self.workers]:
                 future.result()
 
@@ -95,6 +124,21 @@ class Cluster:
         self.drivers.append(driver)
         return driver
 
+    def remove_driver(self, driver: SparkDriver) -> None:
+        driver.remove()
+        if driver in self.drivers:
+            self.drivers.remove(driver)
+
+    def unhealthy(self) -> str | None:
+        """After healing: a container paused, stopped, missing or disconnected, or a link disabled."""
+        problems = [p for p in (service.health() for service in self.services) if p]
+        for name, proxy in self.toxiproxy.client().proxies().items():
+            if not proxy.enabled:
+                problems.append(f"toxiproxy link {name} is disabled")
+        if self.gate is not None and self.gate.open_holds():
+            problems.append(f"{len(self.gate.open_holds())} gate holds still open")
+        return "; ".join(problems) or None
+
     def save_logs(self, folder: Path) -> None:
         """Every container's log into `folder`."""
         for service in self.services:
@@ -102,6 +146,8 @@ class Cluster:
 
     def stop(self) -> None:
         """Remove every container and the network of this run, and the host work folder."""
+        if self.gate is not None:
+            self.gate.stop()
         labels.remove_run(self.run_id)
         shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from harness.history import read_history
-from harness.reader import OutputRecord
+from harness.reader import Record
 from harness.report.timeline import timeline_svg
 
 STYLE = """
@@ -51,7 +51,7 @@ def _event_rows(events: list[dict]) -> list[dict]:
     ]
 
 
-def write_scenario_page(folder: Path, result: dict, records: Iterable[OutputRecord]) -> Path:
+def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -> Path:
     """`folder/index.html` for one scenario, from its result and history."""
     history = folder / "history.jsonl"
     events = [e for e in read_history(history) if e["type"] != "send"] if history.exists() else []
@@ -79,7 +79,7 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[OutputReco
         + summary
         + "<h2>Timeline</h2><p>Output records per second (broker timestamps), committed batches (dashed), "
         "fault windows (shaded), events (red dots).</p>"
-        + timeline_svg((r.timestamp for r in records), events)
+        + timeline_svg((r.timestamp()[1] for r in records), events)
         + "<h2>Anomalies</h2>" + anomalies
         + "<h2>Events</h2>" + _table(_event_rows(shown[:500]))
         + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"

@@ -1,0 +1,232 @@
+"""The nemesis carries out fault steps on the cluster, records each fault's effect, and heals them all.
+
+Every fault has its heal: killed containers are started again, a killed driver is replaced by a new
+spark-submit on the same checkpoint, paused processes and containers resume, cut links are restored,
+isolated containers reconnected, held requests released or dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+
+from docker.errors import APIError, NotFound
+
+from harness.cluster.service import Service
+from harness.cluster.topology import Cluster
+from harness.faults.spec import FaultStep
+from harness.gate.proxy import GateEvent, Hold
+from harness.history import History
+
+EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
+
+
+class Nemesis:
+    """Faults as operations on the cluster; `restart_driver` is the scenario's (it owns the driver)."""
+
+    def __init__(self, cluster: Cluster, history: History, driver: Callable[[], Service],
+                 replace_driver: Callable[[Callable[[], None]], None]) -> None:
+        self.cluster = cluster
+        self.history = history
+        self.driver = driver
+        self.replace_driver = replace_driver
+        self._heals: list[tuple[str, Callable[[], None]]] = []
+        self._lock = threading.Lock()
+
+    # -- entry point -------------------------------------------------------------------------------
+
+    def inject(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+        """Carry out one step (on a worker thread); a failure to inject is recorded, never swallowed."""
+        name = str(step)
+        self.history.record("fault.inject", fault=name, detail=name, trigger=event.fields() if event else None)
+        try:
+            getattr(self, f"_{step.action}")(step, event, hold)
+        except Exception as error:  # noqa: BLE001 - recorded as an effect the scenario reports
+            self.history.record("fault.error", fault=name, error=repr(error))
+            if hold is not None:
+                hold.drop()
+
+    def heal_all(self) -> None:
+        """Undo every fault still in force, oldest first; release every hold."""
+        with self._lock:
+            heals, self._heals = self._heals, []
+        for name, heal in heals:
+            try:
+                heal()
+                self.history.record("fault.heal", fault=name)
+            except Exception as error:  # noqa: BLE001
+                self.history.record("fault.error", fault=name, error=f"heal failed: {error!r}")
+        if self.cluster.gate is not None:
+            self.cluster.gate.settle_all(forward=True)
+
+    def _later(self, name: str, seconds: float, heal: Callable[[], None]) -> None:
+        """Heal after `seconds`, unless heal_all comes first."""
+        entry = (name, heal)
+        with self._lock:
+            self._heals.append(entry)
+
+        def fire() -> None:
+            with self._lock:
+                if entry not in self._heals:
+                    return
+                self._heals.remove(entry)
+            heal()
+            self.history.record("fault.heal", fault=name)
+
+        threading.Timer(seconds, fire).start()
+
+    # -- targets -----------------------------------------------------------------------------------
+
+    def _container(self, step: FaultStep, event: GateEvent | None) -> Service:
+        if step.target == "driver":
+            return self.driver()
+        if step.target == "broker":
+            return self.cluster.kafka
+        if step.target in ("worker", "executor", "sender") and event is not None:
+            return self._service(event.peer.container)
+        return self._worker_with_executor()
+
+    def _service(self, alias: str) -> Service:
+        for service in self.cluster.services:
+            if service.alias == alias:
+                return service
+        if alias == self.driver().alias:
+            return self.driver()
+        raise LookupError(f"no service {alias}")
+
+    def _worker_with_executor(self) -> Service:
+        for worker in self.cluster.workers:
+            if self._pids(worker, EXECUTOR_PROCESS):
+                return worker
+        raise LookupError("no worker runs an executor")
+
+    def _pids(self, service: Service, pattern: str) -> list[int]:
+        result = service.exec(["pgrep", "-f", pattern])
+        return [int(pid) for pid in result.output.decode().split()]
+
+    def _socket_owner(self, service: Service, event: GateEvent) -> int:
+        """The pid that owns the gate connection's client end, from `ss` inside the container."""
+        result = service.exec(["ss", "-tnpH", "state", "established", f"( sport = :{event.peer.port} )"])
+        match = re.search(r"pid=(\d+)", result.output.decode())
+        if match is None:
+            raise LookupError(f"no process owns port {event.peer.port} in {service.alias}")
+        return int(match.group(1))
+
+    def _process(self, step: FaultStep, event: GateEvent | None) -> tuple[Service, int]:
+        """(container, pid) of the process a step aims at: the sender or an executor JVM."""
+        service = self._container(step, event)
+        if step.target == "sender" and event is not None:
+            return service, self._socket_owner(service, event)
+        pids = self._pids(service, EXECUTOR_PROCESS)
+        if not pids:
+            raise LookupError(f"no executor process in {service.alias}")
+        return service, pids[0]
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    def _kill(self, step: FaultStep, event: GateEvent | None, hold: Hold | None, signal: str = "KILL") -> None:
+        name = str(step)
+        if step.target in ("driver", "worker", "broker") or (step.target == "sender" and event and
+                                                           event.peer.role == "driver"):
+            container = self._container(step, event) if step.target != "sender" else self.driver()
+            self._kill_container(name, container, signal)
+        else:
+            service, pid = self._process(step, event)
+            before = set(self._all_executor_pids())
+            service.exec(["kill", f"-{signal}", str(pid)])
+            self.history.record("effect", fault=name, effect=f"SIG{signal} to pid {pid} in {service.alias}")
+            threading.Thread(target=self._watch_relaunch, args=(name, before, pid), daemon=True).start()
+        if hold is not None:
+            hold.drop()
+
+    def _stop(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+        self._kill(step, event, hold, signal="TERM")
+
+    def _kill_container(self, name: str, container: Service, signal: str) -> None:
+        wrapped = container.get_wrapped_container()
+
+        def kill() -> None:
+            wrapped.kill(signal=f"SIG{signal}")
+            wrapped.wait(timeout=60)
+            self.history.record("effect", fault=name, effect=f"container {container.alias} gone (SIG{signal})")
+
+        if container.alias == self.driver().alias:
+            self.replace_driver(kill)
+            self.history.record("recovery", fault=name, detail=f"driver {container.alias} restarted on its checkpoint")
+        else:
+            kill()
+            wrapped.start()
+            self.history.record("recovery", fault=name, detail=f"container {container.alias} started again")
+
+    def _all_executor_pids(self) -> list[tuple[str, int]]:
+        return [(w.alias, pid) for w in self.cluster.workers for pid in self._pids(w, EXECUTOR_PROCESS)]
+
+    def _watch_relaunch(self, name: str, before: set[tuple[str, int]], pid: int) -> None:
+        """Record the effect of a process kill: gone, and (for executors) a new executor launched."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            new = set(self._all_executor_pids()) - before
+            if new:
+                self.history.record("recovery", fault=name, detail=f"new executor process {sorted(new)}")
+                return
+            time.sleep(0.5)
+        self.history.record("effect", fault=name, effect="no new executor process within 60 s")
+
+    def _pause(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+        name = str(step)
+        assert step.duration is not None
+        if step.target in ("driver", "worker", "broker"):
+            container = self._container(step, event).get_wrapped_container()
+            container.pause()
+            self.history.record("effect", fault=name, effect=f"container {container.name} paused")
+
+            def resume() -> None:
+                container.unpause()
+                if hold is not None:
+                    hold.release()
+        else:
+            service, pid = self._process(step, event)
+            service.exec(["kill", "-STOP", str(pid)])
+            self.history.record("effect", fault=name, effect=f"pid {pid} in {service.alias} stopped")
+
+            def resume() -> None:
+                service.exec(["kill", "-CONT", str(pid)])
+                if hold is not None:
+                    hold.release()  # the zombie's late request goes out as it wakes
+        self._later(name, step.duration, resume)
+
+    def _partition(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+        name = str(step)
+        assert step.duration is not None
+        proxy = self.cluster.toxiproxy.client().get_proxy(step.target)
+        proxy.disable()
+        self.history.record("effect", fault=name, effect=f"link {step.target} cut")
+        if hold is not None:
+            hold.drop()
+        self._later(name, step.duration, proxy.enable)
+
+    def _isolate(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+        name = str(step)
+        assert step.duration is not None
+        service = self._container(step, event)
+        network = self.cluster.network
+        network._unwrap_network.disconnect(service.get_wrapped_container(), force=True)
+        self.history.record("effect", fault=name, effect=f"{service.alias} disconnected from the network")
+        if hold is not None:
+            hold.drop()
+
+        def reconnect() -> None:
+            try:
+                network.connect(service.get_container_id(), network_aliases=[service.alias])
+            except (APIError, NotFound) as error:
+                if "already exists" not in str(error):
+                    raise
+
+        self._later(name, step.duration, reconnect)
+
+    def _delay(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+        assert step.duration is not None and hold is not None
+        self.history.record("effect", fault=str(step), effect=f"{hold.what} held for {step.duration:g} s")
+        self._later(str(step), step.duration, hold.release)

@@ -1,0 +1,161 @@
+"""Fault steps as data, and the small grammar that writes them.
+
+    step     := action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
+    action   := kill | stop | pause | partition | isolate | delay
+    target   := sender | executor | driver | worker | broker | executors      (executors: the role's link)
+    point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce
+              | batch.planned | batch.committed | time
+    number   := the batch id (batch points) or seconds after the stream started (time)
+    nth      := fire on the nth matching occurrence (default 1)
+    role     := only requests sent by this role (driver or executors; gate points only)
+    duration := how long the fault lasts, e.g. 10s or 500ms (pause, partition, isolate, delay)
+
+Examples: kill:sender@txn.pre_commit#2, kill:driver@batch.committed:3, partition:executors@txn.commit/10s,
+pause:executor@txn.pre_commit/40s, delay:sender@txn.commit/20s, kill:broker@time:20.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import asdict, dataclass
+
+from harness.errors import BadInput
+
+ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay")
+TARGETS = ("sender", "executor", "driver", "worker", "broker", "executors")
+GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce")
+BATCH_POINTS = ("batch.planned", "batch.committed")
+POINTS = (*GATE_POINTS, *BATCH_POINTS, "time")
+TRANSACTION_POINTS = tuple(p for p in GATE_POINTS if p.startswith("txn."))
+ROLES = ("driver", "executors")
+TIMED = ("pause", "partition", "isolate", "delay")
+
+STEP = re.compile(
+    r"^(?P<action>[a-z_]+):(?P<target>[a-z_]+)@(?P<point>[a-z_.]+)"
+    r"(?::(?P<number>[^#~/]+))?(?:#(?P<nth>[^~/]+))?(?:~(?P<role>[^/]+))?(?:/(?P<duration>.+))?$"
+)
+
+
+@dataclass(frozen=True)
+class FaultStep:
+    """One trigger-to-fault step of a schedule."""
+
+    action: str
+    target: str
+    point: str
+    number: float | None = None
+    nth: int = 1
+    role: str | None = None
+    duration: float | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.action}:{self.target}@{self.point}"
+        if self.number is not None:
+            text += f":{self.number:g}"
+        if self.nth != 1:
+            text += f"#{self.nth}"
+        if self.role:
+            text += f"~{self.role}"
+        if self.duration is not None:
+            text += f"/{self.duration:g}s"
+        return text
+
+    @property
+    def hold(self) -> str | None:
+        """What the gate holds when this step fires: the request, its response, or nothing."""
+        if self.point not in GATE_POINTS:
+            return None
+        return "response" if self.point == "txn.commit" else "request"
+
+
+def _duration(token: str, spec: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s)", token)
+    if not match:
+        raise BadInput(f"fault spec '{spec}': bad duration '{token}' (write e.g. 10s or 500ms)")
+    value = float(match.group(1))
+    return value / 1000 if match.group(2) == "ms" else value
+
+
+def parse_step(spec: str) -> FaultStep:
+    """Parse one step; a BadInput names the bad token."""
+    match = STEP.match(spec.strip())
+    if not match:
+        raise BadInput(f"fault spec '{spec}': expected ACTION:TARGET@POINT[:N][#NTH][~ROLE][/DURATION]")
+    parts = match.groupdict()
+    if parts["action"] not in ACTIONS:
+        raise BadInput(f"fault spec '{spec}': unknown action '{parts['action']}' (one of {', '.join(ACTIONS)})")
+    if parts["target"] not in TARGETS:
+        raise BadInput(f"fault spec '{spec}': unknown target '{parts['target']}' (one of {', '.join(TARGETS)})")
+    if parts["point"] not in POINTS:
+        raise BadInput(f"fault spec '{spec}': unknown point '{parts['point']}' (one of {', '.join(POINTS)})")
+    point = parts["point"]
+    number = None
+    if parts["number"] is not None:
+        if point not in (*BATCH_POINTS, "time"):
+            raise BadInput(
+                f"fault spec '{spec}': '{parts['number']}' after '{point}': only batch points and time take a number"
+            )
+        try:
+            number = float(parts["number"])
+        except ValueError:
+            raise BadInput(f"fault spec '{spec}': bad number '{parts['number']}'") from None
+    elif point == "time":
+        raise BadInput(f"fault spec '{spec}': 'time' needs the seconds, e.g. time:20")
+    nth = 1
+    if parts["nth"] is not None:
+        if not parts["nth"].isdigit() or int(parts["nth"]) < 1:
+            raise BadInput(f"fault spec '{spec}': bad occurrence '#{parts['nth']}' (a whole number from 1)")
+        nth = int(parts["nth"])
+    role = parts["role"]
+    if role is not None and (role not in ROLES or point not in GATE_POINTS):
+        raise BadInput(f"fault spec '{spec}': bad role filter '~{role}' (driver or executors, on gate points only)")
+    duration = _duration(parts["duration"], spec) if parts["duration"] is not None else None
+    step = FaultStep(parts["action"], parts["target"], point, number, nth, role, duration)
+    _validate(step, spec)
+    return step
+
+
+def _validate(step: FaultStep, spec: str) -> None:
+    if step.action in TIMED and step.duration is None:
+        raise BadInput(f"fault spec '{spec}': '{step.action}' needs a duration, e.g. /10s")
+    if step.action not in TIMED and step.duration is not None:
+        raise BadInput(f"fault spec '{spec}': '{step.action}' takes no duration")
+    if step.target == "sender" and step.point not in GATE_POINTS:
+        raise BadInput(f"fault spec '{spec}': target 'sender' needs a gate point ({', '.join(GATE_POINTS)})")
+    if step.action == "delay" and (step.target != "sender" or step.point not in GATE_POINTS):
+        raise BadInput(f"fault spec '{spec}': 'delay' delays the matched request: delay:sender@<gate point>/D")
+    if step.action == "partition" and step.target not in ROLES:
+        raise BadInput(f"fault spec '{spec}': 'partition' cuts a role's link: partition:driver|executors@...")
+    if step.target == "executors" and step.action != "partition":
+        raise BadInput(f"fault spec '{spec}': target 'executors' is a link; did you mean 'executor'?")
+
+
+def parse_schedule(specs: list[str]) -> list[FaultStep]:
+    return [parse_step(spec) for spec in specs]
+
+
+def schedule_to_json(steps: list[FaultStep]) -> str:
+    return json.dumps([asdict(step) for step in steps])
+
+
+def schedule_from_json(text: str) -> list[FaultStep]:
+    return [FaultStep(**step) for step in json.loads(text)]
+
+
+def random_schedule(seed: int, steps: int = 1, transactional: bool = True) -> list[FaultStep]:
+    """A reproducible random schedule: same seed, same steps."""
+    rng = random.Random(seed)
+    points = (*TRANSACTION_POINTS, *BATCH_POINTS) if transactional else ("produce", *BATCH_POINTS)
+    schedule = []
+    for _ in range(steps):
+        point = rng.choice(points)
+        action = rng.choice(("kill", "pause", "partition", "delay") if point in GATE_POINTS else ("kill", "pause"))
+        target = {"partition": rng.choice(ROLES), "delay": "sender"}.get(
+            action, rng.choice(("sender", "executor", "driver") if point in GATE_POINTS else ("executor", "driver"))
+        )
+        number = float(rng.randint(1, 5)) if point in BATCH_POINTS else None
+        duration = float(rng.randint(2, 10)) if action in TIMED else None
+        schedule.append(FaultStep(action, target, point, number, rng.randint(1, 3), None, duration))
+    return schedule

@@ -1,0 +1,1 @@
+"""The Kafka-aware gate: framing, transaction points, holds."""

@@ -1,0 +1,112 @@
+"""Kafka request framing, as much as the gate needs: the request header of every request, and the few
+fields of the transactional requests that name a transaction point.
+
+Bodies of EndTxn, InitProducerId and AddPartitionsToTxn are decoded with kafka-python's message
+classes (generated from Kafka's own JSON schemas, every version). Produce bodies can be megabytes, so
+only their first field, the transactional id, is read here.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+
+from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
+
+PRODUCE = 0
+INIT_PRODUCER_ID = 22
+ADD_PARTITIONS_TO_TXN = 24
+END_TXN = 26
+API_VERSIONS = 18
+
+BODY_CLASSES = {
+    END_TXN: EndTxnRequest, INIT_PRODUCER_ID: InitProducerIdRequest, ADD_PARTITIONS_TO_TXN: AddPartitionsToTxnRequest
+}
+PRODUCE_FIRST_FLEXIBLE = 9
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """What the gate knows of one request."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    transactional_id: str | None = None
+    committed: bool | None = None  # EndTxn only
+    producer_id: int | None = None
+    producer_epoch: int | None = None
+
+
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _skip_tagged_fields(data: bytes, pos: int) -> int:
+    count, pos = _uvarint(data, pos)
+    for _ in range(count):
+        _, pos = _uvarint(data, pos)
+        size, pos = _uvarint(data, pos)
+        pos += size
+    return pos
+
+
+def _flexible(api_key: int, api_version: int) -> bool:
+    """Whether a request uses header v2 (tagged fields); known for the APIs whose bodies we read."""
+    if api_key == PRODUCE:
+        return api_version >= PRODUCE_FIRST_FLEXIBLE
+    if api_key in BODY_CLASSES:
+        return BODY_CLASSES[api_key].flexible_version_q(api_version)
+    raise ValueError(f"no flexible-version table for api {api_key}")
+
+
+def parse_request(payload: bytes) -> RequestInfo:
+    """Decode a request (the frame without its 4-byte size): header always, body where it names a txn point."""
+    api_key, api_version, correlation_id, client_len = struct.unpack_from(">hhih", payload, 0)
+    pos = 10
+    client_id = None
+    if client_len >= 0:
+        client_id = payload[pos:pos + client_len].decode(errors="replace")
+        pos += client_len
+    if api_key != PRODUCE and api_key not in BODY_CLASSES:
+        return RequestInfo(api_key, api_version, correlation_id, client_id)
+    if _flexible(api_key, api_version):
+        pos = _skip_tagged_fields(payload, pos)
+    if api_key == PRODUCE:
+        transactional_id = _produce_transactional_id(payload, pos, api_version)
+        return RequestInfo(api_key, api_version, correlation_id, client_id, transactional_id)
+    body = BODY_CLASSES[api_key].decode(io.BytesIO(payload[pos:]).read(), version=api_version)
+    if api_key == END_TXN:
+        return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id,
+                           bool(body.committed), body.producer_id, body.producer_epoch)
+    if api_key == ADD_PARTITIONS_TO_TXN and api_version >= 4:
+        transactions = body.transactions
+        return RequestInfo(api_key, api_version, correlation_id, client_id,
+                           transactions[0].transactional_id if transactions else None)
+    return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id)
+
+
+def _produce_transactional_id(payload: bytes, pos: int, api_version: int) -> str | None:
+    if api_version >= PRODUCE_FIRST_FLEXIBLE:
+        length, pos = _uvarint(payload, pos)
+        length -= 1
+    else:
+        (length,) = struct.unpack_from(">h", payload, pos)
+        pos += 2
+    if length < 0:
+        return None
+    return payload[pos:pos + length].decode(errors="replace")
+
+
+def response_correlation_id(payload: bytes) -> int:
+    """The correlation id of a response (its first field in every header version)."""
+    return struct.unpack_from(">i", payload, 0)[0]

@@ -1,0 +1,265 @@
+"""The gate: a TCP proxy between the system under test and toxiproxy that reads Kafka's framing.
+
+It attributes each connection to a container and role by source address, routes it through that
+role's toxiproxy link, names the transaction point each request reaches, and on an interceptor's
+word holds a request before forwarding it, or forwards it and holds its response, until released or
+dropped. It runs its own asyncio loop in a thread; holds are released from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from harness.gate.protocol import (
+    ADD_PARTITIONS_TO_TXN,
+    BODY_CLASSES,
+    END_TXN,
+    INIT_PRODUCER_ID,
+    PRODUCE,
+    RequestInfo,
+    parse_request,
+    response_correlation_id,
+)
+
+INSPECTED = {PRODUCE, *BODY_CLASSES}
+HOLD_REQUEST = "request"
+HOLD_RESPONSE = "response"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Who is on the other end of a connection: a container and its role (driver, executors)."""
+
+    container: str
+    role: str
+    address: str
+    port: int = 0  # the client's source port: names the process that owns the connection
+
+
+@dataclass
+class GateEvent:
+    """A transaction or produce point reached by one request."""
+
+    point: str
+    peer: Peer
+    connection: int
+    request: RequestInfo
+    t: float = field(default_factory=time.time)
+
+    def fields(self) -> dict:
+        r = self.request
+        return {"point": self.point, "container": self.peer.container, "role": self.peer.role,
+                "source": f"{self.peer.address}:{self.peer.port}", "connection": self.connection,
+                "api_version": r.api_version,
+                "client_id": r.client_id, "transactional_id": r.transactional_id, "committed": r.committed,
+                "producer_id": r.producer_id, "producer_epoch": r.producer_epoch}
+
+
+class Hold:
+    """A request or response held by the gate; `release` forwards it, `drop` cuts the connection."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, event: GateEvent, what: str) -> None:
+        self.loop = loop
+        self.event = event
+        self.what = what
+        self.future: asyncio.Future[bool] = loop.create_future()
+        self.since = time.time()
+
+    def _settle(self, forward: bool) -> None:
+        if not self.future.done():
+            self.future.set_result(forward)
+
+    def release(self) -> None:
+        self.loop.call_soon_threadsafe(self._settle, True)
+
+    def drop(self) -> None:
+        self.loop.call_soon_threadsafe(self._settle, False)
+
+    @property
+    def settled(self) -> bool:
+        return self.future.done()
+
+
+class Interceptor(Protocol):
+    """Decides, per point reached, whether to hold; is told of every hold. Called on the gate's loop: be quick."""
+
+    def on_point(self, event: GateEvent) -> str | None: ...
+
+    def on_hold(self, hold: Hold) -> None: ...
+
+
+class Observe:
+    """The default interceptor: holds nothing."""
+
+    def on_point(self, event: GateEvent) -> str | None:
+        return None
+
+    def on_hold(self, hold: Hold) -> None:
+        return None
+
+
+class KafkaGate:
+    """The proxy. `resolve(ip)` names the peer; `upstream(peer)` gives its (host, port) through toxiproxy."""
+
+    def __init__(
+        self,
+        listen_host: str,
+        resolve: Callable[[str], Peer],
+        upstream: Callable[[Peer], tuple[str, int]],
+        listen_port: int = 0,
+    ) -> None:
+        self.listen_host = listen_host
+        self.listen_port = listen_port
+        self.resolve = resolve
+        self.upstream = upstream
+        self.interceptor: Interceptor = Observe()
+        self.record: Callable[..., object] = lambda type, **fields: None
+        self.holds: list[Hold] = []
+        self.bytes_forwarded = 0
+        self._in_transaction: set[str] = set()
+        self._ids = itertools.count(1)
+        self._loop = asyncio.new_event_loop()
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="kafka-gate", daemon=True)
+
+    def start(self) -> KafkaGate:
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self._listen(), self._loop)
+        future.result(timeout=10)
+        return self
+
+    async def _listen(self) -> None:
+        self._server = await asyncio.start_server(self._accept, self.listen_host, self.listen_port, limit=2**20)
+        self.listen_port = self._server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        async def close() -> None:
+            if self._server is not None:
+                self._server.close()
+            for writer in list(self._connections):
+                writer.close()
+
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+
+    def settle_all(self, forward: bool = True) -> None:
+        """Release (or drop) every hold still open: part of healing."""
+        for hold in self.holds:
+            if not hold.settled:
+                hold.release() if forward else hold.drop()
+
+    def open_holds(self) -> list[Hold]:
+        return [hold for hold in self.holds if not hold.settled]
+
+    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        address, port = client_writer.get_extra_info("peername")[:2]
+        connection = next(self._ids)
+        try:
+            peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port)
+            host, port = await self._loop.run_in_executor(None, self.upstream, peer)
+            upstream_reader, upstream_writer = await asyncio.open_connection(host, port, limit=2**20)
+        except Exception as error:  # noqa: BLE001 - an unroutable peer is closed, and said so
+            self.record("gate.refused", source=address, error=repr(error))
+            client_writer.close()
+            return
+        self._connections.update((client_writer, upstream_writer))
+        pending: dict[int, GateEvent] = {}
+        pumps = [
+            asyncio.ensure_future(self._requests(client_reader, upstream_writer, peer, connection, pending)),
+            asyncio.ensure_future(self._responses(upstream_reader, client_writer, pending)),
+        ]
+        await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        for pump in pumps:
+            pump.cancel()
+        for writer in (client_writer, upstream_writer):
+            writer.close()
+            self._connections.discard(writer)
+
+    async def _frames(self, reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
+        while True:
+            try:
+                size_bytes = await reader.readexactly(4)
+                payload = await reader.readexactly(struct.unpack(">i", size_bytes)[0])
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            yield size_bytes, payload
+
+    async def _requests(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
+        pending: dict[int, GateEvent],
+    ) -> None:
+        async for size_bytes, payload in self._frames(reader):
+            api_key = struct.unpack_from(">h", payload, 0)[0]
+            if api_key in INSPECTED:
+                request = parse_request(payload)
+                point = self._point(request)
+                if point is not None:
+                    event = GateEvent(point, peer, connection, request)
+                    if request.api_key == END_TXN and request.committed:
+                        pending[request.correlation_id] = event
+                    if not await self._intercept(event, HOLD_REQUEST):
+                        return
+            writer.write(size_bytes + payload)
+            self.bytes_forwarded += 4 + len(payload)
+            if writer.transport.get_write_buffer_size() > 2**20:
+                await writer.drain()
+
+    async def _responses(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pending: dict[int, GateEvent]
+    ) -> None:
+        async for size_bytes, payload in self._frames(reader):
+            if pending:
+                committed = pending.pop(response_correlation_id(payload), None)
+                if committed is not None:
+                    event = GateEvent("txn.commit", committed.peer, committed.connection, committed.request)
+                    if not await self._intercept(event, HOLD_RESPONSE):
+                        return
+            writer.write(size_bytes + payload)
+            self.bytes_forwarded += 4 + len(payload)
+            if writer.transport.get_write_buffer_size() > 2**20:
+                await writer.drain()
+
+    def _point(self, request: RequestInfo) -> str | None:
+        """The point a request reaches; tracks whether each transactional id is inside a transaction."""
+        txn = request.transactional_id
+        if request.api_key == INIT_PRODUCER_ID:
+            if txn is None:
+                return None
+            self._in_transaction.discard(txn)
+            return "txn.init"
+        if request.api_key == END_TXN:
+            self._in_transaction.discard(txn or "")
+            return "txn.pre_commit" if request.committed else "txn.abort"
+        if request.api_key in (ADD_PARTITIONS_TO_TXN, PRODUCE):
+            if txn is None:
+                return "produce" if request.api_key == PRODUCE else None
+            if txn in self._in_transaction:
+                return None
+            self._in_transaction.add(txn)
+            return "txn.first_write"
+        return None
+
+    async def _intercept(self, event: GateEvent, what: str) -> bool:
+        """Record the point; hold when the interceptor asks to. False: drop the connection."""
+        self.record("point", **event.fields())
+        if self.interceptor.on_point(event) != what:
+            return True
+        hold = Hold(self._loop, event, what)
+        self.holds.append(hold)
+        self.record("hold", what=what, **event.fields())
+        self.interceptor.on_hold(hold)
+        forward = await hold.future
+        self.record("release" if forward else "drop", what=what, held_s=round(time.time() - hold.since, 3),
+                    **event.fields())
+        return forward

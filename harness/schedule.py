@@ -1,0 +1,110 @@
+"""The schedule: arms fault steps on their trigger points and fires each once, on observed progress.
+
+Gate points arrive through the gate (it asks whether to hold), batch points from the checkpoint
+watcher, time points from a clock started with the stream. A step fires on its nth match; the
+nemesis carries it out on a worker thread so that the gate's loop never waits on Docker.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from harness.faults.nemesis import Nemesis
+from harness.faults.spec import BATCH_POINTS, FaultStep
+from harness.gate.proxy import GateEvent, Hold
+from harness.history import History
+
+
+class Schedule:
+    """Trigger-to-fault steps; an Interceptor for the gate and a listener for the batch watcher."""
+
+    def __init__(self, steps: list[FaultStep], nemesis: Nemesis, history: History) -> None:
+        self.steps = steps
+        self.nemesis = nemesis
+        self.history = history
+        self.seen = [0] * len(steps)
+        self.fired: dict[int, float] = {}
+        self._held: dict[int, int] = {}  # id(event) -> step index
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nemesis")
+        self._timers: list[threading.Timer] = []
+        self._closed = False
+
+    def _match(self, point: str, role: str | None, batch: int | None) -> int | None:
+        """Count the point against every armed step; the index of the step that fires now, if any."""
+        with self._lock:
+            if self._closed:
+                return None
+            for index, step in enumerate(self.steps):
+                if index in self.fired or step.point != point:
+                    continue
+                if step.role is not None and step.role != role:
+                    continue
+                if step.number is not None and point in BATCH_POINTS and batch != int(step.number):
+                    continue
+                self.seen[index] += 1
+                if self.seen[index] == step.nth:
+                    event = self.history.record("trigger", step=str(step), point=point, detail=str(step))
+                    self.fired[index] = event["t"]
+                    return index
+        return None
+
+    # -- gate --------------------------------------------------------------------------------------
+
+    def on_point(self, event: GateEvent) -> str | None:
+        index = self._match(event.point, event.peer.role, None)
+        if index is None:
+            return None
+        step = self.steps[index]
+        if step.hold is None:
+            self._pool.submit(self.nemesis.inject, step, event, None)
+            return None
+        self._held[id(event)] = index
+        return step.hold
+
+    def on_hold(self, hold: Hold) -> None:
+        index = self._held.pop(id(hold.event))
+        self._pool.submit(self.nemesis.inject, self.steps[index], hold.event, hold)
+
+    # -- checkpoint and clock ----------------------------------------------------------------------
+
+    def on_batch(self, event: dict) -> None:
+        index = self._match(event["type"], None, event["batch"])
+        if index is not None:
+            self._pool.submit(self.nemesis.inject, self.steps[index], None, None)
+
+    def start_clock(self) -> None:
+        """Arm the `time` steps, counted from now (the stream started)."""
+        for index, step in enumerate(self.steps):
+            if step.point == "time":
+                timer = threading.Timer(step.number or 0.0, self._on_time, args=(index,))
+                timer.daemon = True
+                self._timers.append(timer)
+                timer.start()
+
+    def _on_time(self, index: int) -> None:
+        with self._lock:
+            if index in self.fired:
+                return
+            event = self.history.record("trigger", step=str(self.steps[index]), point="time",
+                                        detail=str(self.steps[index]))
+            self.fired[index] = event["t"]
+        self._pool.submit(self.nemesis.inject, self.steps[index], None, None)
+
+    # -- end -----------------------------------------------------------------------------------------
+
+    @property
+    def all_fired(self) -> bool:
+        return len(self.fired) == len(self.steps)
+
+    def unfired(self) -> list[FaultStep]:
+        return [step for index, step in enumerate(self.steps) if index not in self.fired]
+
+    def close(self) -> None:
+        """Fire nothing more; stop the clock and wait for faults being injected."""
+        with self._lock:
+            self._closed = True
+        for timer in self._timers:
+            timer.cancel()
+        self._pool.shutdown(wait=True)
