@@ -31,6 +31,7 @@ PARTITIONS = 8
 
 def fill(bootstrap: str, topic: str, workload: Workload) -> int:
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000,
+                         "enable.idempotence": True,
                          "compression.type": "lz4", "queue.buffering.max.messages": 1_000_000})
     size = 0
     for record in workload.generate():

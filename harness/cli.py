@@ -65,7 +65,8 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
     run.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
     run.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module name")
-    run.add_argument("--fault", action="append", default=[], metavar="SPEC", help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
+    run.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                     help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
     run.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")
     run.add_argument("--random-faults", type=int, default=0, metavar="N", help="N random steps drawn from --seed")
     run.add_argument("--seed", type=int, default=1, help="workload (and random schedule) seed")
