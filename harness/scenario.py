@@ -19,7 +19,7 @@ from harness.errors import BadInput, InfrastructureError, NotReady
 from harness.faults.nemesis import Nemesis
 from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
-from harness.history import History
+from harness.history import History, read_history
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.reader import CommittedReader, ReadResult
@@ -48,6 +48,12 @@ class ScenarioResult:
     batches_committed: list[int]
     seconds: dict[str, float] = field(default_factory=dict)
     report_dir: Path | None = None
+
+    def events(self, *types: str) -> list[dict]:
+        """Events of the scenario's history, of the given types (all when none are given)."""
+        assert self.report_dir is not None
+        events = read_history(self.report_dir / "history.jsonl")
+        return [e for e in events if not types or e["type"] in types]
 
     def to_dict(self) -> dict:
         return {

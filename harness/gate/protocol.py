@@ -88,7 +88,9 @@ def parse_request(payload: bytes) -> RequestInfo:
     if api_key == END_TXN:
         return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id,
                            bool(body.committed), body.producer_id, body.producer_epoch)
-    if api_key == ADD_PARTITIONS_TO_TXN and api_version >= 4:
+    if api_key == ADD_PARTITIONS_TO_TXN:
+        if api_version <= 3:  # clients use 0-3; 4+ batches transactions, broker to broker
+            return RequestInfo(api_key, api_version, correlation_id, client_id, body.v3_and_below_transactional_id)
         transactions = body.transactions
         return RequestInfo(api_key, api_version, correlation_id, client_id,
                            transactions[0].transactional_id if transactions else None)

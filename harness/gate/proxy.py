@@ -202,8 +202,12 @@ class KafkaGate:
         async for size_bytes, payload in self._frames(reader):
             api_key = struct.unpack_from(">h", payload, 0)[0]
             if api_key in INSPECTED:
-                request = parse_request(payload)
-                point = self._point(request)
+                try:
+                    request = parse_request(payload)
+                except Exception as error:  # noqa: BLE001 - forward what we cannot read, and say so
+                    self.record("gate.parse_error", api_key=api_key, error=repr(error), head=payload[:64].hex())
+                    request = None
+                point = self._point(request) if request is not None else None
                 if point is not None:
                     event = GateEvent(point, peer, connection, request)
                     if request.api_key == END_TXN and request.committed:
