@@ -17,5 +17,5 @@ python3 -m harness doctor --fix
 python3 -m harness images build
 case "$job" in
   smoke) exec python3 -m harness smoke "$@" ;;
-  test) exec python3 -m pytest -m "unit or smoke or integration" "$@" ;;
+  test) exec python3 -m pytest -m "unit or smoke or integration or gate" "$@" ;;
 esac

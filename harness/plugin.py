@@ -19,6 +19,7 @@ MARKERS = {
     "smoke": "the cluster and the passthrough pipeline end to end",
     "integration": "harness parts against the real broker (reader, check command)",
     "chaos": "fault scenarios against real Kafka, Spark and toxiproxy (the full matrix)",
+    "gate": "the chaos scenarios CI runs on every change (a subset of chaos)",
     "scenario_timeout(seconds)": "how long a scenario may wait for its pipeline to consume the input",
 }
 SETTINGS = {

@@ -1,0 +1,90 @@
+"""Faults at precise points against the real cluster: each fault fires, has an effect, recovers, and
+the verdict is the one the sink deserves (the built-in sink duplicates, the transactional one does not).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.faults.spec import parse_schedule
+from harness.scenario import Scenario, ScenarioResult
+
+pytestmark = pytest.mark.chaos
+BUILTIN = "fixtures.sinks.builtin_kafka"
+DRIVER_TXN = "fixtures.sinks.driver_transactional"
+
+
+def run(cluster, name: str, sink: str, *faults: str, timeout: float = 300) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(faults)), timeout=timeout).run()
+
+
+def assert_fired_with_effect(result: ScenarioResult, *specs: str) -> None:
+    triggered = {e["step"] for e in result.events("trigger")}
+    assert set(specs) <= triggered, f"fault never fired: {set(specs) - triggered}"
+    effects = {e["fault"] for e in result.events("effect")}
+    assert set(specs) <= effects, f"fault fired without a recorded effect: {set(specs) - effects}"
+    assert not result.events("fault.error"), result.events("fault.error")
+
+
+@pytest.mark.gate
+def test_builtin_sink_duplicates_when_the_sender_dies_mid_produce(cluster) -> None:
+    result = run(cluster, "builtin-kill-sender-produce", BUILTIN, "kill:sender@produce#3")
+
+    assert_fired_with_effect(result, "kill:sender@produce#3")
+    assert any("new executor" in e["detail"] for e in result.events("recovery")), "executor never relaunched"
+    anomalies = result.verdict.anomalies
+    assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
+    assert result.verdict.guarantee == "at-least-once"
+
+
+def test_builtin_sink_duplicates_when_the_driver_dies_mid_produce(cluster) -> None:
+    result = run(cluster, "builtin-kill-driver-produce", BUILTIN, "kill:driver@produce#3")
+
+    assert_fired_with_effect(result, "kill:driver@produce#3")
+    assert [e["restart"] for e in result.events("container.start")] == [0, 1], "driver not restarted"
+    anomalies = result.verdict.anomalies
+    assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
+
+
+@pytest.mark.gate
+def test_transactional_writer_survives_a_driver_kill_at_pre_commit(cluster) -> None:
+    result = run(cluster, "txn-kill-driver-precommit", DRIVER_TXN, "kill:driver@txn.pre_commit#2")
+
+    assert_fired_with_effect(result, "kill:driver@txn.pre_commit#2")
+    assert [e["restart"] for e in result.events("container.start")] == [0, 1], "driver not restarted"
+    assert result.read.aborted, "the interrupted transaction left no aborted records: did the fault bite?"
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_transactional_writer_survives_a_partition_at_commit(cluster) -> None:
+    result = run(cluster, "txn-partition-commit", DRIVER_TXN, "partition:driver@txn.commit#2/10s")
+
+    assert_fired_with_effect(result, "partition:driver@txn.commit#2/10s")
+    assert result.events("hold") and result.events("fault.heal"), "no hold or no heal recorded"
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_partition_of_the_executors_link_at_commit_heals(cluster) -> None:
+    result = run(cluster, "txn-partition-executors", DRIVER_TXN, "partition:executors@txn.commit#2/10s")
+
+    assert_fired_with_effect(result, "partition:executors@txn.commit#2/10s")
+    assert result.events("fault.heal")
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_every_trigger_point_fires(cluster) -> None:
+    specs = ["delay:sender@txn.init/1s", "delay:sender@txn.first_write/1s", "delay:sender@txn.pre_commit#2/1s",
+             "delay:sender@txn.commit#3/1s", "pause:driver@batch.planned:2/2s", "pause:executor@batch.committed:4/2s",
+             "pause:worker@time:20/2s"]
+    result = run(cluster, "txn-every-point", DRIVER_TXN, *specs)
+
+    assert_fired_with_effect(result, *specs)
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_a_point_that_cannot_occur_fails_as_vacuous(cluster) -> None:
+    result = run(cluster, "builtin-vacuous", BUILTIN, "kill:sender@txn.pre_commit")
+
+    assert result.verdict.outcome == "fail"
+    assert set(result.verdict.anomalies) == {"vacuous"}, result.verdict.summary()
+    assert "fault never fired" in result.verdict.anomalies["vacuous"].examples[0]["reason"]

@@ -1,0 +1,73 @@
+"""The fault grammar: every documented form parses, round-trips, serializes; errors name the bad token."""
+
+import pytest
+
+from harness.errors import BadInput
+from harness.faults.spec import (
+    FaultStep,
+    parse_schedule,
+    parse_step,
+    random_schedule,
+    schedule_from_json,
+    schedule_to_json,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    "spec, step",
+    [
+        ("kill:sender@txn.pre_commit#2", FaultStep("kill", "sender", "txn.pre_commit", nth=2)),
+        ("kill:driver@batch.committed:3", FaultStep("kill", "driver", "batch.committed", number=3)),
+        ("partition:executors@txn.commit/10s", FaultStep("partition", "executors", "txn.commit", duration=10)),
+        ("pause:executor@txn.pre_commit/40s", FaultStep("pause", "executor", "txn.pre_commit", duration=40)),
+        ("delay:sender@txn.commit/500ms", FaultStep("delay", "sender", "txn.commit", duration=0.5)),
+        ("stop:sender@produce#3~executors", FaultStep("stop", "sender", "produce", nth=3, role="executors")),
+        ("kill:broker@time:20", FaultStep("kill", "broker", "time", number=20)),
+        ("isolate:worker@batch.planned:2/5s", FaultStep("isolate", "worker", "batch.planned", number=2, duration=5)),
+    ],
+)
+def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> None:
+    assert parse_step(spec) == step
+    assert parse_step(str(step)) == step
+
+
+@pytest.mark.parametrize(
+    "spec, token",
+    [
+        ("explode:driver@produce", "unknown action 'explode'"),
+        ("kill:toaster@produce", "unknown target 'toaster'"),
+        ("kill:driver@txn.precommit", "unknown point 'txn.precommit'"),
+        ("kill:driver@produce#0", "bad occurrence '#0'"),
+        ("kill:driver@produce#x", "bad occurrence '#x'"),
+        ("pause:executor@produce", "'pause' needs a duration"),
+        ("kill:driver@produce/10s", "'kill' takes no duration"),
+        ("pause:executor@produce/10 minutes", "bad duration '10 minutes'"),
+        ("kill:sender@batch.committed:3", "target 'sender' needs a gate point"),
+        ("kill:driver@txn.commit:3", "'3' after 'txn.commit'"),
+        ("kill:driver@time", "'time' needs the seconds"),
+        ("kill:driver@produce~workers", "bad role filter '~workers'"),
+        ("partition:worker@txn.commit/5s", "'partition' cuts a role's link"),
+        ("delay:driver@txn.commit/5s", "'delay' delays the matched request"),
+        ("kill:executors@produce", "target 'executors' is a link"),
+        ("kill-driver", "expected ACTION:TARGET@POINT"),
+    ],
+)
+def test_errors_name_the_bad_token(spec: str, token: str) -> None:
+    with pytest.raises(BadInput, match="fault spec") as error:
+        parse_step(spec)
+    assert token in str(error.value)
+
+
+def test_schedules_serialize_and_replay() -> None:
+    steps = parse_schedule(["kill:sender@txn.pre_commit#2", "partition:driver@txn.commit/10s"])
+    assert schedule_from_json(schedule_to_json(steps)) == steps
+
+
+def test_random_schedules_are_seeded_and_valid() -> None:
+    assert random_schedule(7, 5) == random_schedule(7, 5)
+    assert random_schedule(7, 5) != random_schedule(8, 5)
+    for seed in range(50):
+        for step in random_schedule(seed, 3, transactional=seed % 2 == 0):
+            assert parse_step(str(step)) == step

@@ -1,0 +1,177 @@
+"""The gate's framing: headers and transactional bodies in every version, points, holds, release and drop.
+
+A fake upstream (a loopback server that answers every request with its correlation id) stands in
+for the broker: this tests framing, not Kafka.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+
+import pytest
+from kafka.protocol.producer.produce import ProduceRequest
+from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
+
+from harness.gate.protocol import parse_request
+from harness.gate.proxy import GateEvent, Hold, KafkaGate, Peer
+
+pytestmark = pytest.mark.unit
+
+
+def frame(message, version: int, correlation_id: int) -> bytes:  # type: ignore[no-untyped-def]
+    message.API_VERSION = version
+    message.with_header(correlation_id=correlation_id, client_id="unit")
+    return bytes(message.encode(header=True, framed=True))
+
+
+def end_txn(version: int, committed: bool, correlation_id: int = 1) -> bytes:
+    request = EndTxnRequest[version](transactional_id="tx-1", producer_id=7, producer_epoch=2, committed=committed)
+    return frame(request, version, correlation_id)
+
+
+@pytest.mark.parametrize("version", range(0, 6))
+def test_end_txn_every_version(version: int) -> None:
+    info = parse_request(end_txn(version, committed=True)[4:])
+    assert (info.api_key, info.api_version, info.correlation_id, info.client_id) == (26, version, 1, "unit")
+    assert (info.transactional_id, info.producer_id, info.producer_epoch, info.committed) == ("tx-1", 7, 2, True)
+
+
+@pytest.mark.parametrize("version", range(0, 7))
+def test_init_producer_id_every_version(version: int) -> None:
+    request = InitProducerIdRequest[version](transactional_id="tx-2", transaction_timeout_ms=1000)
+    assert parse_request(frame(request, version, 3)[4:]).transactional_id == "tx-2"
+
+
+@pytest.mark.parametrize("version", range(0, 4))
+def test_add_partitions_to_txn_client_versions(version: int) -> None:
+    request = AddPartitionsToTxnRequest[version](
+        v3_and_below_transactional_id="tx-3", v3_and_below_producer_id=1, v3_and_below_producer_epoch=0,
+        v3_and_below_topics=[],
+    )
+    assert parse_request(frame(request, version, 4)[4:]).transactional_id == "tx-3"
+
+
+@pytest.mark.parametrize("version", [3, 8, 9, 11, 12])
+@pytest.mark.parametrize("transactional_id", [None, "tx-4"])
+def test_produce_transactional_id(version: int, transactional_id: str | None) -> None:
+    request = ProduceRequest[version](transactional_id=transactional_id, acks=-1, timeout_ms=1000, topic_data=[])
+    assert parse_request(frame(request, version, 5)[4:]).transactional_id == transactional_id
+
+
+class FakeBroker:
+    """Answers each request frame with a frame holding its correlation id."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.received: list[int] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            connection, _ = self.server.accept()
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            while header := connection.recv(4, socket.MSG_WAITALL):
+                payload = connection.recv(struct.unpack(">i", header)[0], socket.MSG_WAITALL)
+                correlation_id = struct.unpack_from(">i", payload, 4)[0]
+                self.received.append(correlation_id)
+                connection.sendall(struct.pack(">ii", 4, correlation_id))
+
+
+class HoldOn:
+    """Holds the step's point, and keeps the holds for the test."""
+
+    def __init__(self, point: str, what: str) -> None:
+        self.point, self.what = point, what
+        self.holds: list[Hold] = []
+
+    def on_point(self, event: GateEvent) -> str | None:
+        return self.what if event.point == self.point else None
+
+    def on_hold(self, hold: Hold) -> None:
+        self.holds.append(hold)
+
+
+@pytest.fixture
+def gate():
+    broker = FakeBroker()
+    events: list[tuple[str, dict]] = []
+    running = KafkaGate("127.0.0.1", lambda ip: Peer("unit", "executors", ip), lambda peer: ("127.0.0.1", broker.port))
+    running.record = lambda type, **fields: events.append((type, fields))
+    running.start()
+    running.broker, running.events = broker, events  # type: ignore[attr-defined]
+    yield running
+    running.stop()
+
+
+def client(gate: KafkaGate) -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", gate.listen_port), timeout=5)
+    return connection
+
+
+def answer(connection: socket.socket) -> int:
+    size = struct.unpack(">i", connection.recv(4, socket.MSG_WAITALL))[0]
+    return struct.unpack(">i", connection.recv(size, socket.MSG_WAITALL))[0]
+
+
+def wait_for(condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def test_forwards_and_names_commit_points(gate: KafkaGate) -> None:
+    with client(gate) as connection:
+        connection.sendall(end_txn(3, committed=True, correlation_id=11))
+        assert answer(connection) == 11
+        connection.sendall(end_txn(3, committed=False, correlation_id=12))
+        assert answer(connection) == 12
+    points = [fields["point"] for type, fields in gate.events if type == "point"]  # type: ignore[attr-defined]
+    assert points == ["txn.pre_commit", "txn.commit", "txn.abort"]
+
+
+def test_held_request_reaches_the_broker_only_when_released(gate: KafkaGate) -> None:
+    interceptor = HoldOn("txn.pre_commit", "request")
+    gate.interceptor = interceptor
+    with client(gate) as connection:
+        connection.sendall(end_txn(4, committed=True, correlation_id=21))
+        wait_for(lambda: interceptor.holds)
+        time.sleep(0.2)
+        assert 21 not in gate.broker.received  # type: ignore[attr-defined]
+        interceptor.holds[0].release()
+        assert answer(connection) == 21
+
+
+def test_held_response_is_answered_by_the_broker_but_not_delivered_until_released(gate: KafkaGate) -> None:
+    interceptor = HoldOn("txn.commit", "response")
+    gate.interceptor = interceptor
+    with client(gate) as connection:
+        connection.sendall(end_txn(5, committed=True, correlation_id=31))
+        wait_for(lambda: interceptor.holds)
+        assert 31 in gate.broker.received  # type: ignore[attr-defined]
+        connection.settimeout(0.3)
+        with pytest.raises(socket.timeout):
+            connection.recv(1)
+        connection.settimeout(5)
+        interceptor.holds[0].release()
+        assert answer(connection) == 31
+
+
+def test_dropped_hold_cuts_the_connection(gate: KafkaGate) -> None:
+    interceptor = HoldOn("txn.pre_commit", "request")
+    gate.interceptor = interceptor
+    with client(gate) as connection:
+        connection.sendall(end_txn(2, committed=True, correlation_id=41))
+        wait_for(lambda: interceptor.holds)
+        interceptor.holds[0].drop()
+        assert connection.recv(4) == b""
+    assert 41 not in gate.broker.received  # type: ignore[attr-defined]
+    assert any(type == "drop" for type, _ in gate.events)  # type: ignore[attr-defined]
+
