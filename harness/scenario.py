@@ -113,8 +113,7 @@ class Scenario:
         kafka = self.cluster.kafka
         input_topic, output_topic = unique_name(self.name, "in"), unique_name(self.name, "out")
         marker_topic = unique_name(self.name, "markers")
-        create_topics(kafka.admin(), [input_topic, output_topic], self.partitions)
-        create_topics(kafka.admin(), [marker_topic], 1)
+        create_topics(kafka.admin(), [input_topic, output_topic, marker_topic], self.partitions)
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink,
                             faults=[str(f) for f in self.faults], input_topic=input_topic,
                             output_topic=output_topic, workload=vars(self.workload))

@@ -8,20 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-
-@dataclass(frozen=True)
-class SinkContext:
-    """What a sink is told: the chaos route to Kafka, its output topic, its id, its checkpoint folder."""
-
-    bootstrap: str
-    topic: str
-    sink_id: str
-    checkpoint: str
-    marker_topic: str
+from harness.sink import SinkContext
 
 
 def arguments() -> argparse.Namespace:

@@ -19,18 +19,22 @@ class PerKeyOrderChecker:
     ) -> dict[str, Anomaly]:
         anomaly = Anomaly("reordered")
         last: dict[str, int] = {}
-        seen: set[str] = set()
-        want_of = expected.get
-        for n, identity in enumerate(identities):
-            want = want_of(identity)
-            if want is None or identity in seen:
+        if len(set(identities)) != len(identities):  # keep first occurrences only
+            first: dict[str, int] = {}
+            for n, identity in enumerate(identities):
+                first.setdefault(identity, n)
+            positions = sorted(first.values())
+        else:
+            positions = range(len(identities))
+        wants = [expected.get(identities[n]) for n in positions]
+        for n, want in zip(positions, wants, strict=True):
+            if want is None:
                 continue
-            seen.add(identity)
             key, seq = want
             previous = last.get(key, 0)
             if seq < previous:
                 record = output[n]
-                anomaly.add({"id": identity, "key": key, "seq": seq, "after_seq": previous,
+                anomaly.add({"id": identities[n], "key": key, "seq": seq, "after_seq": previous,
                              "partition": record.partition(), "offset": record.offset()})
             else:
                 last[key] = seq

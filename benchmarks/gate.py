@@ -1,0 +1,60 @@
+"""Throughput through the gate plus toxiproxy against the broker's own listener, in one run.
+
+    python benchmarks/gate.py [--megabytes 300] [--rate 50] [--repeats 3]
+
+A client container on the cluster's network produces then consumes the same volume, alternating
+between the direct route (the broker's internal listener) and the chaos route (gate, toxiproxy).
+Prints the median MB/s of each route and the ratio (goal: the chaos route keeps >= 80% at 50 MB/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+from harness.cluster import images
+from harness.cluster.spark import SOURCE
+from harness.cluster.topology import Cluster
+from harness.topics import create_topics, unique_name
+
+
+def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float) -> dict[str, float]:
+    topic = unique_name("gatebench", "t")
+    create_topics(cluster.kafka.admin(), [topic], 4)
+    driver = cluster.new_driver("gatebench", [])
+    driver.with_command(["sleep", "infinity"])
+    driver.waiting_for(None)  # type: ignore[arg-type]
+    driver.start()
+    try:
+        result = driver.exec(["python", f"{SOURCE}/benchmarks/gate_client.py", bootstrap, topic, str(megabytes),
+                              str(rate)])
+        output = result.output.decode().strip().splitlines()
+        return json.loads(output[-1])
+    finally:
+        cluster.remove_driver(driver)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--megabytes", type=float, default=300)
+    parser.add_argument("--rate", type=float, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    images.build_all()
+    routes = {"direct": [], "gate": []}
+    with Cluster(workers=0) as cluster:
+        bootstraps = {"direct": f"{cluster.kafka.alias}:9091", "gate": cluster.kafka.bootstrap_chaos}
+        for _ in range(args.repeats):
+            for route, bootstrap in bootstraps.items():
+                routes[route].append(measure(cluster, bootstrap, args.megabytes, args.rate))
+    print(f"{args.megabytes:g} MB of 1 KiB records at up to {args.rate:g} MB/s, median of {args.repeats}")
+    for kind in ("produce_mb_s", "consume_mb_s"):
+        direct = statistics.median(r[kind] for r in routes["direct"])
+        gate = statistics.median(r[kind] for r in routes["gate"])
+        print(f"{kind.split('_')[0]:<8} direct {direct:6.1f} MB/s   gate+toxiproxy {gate:6.1f} MB/s   "
+              f"ratio {gate / direct:.2f} (goal >= 0.80)")
+
+
+if __name__ == "__main__":
+    main()
