@@ -11,6 +11,7 @@ from harness.faults.spec import FaultStep, parse_schedule, random_schedule, sche
 from harness.pipeline import load_pipeline
 from harness.report import write_index
 from harness.scenario import Scenario, run_report_dir
+from harness.sink_spec import resolve_sink
 from harness.smoke import table
 from harness.workload import Workload
 
@@ -32,6 +33,7 @@ def schedule(faults: list[str], replay: Path | None, random_steps: int, seed: in
 def run(pipeline: str, sink: str, faults: list[str], replay: Path | None, random_steps: int, seed: int,
         records: int, name: str) -> int:
     load_pipeline(pipeline)
+    resolve_sink(sink)
     steps = schedule(faults, replay, random_steps, seed, sink)
     images.build_all()
     with Cluster() as cluster:

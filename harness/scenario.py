@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from harness.progress import say
 from harness.reader import CommittedReader, ReadResult
 from harness.report import write_scenario_page
 from harness.schedule import Schedule
+from harness.sink_spec import SinkSpec, resolve_sink
 from harness.topics import create_topics, end_offsets, unique_name
 from harness.workload import SendLog, Workload, WorkloadProducer
 
@@ -77,7 +79,7 @@ class Scenario:
         cluster: Cluster,
         name: str,
         pipeline: str = "fixtures.pipelines.passthrough",
-        sink: str = "fixtures.sinks.builtin_kafka",
+        sink: str | SinkSpec = "fixtures.sinks.builtin_kafka",
         faults: list[FaultStep] | None = None,
         workload: Workload = Workload(20_000),
         partitions: int = 4,
@@ -87,7 +89,7 @@ class Scenario:
         self.cluster = cluster
         self.name = name
         self.pipeline: Pipeline = load_pipeline(pipeline)
-        self.sink = sink
+        self.sink = sink if isinstance(sink, SinkSpec) else resolve_sink(sink)
         self.faults = faults or []
         self.workload = workload
         self.partitions = partitions
@@ -114,7 +116,7 @@ class Scenario:
         input_topic, output_topic = unique_name(self.name, "in"), unique_name(self.name, "out")
         marker_topic = unique_name(self.name, "markers")
         create_topics(kafka.admin(), [input_topic, output_topic, marker_topic], self.partitions)
-        self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink,
+        self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
                             faults=[str(f) for f in self.faults], input_topic=input_topic,
                             output_topic=output_topic, workload=vars(self.workload))
 
@@ -136,10 +138,12 @@ class Scenario:
             "--output-topic", output_topic,
             "--checkpoint", checkpoint,
             "--max-offsets-per-trigger", str(self.max_offsets_per_trigger),
-            "--sink", self.sink,
+            "--sink", self.sink.argument,
             "--sink-id", f"{self.name}-{output_topic[-12:]}",
             "--marker-topic", marker_topic,
         ]
+        if self.sink.shipped:
+            self._driver_args += ["--sink-file", self._ship_sink(host_checkpoint, checkpoint)]
         folder = CheckpointFolder(host_checkpoint)
         watcher = BatchWatcher(folder, self.history)
         nemesis = Nemesis(self.cluster, self.history, self._current_driver, self._replace_driver)
@@ -191,6 +195,13 @@ class Scenario:
         (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
         return result
 
+    def _ship_sink(self, host_checkpoint: Path, checkpoint: str) -> str:
+        """Copy a sink file from outside the repository next to the checkpoint (the driver sees it there)."""
+        folder = host_checkpoint.parent / f"{host_checkpoint.name}-sink"
+        folder.mkdir()
+        shutil.copy2(self.sink.source, folder / self.sink.source.name)
+        return f"{checkpoint}-sink/{self.sink.source.name}"
+
     def _current_driver(self) -> SparkDriver:
         assert self.driver is not None
         return self.driver
@@ -200,10 +211,13 @@ class Scenario:
             driver.start()
         except NotReady as error:
             log = driver.log_text()
+            sink_error = re.search(r"^HARNESS-SINK-ERROR (.*)$", log, re.M)
+            if sink_error:
+                raise BadInput(f"sink '{self.sink.spec}' failed at start: {sink_error.group(1)}") from None
             failure = re.search(r"^\w*(ImportError|ModuleNotFoundError|AttributeError)[^\n]*", log, re.M)
             if failure:
                 raise BadInput(
-                    f"pipeline '{self.pipeline.name}' or sink '{self.sink}' failed to load in the driver: "
+                    f"pipeline '{self.pipeline.name}' or sink '{self.sink.spec}' failed to load in the driver: "
                     f"{failure.group(0)}"
                 ) from None
             raise error

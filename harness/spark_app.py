@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 
 from pyspark.sql import SparkSession
+from pyspark.sql.streaming import DataStreamWriter
 
 from harness.sink import SinkContext
 
@@ -23,10 +26,28 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--trigger-seconds", type=float, default=1.0)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
-    parser.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module with sink()")
+    parser.add_argument("--sink", required=True, help="module:attribute of the sink function")
+    parser.add_argument("--sink-file", help="a sink file outside the repository, shipped with addPyFile")
     parser.add_argument("--sink-id", required=True)
     parser.add_argument("--marker-topic", required=True)
     return parser.parse_args()
+
+
+def build_writer(spark: SparkSession, args: argparse.Namespace, output, context: SinkContext) -> DataStreamWriter:  # type: ignore[no-untyped-def]
+    """Import the sink and call it; a failure ends the app with one HARNESS-SINK-ERROR line."""
+    try:
+        if args.sink_file:
+            sys.path.insert(0, os.path.dirname(args.sink_file))
+            spark.sparkContext.addPyFile(args.sink_file)
+        module, _, attribute = args.sink.partition(":")
+        writer = getattr(importlib.import_module(module), attribute)(output, context)
+    except Exception as error:  # noqa: BLE001 - reported to the harness, which names the sink
+        print(f"HARNESS-SINK-ERROR {error.__class__.__name__}: {error}", flush=True)
+        raise SystemExit(2) from None
+    if not isinstance(writer, DataStreamWriter):
+        print(f"HARNESS-SINK-ERROR returned {type(writer).__name__}, not a DataStreamWriter", flush=True)
+        raise SystemExit(2)
+    return writer
 
 
 def main() -> None:
@@ -44,7 +65,7 @@ def main() -> None:
         reader = reader.option("maxOffsetsPerTrigger", args.max_offsets_per_trigger)
     output = pipeline.transform(reader.load())
     context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic)
-    writer = importlib.import_module(args.sink).sink(output, context)
+    writer = build_writer(spark, args, output, context)
     query = (
         writer.option("checkpointLocation", args.checkpoint)
         .trigger(processingTime=f"{args.trigger_seconds} seconds")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from docker.errors import APIError, NotFound
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
@@ -48,6 +49,16 @@ class SparkWorker(Service):
         )
         self.waiting_for(LogMessageWaitStrategy("Successfully registered with master").with_startup_timeout(60))
 
+    def log_text(self) -> str:
+        """The worker's log, then the stderr of every executor it ran (they live in its work folder)."""
+        text = super().log_text()
+        try:
+            result = self.exec(["sh", "-c", "for f in /tmp/spark-work/*/*/stderr; do [ -f \"$f\" ] && "
+                                            "echo \"===== executor log $f\" && cat \"$f\"; done; true"])
+        except (APIError, NotFound):  # the worker is not running: its container log is all there is
+            return text
+        return text + "\n" + result.output.decode(errors="replace")
+
 
 class SparkDriver(Service):
     """One Spark application: `spark-submit` of the harness's app runner, in client mode."""
@@ -72,6 +83,11 @@ class SparkDriver(Service):
             "spark.ui.enabled": "false",
             "spark.executorEnv.PYTHONPATH": SOURCE,
             "spark.sql.streaming.stopTimeout": "10s",
+            # an executor that stops answering (paused, cut off) is given up after 20 s and its tasks
+            # retried elsewhere: the zombie scenarios need that to happen well within a scenario
+            "spark.network.timeout": "20s",
+            "spark.executor.heartbeatInterval": "2s",
+            "spark.network.timeoutInterval": "5s",
         }
         command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", "512m"]
         for key, value in conf.items():
