@@ -43,6 +43,12 @@ def _run(args: argparse.Namespace) -> int:
                            args.records, args.name)
 
 
+def _certify(args: argparse.Namespace) -> int:
+    from harness import certify
+
+    return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -74,6 +80,15 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--records", type=int, default=20_000)
     run.add_argument("--name", default="scenario", help="the scenario's name in the report")
     run.set_defaults(func=_run)
+
+    certify = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")
+    certify.add_argument("--sink", required=True, help="dotted module (fixtures.sinks.transactional) or file.py:sink")
+    certify.add_argument("--quick", action="store_true", help="the subset that catches every known-bad sink")
+    certify.add_argument("--seed", type=int, default=1)
+    certify.add_argument("--records", type=int, default=20_000)
+    certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough")
+    certify.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/)")
+    certify.set_defaults(func=_certify)
 
     check = commands.add_parser("check", help="check existing input and output topics against a pipeline's model")
     check.add_argument("--bootstrap", required=True, help="bootstrap servers (host:port)")

@@ -25,6 +25,7 @@ MARKERS = {
 SETTINGS = {
     # name: (command-line option, environment variable, ini key, default)
     "scenario_timeout": ("--scenario-timeout", "HARNESS_SCENARIO_TIMEOUT", "harness_scenario_timeout", "300"),
+    "sink": ("--sink", "HARNESS_SINK", "harness_sink", ""),
 }
 FAILED = pytest.StashKey[bool]()
 

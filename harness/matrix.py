@@ -1,0 +1,74 @@
+"""The certification matrix: which fault scenarios a sink must pass, and which apply to it.
+
+A sink's kind is observed, not declared: the baseline run (no fault) shows whether it writes in
+transactions (`txn.*` points at the gate) or with plain produce requests (`produce`). Transaction
+points then apply only to transactional sinks, `produce` points only to the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TRANSACTIONAL = "transactional"
+PLAIN = "plain"
+ANY = "any"
+
+
+@dataclass(frozen=True)
+class MatrixScenario:
+    """One row of the matrix: a name (a test id), its fault specs, the sink kind it applies to."""
+
+    name: str
+    faults: tuple[str, ...]
+    applies_to: str = ANY
+    quick: bool = False  # in the smallest subset that still catches every known-bad sink
+
+    def applies(self, kind: str) -> bool:
+        return self.applies_to in (ANY, kind)
+
+
+def _matrix() -> list[MatrixScenario]:
+    rows = [MatrixScenario("baseline", (), ANY, quick=True)]
+    for point in ("txn.first_write", "txn.pre_commit", "txn.commit"):
+        for target in ("sender", "executor", "driver"):
+            quick = (target, point) in {("sender", "txn.commit"), ("driver", "txn.pre_commit")}
+            rows.append(MatrixScenario(f"kill-{target}-{point}", (f"kill:{target}@{point}#2",), TRANSACTIONAL, quick))
+    for target in ("sender", "executor", "driver"):
+        rows.append(MatrixScenario(f"kill-{target}-produce", (f"kill:{target}@produce#3",), PLAIN,
+                                   quick=target != "executor"))
+    for target in ("executor", "driver"):
+        rows.append(MatrixScenario(f"kill-{target}-batch.planned", (f"kill:{target}@batch.planned:2",)))
+    for role in ("executors", "driver"):
+        for point in ("txn.pre_commit", "txn.commit"):
+            rows.append(MatrixScenario(f"partition-{role}-{point}", (f"partition:{role}@{point}#2/10s",),
+                                       TRANSACTIONAL))
+    rows += [
+        # a link down longer than a commit may take: the commit fails and must not be ignored
+        MatrixScenario("partition-executors-txn.pre_commit-long", ("partition:executors@txn.pre_commit#2/70s",),
+                       TRANSACTIONAL, quick=True),
+        # a zombie: the executor stops before its commit, Spark retries the task elsewhere (after
+        # spark.network.timeout, 20 s), the zombie's commit goes out when it wakes
+        MatrixScenario("pause-executor-txn.pre_commit", ("pause:executor@txn.pre_commit#2/40s",), TRANSACTIONAL,
+                       quick=True),
+        # a late EndTxn: past a short transaction timeout the broker has aborted the transaction
+        MatrixScenario("delay-endtxn-txn.pre_commit", ("delay:sender@txn.pre_commit#2/25s",), TRANSACTIONAL,
+                       quick=True),
+        MatrixScenario("delay-endtxn-txn.commit", ("delay:sender@txn.commit#2/20s",), TRANSACTIONAL),
+        MatrixScenario("restart-broker", ("kill:broker@time:15",)),
+    ]
+    return rows
+
+
+MATRIX = _matrix()
+
+
+def scenarios_for(kind: str, quick: bool) -> list[MatrixScenario]:
+    """The rows that apply to a sink of this kind (the baseline first)."""
+    return [row for row in MATRIX if row.applies(kind) and (row.quick or not quick)]
+
+
+def kind_from_points(points: set[str]) -> str:
+    """A sink's kind from the gate points its baseline reached."""
+    if any(point.startswith("txn.") for point in points):
+        return TRANSACTIONAL
+    return PLAIN
