@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -117,8 +118,9 @@ class Cluster:
 
     def new_driver(self, name: str, app_args: list[str]) -> SparkDriver:
         """A driver container (not yet started) for one Spark application."""
+        hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:48]  # executors resolve it by DNS
         driver = SparkDriver(
-            images.SPARK.tag, self.network, self.labels, f"driver-{name}", self.master,
+            images.SPARK.tag, self.network, self.labels, f"driver-{hostname}", self.master,
             self.checkpoints, REPO, app_args,
         ).with_memory_limit("1500m")
         self.drivers.append(driver)

@@ -1,0 +1,70 @@
+"""Bad input is one clear line and exit status 2, before anything starts; the matrix is well formed."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.errors import BadInput
+from harness.faults.spec import parse_step
+from harness.matrix import MATRIX, PLAIN, TRANSACTIONAL, kind_from_points, scenarios_for
+from harness.sink_spec import resolve_sink
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[2]
+
+
+def harness(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=60)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--fault", "kill:toaster@produce"], "unknown target 'toaster'"),
+        (["run", "--sink", "fixtures.sinks.nope"], "sink 'fixtures.sinks.nope' cannot be imported"),
+        (["run", "--pipeline", "fixtures.pipelines.nope"], "pipeline 'fixtures.pipelines.nope' cannot be imported"),
+        (["certify", "--sink", "/no/such/sink.py:sink"], "no such file"),
+        (["smoke", "--pipeline", "fixtures.pipelines.nope"], "pipeline 'fixtures.pipelines.nope' cannot be imported"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(args: list[str], message: str) -> None:
+    run = harness(*args)
+    assert run.returncode == 2, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.startswith("harness: error:")]
+    assert len(lines) == 1 and message in lines[0], run.stderr
+
+
+def test_sink_files_must_define_the_sink(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("def sink(frame, context)\n    return frame\n")
+    with pytest.raises(BadInput, match="does not parse"):
+        resolve_sink(f"{broken}:sink")
+    other = tmp_path / "other.py"
+    other.write_text("def writer(frame, context):\n    return frame.writeStream\n")
+    with pytest.raises(BadInput, match="defines no 'sink'"):
+        resolve_sink(f"{other}:sink")
+    resolved = resolve_sink(f"{other}:writer")
+    assert (resolved.module, resolved.attribute, resolved.shipped) == ("other", "writer", True)
+
+
+def test_repository_sinks_resolve_without_pyspark_on_the_host() -> None:
+    for name in ("transactional", "driver_transactional", "builtin_kafka", "bad_no_marker_check"):
+        spec = resolve_sink(f"fixtures.sinks.{name}")
+        assert spec.argument == f"fixtures.sinks.{name}:sink" and not spec.shipped
+        assert len(spec.source_sha256) == 64
+
+
+def test_matrix_rows_parse_and_apply_by_kind() -> None:
+    names = [row.name for row in MATRIX]
+    assert len(names) == len(set(names))
+    for row in MATRIX:
+        for fault in row.faults:
+            parse_step(fault)
+    assert scenarios_for(TRANSACTIONAL, quick=False)[0].name == "baseline"
+    assert all("produce" not in f for row in scenarios_for(TRANSACTIONAL, False) for f in row.faults)
+    assert all("txn." not in f for row in scenarios_for(PLAIN, False) for f in row.faults)
+    assert kind_from_points({"txn.init", "produce"}) == TRANSACTIONAL
+    assert kind_from_points({"produce"}) == PLAIN
