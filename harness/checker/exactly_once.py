@@ -16,10 +16,9 @@ class ExactlyOnceChecker:
     """
 
     def check(
-        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str]
+        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str], counts: Counter[str]
     ) -> dict[str, Anomaly]:
         anomalies: dict[str, Anomaly] = {}
-        counts = Counter(identities)
         observed = counts.keys()
         duplicated = [] if len(counts) == len(identities) else [i for i, c in counts.items() if c > 1]
         unexpected = observed - expected.keys()

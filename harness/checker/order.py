@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 from harness.checker.verdict import Anomaly, Expected
@@ -15,11 +16,11 @@ class PerKeyOrderChecker:
     """
 
     def check(
-        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str]
+        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str], counts: Counter[str]
     ) -> dict[str, Anomaly]:
         anomaly = Anomaly("reordered")
         last: dict[str, int] = {}
-        if len(set(identities)) != len(identities):  # keep first occurrences only
+        if len(counts) != len(identities):  # keep first occurrences only
             first: dict[str, int] = {}
             for n, identity in enumerate(identities):
                 first.setdefault(identity, n)

@@ -1,0 +1,38 @@
+"""Certification time for one sink: per-scenario median and the whole matrix, from one run.
+
+    python benchmarks/certify.py [--sink fixtures.sinks.transactional] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from harness.certify import certify
+
+GOAL_MINUTES = 30
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sink", default="fixtures.sinks.transactional")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    out = Path(tempfile.mkdtemp(prefix="certify-bench-"))
+    started = time.monotonic()
+    status = certify(args.sink, args.quick, seed=1, records=20_000, out=out)
+    total = time.monotonic() - started
+    scenarios = json.loads((out / "certificate.json").read_text())["scenarios"]
+    seconds = [s["seconds"] for s in scenarios]
+    print(f"sink {args.sink}, {'quick' if args.quick else 'full'} matrix, exit status {status}")
+    print(f"scenarios: {len(seconds)}; per scenario median {statistics.median(seconds):.0f} s "
+          f"(min {min(seconds):.0f}, max {max(seconds):.0f})")
+    print(f"whole matrix, cluster start included: {total / 60:.1f} min (goal <= {GOAL_MINUTES} min)")
+
+
+if __name__ == "__main__":
+    main()
