@@ -32,7 +32,10 @@ def _matrix() -> list[MatrixScenario]:
     for point in ("txn.first_write", "txn.pre_commit", "txn.commit"):
         for target in ("sender", "executor", "driver"):
             quick = (target, point) in {("sender", "txn.commit"), ("driver", "txn.pre_commit")}
-            rows.append(MatrixScenario(f"kill-{target}-{point}", (f"kill:{target}@{point}#2",), TRANSACTIONAL, quick))
+            # the first commit is a data commit in every sink; later ones may be a marker's
+            nth = 1 if point == "txn.commit" else 2
+            rows.append(MatrixScenario(f"kill-{target}-{point}", (f"kill:{target}@{point}#{nth}",), TRANSACTIONAL,
+                                       quick))
     for target in ("sender", "executor", "driver"):
         rows.append(MatrixScenario(f"kill-{target}-produce", (f"kill:{target}@produce#3",), PLAIN,
                                    quick=target != "executor"))
@@ -43,9 +46,10 @@ def _matrix() -> list[MatrixScenario]:
             rows.append(MatrixScenario(f"partition-{role}-{point}", (f"partition:{role}@{point}#2/10s",),
                                        TRANSACTIONAL))
     rows += [
-        # a link down longer than a commit may take: the commit fails and must not be ignored
-        MatrixScenario("partition-executors-txn.pre_commit-long", ("partition:executors@txn.pre_commit#2/70s",),
-                       TRANSACTIONAL, quick=True),
+        # an EndTxn held longer than the commit call waits (60 s) and than the transaction timeout:
+        # the commit fails, and the failure must not be ignored
+        MatrixScenario("delay-endtxn-txn.pre_commit-long", ("delay:sender@txn.pre_commit#2/70s",), TRANSACTIONAL,
+                       quick=True),
         # a zombie: the executor stops before its commit, Spark retries the task elsewhere (after
         # spark.network.timeout, 20 s), the zombie's commit goes out when it wakes
         MatrixScenario("pause-executor-txn.pre_commit", ("pause:executor@txn.pre_commit#2/40s",), TRANSACTIONAL,
