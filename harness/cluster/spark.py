@@ -50,10 +50,10 @@ class SparkWorker(Service):
         self.waiting_for(LogMessageWaitStrategy("Successfully registered with master").with_startup_timeout(60))
 
     def log_text(self) -> str:
-        """The worker's log, then the stderr of every executor it ran (they live in its work folder)."""
+        """The worker's log, then the stderr and stdout of every executor it ran (in its work folder)."""
         text = super().log_text()
         try:
-            result = self.exec(["sh", "-c", "for f in /tmp/spark-work/*/*/stderr; do [ -f \"$f\" ] && "
+            result = self.exec(["sh", "-c", "for f in /tmp/spark-work/*/*/stderr /tmp/spark-work/*/*/stdout; do [ -f \"$f\" ] && "
                                             "echo \"===== executor log $f\" && cat \"$f\"; done; true"])
         except (APIError, NotFound):  # the worker is not running: its container log is all there is
             return text
