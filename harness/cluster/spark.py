@@ -14,6 +14,10 @@ MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
 SOURCE = "/opt/harness"
 DAEMON_MEMORY = "256m"
+EXECUTOR_LOGS = (
+    'for f in /tmp/spark-work/*/*/stderr /tmp/spark-work/*/*/stdout; do [ -f "$f" ] && '
+    'echo "===== executor log $f" && cat "$f"; done; true'
+)
 
 
 class SparkMaster(Service):
@@ -53,8 +57,7 @@ class SparkWorker(Service):
         """The worker's log, then the stderr and stdout of every executor it ran (in its work folder)."""
         text = super().log_text()
         try:
-            result = self.exec(["sh", "-c", "for f in /tmp/spark-work/*/*/stderr /tmp/spark-work/*/*/stdout; do [ -f \"$f\" ] && "
-                                            "echo \"===== executor log $f\" && cat \"$f\"; done; true"])
+            result = self.exec(["sh", "-c", EXECUTOR_LOGS])
         except (APIError, NotFound):  # the worker is not running: its container log is all there is
             return text
         return text + "\n" + result.output.decode(errors="replace")
