@@ -12,6 +12,7 @@ from harness.scenario import Scenario, ScenarioResult
 pytestmark = pytest.mark.chaos
 BUILTIN = "fixtures.sinks.builtin_kafka"
 DRIVER_TXN = "fixtures.sinks.driver_transactional"
+REHEARSING_TXN = "fixtures.sinks.rehearsing_driver_transactional"
 
 
 def run(cluster, name: str, sink: str, *faults: str, timeout: float = 300) -> ScenarioResult:  # type: ignore[no-untyped-def]
@@ -74,11 +75,19 @@ def test_partition_of_the_executors_link_at_commit_heals(cluster) -> None:
 
 def test_every_trigger_point_fires(cluster) -> None:
     specs = ["delay:sender@txn.init/1s", "delay:sender@txn.first_write/1s", "delay:sender@txn.pre_commit#2/1s",
-             "delay:sender@txn.commit#3/1s", "pause:driver@batch.planned:2/2s", "pause:executor@batch.committed:4/2s",
-             "pause:worker@time:20/2s"]
-    result = run(cluster, "txn-every-point", DRIVER_TXN, *specs)
+             "delay:sender@txn.commit#3/1s", "delay:sender@txn.abort#2/1s", "pause:driver@batch.planned:2/2s",
+             "pause:executor@batch.committed:4/2s", "pause:worker@time:20/2s"]
+    result = run(cluster, "txn-every-point", REHEARSING_TXN, *specs)
 
     assert_fired_with_effect(result, *specs)
+    assert result.read.aborted, "the rehearsal transactions were aborted: their records must count as aborted"
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_produce_point_fires_with_a_plain_sink(cluster) -> None:
+    result = run(cluster, "builtin-produce-point", BUILTIN, "delay:sender@produce#5/2s")
+
+    assert_fired_with_effect(result, "delay:sender@produce#5/2s")
     assert result.verdict.outcome == "pass", result.verdict.summary()
 
 
