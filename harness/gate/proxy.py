@@ -214,10 +214,7 @@ class KafkaGate:
                         pending[request.correlation_id] = event
                     if not await self._intercept(event, HOLD_REQUEST):
                         return
-            writer.write(size_bytes + payload)
-            self.bytes_forwarded += 4 + len(payload)
-            if writer.transport.get_write_buffer_size() > 2**20:
-                await writer.drain()
+            await self._forward(writer, size_bytes, payload)
 
     async def _responses(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pending: dict[int, GateEvent]
@@ -229,10 +226,14 @@ class KafkaGate:
                     event = GateEvent("txn.commit", committed.peer, committed.connection, committed.request)
                     if not await self._intercept(event, HOLD_RESPONSE):
                         return
-            writer.write(size_bytes + payload)
-            self.bytes_forwarded += 4 + len(payload)
-            if writer.transport.get_write_buffer_size() > 2**20:
-                await writer.drain()
+            await self._forward(writer, size_bytes, payload)
+
+    async def _forward(self, writer: asyncio.StreamWriter, size_bytes: bytes, payload: bytes) -> None:
+        """Write one frame on; wait for the peer only when a megabyte is buffered."""
+        writer.write(size_bytes + payload)
+        self.bytes_forwarded += 4 + len(payload)
+        if writer.transport.get_write_buffer_size() > 2**20:
+            await writer.drain()
 
     def _point(self, request: RequestInfo) -> str | None:
         """The point a request reaches; tracks whether each transactional id is inside a transaction."""
