@@ -16,6 +16,38 @@ from harness.gate.proxy import GateEvent, Hold
 from harness.history import History
 
 
+class HoldGroup:
+    """A held request and every retry of it: what `delay` and `pause` hold must stay held.
+
+    A client whose request goes unanswered may resend it on a new connection (librdkafka does so
+    with EndTxn); holding only the first copy would let the retry through on time.
+    """
+
+    def __init__(self, first: Hold) -> None:
+        self.event = first.event
+        self.what = first.what
+        self.holds = [first]
+        self.outcome: bool | None = None  # None while held; True released; False dropped
+
+    def add(self, hold: Hold) -> None:
+        if self.outcome is None:
+            self.holds.append(hold)
+        elif self.outcome:
+            hold.release()
+        else:
+            hold.drop()
+
+    def release(self) -> None:
+        self.outcome = True
+        for hold in self.holds:
+            hold.release()
+
+    def drop(self) -> None:
+        self.outcome = False
+        for hold in self.holds:
+            hold.drop()
+
+
 class Schedule:
     """Trigger-to-fault steps; an Interceptor for the gate and a listener for the batch watcher."""
 
@@ -26,6 +58,8 @@ class Schedule:
         self.seen = [0] * len(steps)
         self.fired: dict[int, float] = {}
         self._held: dict[int, int] = {}  # id(event) -> step index
+        self._retries: dict[int, HoldGroup] = {}  # id(event) -> the group a retry joins
+        self._groups: dict[tuple[str, str], HoldGroup] = {}  # (point, transactional id) -> held group
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nemesis")
         self._timers: list[threading.Timer] = []
@@ -53,6 +87,10 @@ class Schedule:
     # -- gate --------------------------------------------------------------------------------------
 
     def on_point(self, event: GateEvent) -> str | None:
+        group = self._groups.get((event.point, event.request.transactional_id or ""))
+        if group is not None and group.outcome is None:
+            self._retries[id(event)] = group
+            return group.what
         index = self._match(event.point, event.peer.role, None)
         if index is None:
             return None
@@ -64,8 +102,18 @@ class Schedule:
         return step.hold
 
     def on_hold(self, hold: Hold) -> None:
+        group = self._retries.pop(id(hold.event), None)
+        if group is not None:
+            self.history.record("hold.retry", point=hold.event.point,
+                                transactional_id=hold.event.request.transactional_id)
+            group.add(hold)
+            return
         index = self._held.pop(id(hold.event))
-        self._pool.submit(self.nemesis.inject, self.steps[index], hold.event, hold)
+        step = self.steps[index]
+        held: Hold | HoldGroup = hold
+        if step.action in ("delay", "pause") and hold.event.request.transactional_id:
+            held = self._groups[(hold.event.point, hold.event.request.transactional_id)] = HoldGroup(hold)
+        self._pool.submit(self.nemesis.inject, step, hold.event, held)
 
     # -- checkpoint and clock ----------------------------------------------------------------------
 

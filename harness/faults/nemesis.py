@@ -17,7 +17,7 @@ from docker.errors import APIError, NotFound
 from harness.cluster.service import Service
 from harness.cluster.topology import Cluster
 from harness.faults.spec import FaultStep
-from harness.gate.proxy import GateEvent, Hold
+from harness.gate.proxy import GateEvent, Held
 from harness.history import History
 
 EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
@@ -37,7 +37,7 @@ class Nemesis:
 
     # -- entry point -------------------------------------------------------------------------------
 
-    def inject(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+    def inject(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         """Carry out one step (on a worker thread); a failure to inject is recorded, never swallowed."""
         name = str(step)
         self.history.record("fault.inject", fault=name, detail=name, trigger=event.fields() if event else None)
@@ -126,7 +126,7 @@ class Nemesis:
 
     # -- actions -----------------------------------------------------------------------------------
 
-    def _kill(self, step: FaultStep, event: GateEvent | None, hold: Hold | None, signal: str = "KILL") -> None:
+    def _kill(self, step: FaultStep, event: GateEvent | None, hold: Held | None, signal: str = "KILL") -> None:
         name = str(step)
         if step.target in ("driver", "worker", "broker") or (step.target == "sender" and event and
                                                            event.peer.role == "driver"):
@@ -141,7 +141,7 @@ class Nemesis:
         if hold is not None:
             hold.drop()
 
-    def _stop(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+    def _stop(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         self._kill(step, event, hold, signal="TERM")
 
     def _kill_container(self, name: str, container: Service, signal: str) -> None:
@@ -174,7 +174,7 @@ class Nemesis:
             time.sleep(0.5)
         self.history.record("effect", fault=name, effect="no new executor process within 60 s")
 
-    def _pause(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+    def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)
         assert step.duration is not None
         if step.target in ("driver", "worker", "broker"):
@@ -197,7 +197,7 @@ class Nemesis:
                     hold.release()  # the zombie's late request goes out as it wakes
         self._later(name, step.duration, resume)
 
-    def _partition(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+    def _partition(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)
         assert step.duration is not None
         proxy = self.cluster.toxiproxy.client().get_proxy(step.target)
@@ -207,7 +207,7 @@ class Nemesis:
             hold.drop()
         self._later(name, step.duration, proxy.enable)
 
-    def _isolate(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+    def _isolate(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)
         assert step.duration is not None
         service = self._container(step, event)
@@ -226,7 +226,7 @@ class Nemesis:
 
         self._later(name, step.duration, reconnect)
 
-    def _delay(self, step: FaultStep, event: GateEvent | None, hold: Hold | None) -> None:
+    def _delay(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         assert step.duration is not None and hold is not None
         self.history.record("effect", fault=str(step), effect=f"{hold.what} held for {step.duration:g} s")
         self._later(str(step), step.duration, hold.release)

@@ -88,6 +88,16 @@ class Hold:
         return self.future.done()
 
 
+class Held(Protocol):
+    """What the nemesis settles: one hold, or a hold with its retries."""
+
+    what: str
+
+    def release(self) -> None: ...
+
+    def drop(self) -> None: ...
+
+
 class Interceptor(Protocol):
     """Decides, per point reached, whether to hold; is told of every hold. Called on the gate's loop: be quick."""
 
