@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import socket
 import struct
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from kafka.protocol.producer.produce import ProduceRequest
 from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
 
+from harness.faults.spec import parse_step
 from harness.gate.protocol import parse_request
 from harness.gate.proxy import GateEvent, Hold, KafkaGate, Peer
+from harness.history import History
+from harness.schedule import Schedule
 
 pytestmark = pytest.mark.unit
 
@@ -175,3 +180,30 @@ def test_dropped_hold_cuts_the_connection(gate: KafkaGate) -> None:
     assert 41 not in gate.broker.received  # type: ignore[attr-defined]
     assert any(type == "drop" for type, _ in gate.events)  # type: ignore[attr-defined]
 
+
+
+def test_a_delayed_request_holds_its_retries_until_released(gate: KafkaGate) -> None:
+    """librdkafka resends an unanswered EndTxn on a new connection: a delay must hold that copy too."""
+
+    class Nemesis:
+        def __init__(self) -> None:
+            self.held: list = []
+
+        def inject(self, step, event, held) -> None:  # type: ignore[no-untyped-def]
+            self.held.append(held)
+
+    nemesis = Nemesis()
+    history = History(Path(tempfile.mkdtemp()) / "history.jsonl")
+    schedule = Schedule([parse_step("delay:sender@txn.pre_commit/30s")], nemesis, history)  # type: ignore[arg-type]
+    gate.interceptor = schedule
+    with client(gate) as first, client(gate) as retry:
+        first.sendall(end_txn(3, committed=True, correlation_id=51))
+        wait_for(lambda: nemesis.held)
+        retry.sendall(end_txn(3, committed=True, correlation_id=52))
+        wait_for(lambda: len(nemesis.held[0].holds) == 2)
+        time.sleep(0.2)
+        assert not {51, 52} & set(gate.broker.received)  # type: ignore[attr-defined]
+        nemesis.held[0].release()
+        assert answer(first) == 51 and answer(retry) == 52
+    schedule.close()
+    history.close()
