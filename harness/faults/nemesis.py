@@ -84,9 +84,9 @@ class Nemesis:
             return self.driver()
         if step.target == "broker":
             return self.cluster.kafka
-        if step.target in ("worker", "executor", "sender") and event is not None:
+        if event is not None and (step.target == "sender" or event.peer.role == "executors"):
             return self._service(event.peer.container)
-        return self._worker_with_executor()
+        return self._worker_with_executor()  # an executor or worker fault triggered by the driver's request
 
     def _service(self, alias: str) -> Service:
         for service in self.cluster.services:
