@@ -49,18 +49,23 @@ def pytest_configure(config: pytest.Config) -> None:
     signal.signal(signal.SIGTERM, interrupted)
 
 
+def config_setting(config: pytest.Config, name: str) -> str:
+    """A harness setting where no test is at hand (collection): command line > environment > ini."""
+    _, env, ini, _ = SETTINGS[name]
+    from_cli = config.getoption(name)
+    if from_cli is not None:
+        return str(from_cli)
+    if env in os.environ:
+        return os.environ[env]
+    return str(config.getini(ini))
+
+
 def setting(request: pytest.FixtureRequest, name: str) -> str:
     """A harness setting: marker > command line > environment > ini."""
     marker = request.node.get_closest_marker(name)
     if marker is not None and marker.args:
         return str(marker.args[0])
-    option, env, ini, _ = SETTINGS[name]
-    from_cli = request.config.getoption(name)
-    if from_cli is not None:
-        return str(from_cli)
-    if env in os.environ:
-        return os.environ[env]
-    return str(request.config.getini(ini))
+    return config_setting(request.config, name)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -8,12 +8,11 @@ kind are skipped, saying why).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from harness.faults.spec import parse_schedule
 from harness.matrix import MATRIX, MatrixScenario, kind_from_points
+from harness.plugin import config_setting
 from harness.scenario import Scenario, ScenarioResult
 
 pytestmark = pytest.mark.chaos
@@ -46,8 +45,7 @@ GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-sender-produce"),
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "certification_case" not in metafunc.fixturenames:
         return
-    user_sink = metafunc.config.getoption("sink") or os.environ.get("HARNESS_SINK") or metafunc.config.getini(
-        "harness_sink")
+    user_sink = config_setting(metafunc.config, "sink")
     if user_sink:  # the kind of a user's sink is observed from its baseline: see test_certification
         cases = [pytest.param((user_sink, row.name, "observe"), id=f"{user_sink}::{row.name}") for row in MATRIX]
     else:
