@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from harness.certify import certify
+from harness.interrupt import terminate_like_ctrl_c
 
 GOAL_MINUTES = 30
 
@@ -22,6 +23,7 @@ def main() -> None:
     parser.add_argument("--sink", default="fixtures.sinks.transactional")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    terminate_like_ctrl_c()
     out = Path(tempfile.mkdtemp(prefix="certify-bench-"))
     started = time.monotonic()
     status = certify(args.sink, args.quick, seed=1, records=20_000, out=out)

@@ -18,9 +18,10 @@ import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
-from harness.checker import check
+from harness.checker import OutputCheck
 from harness.cluster import images
 from harness.cluster.topology import Cluster
+from harness.interrupt import terminate_like_ctrl_c
 from harness.pipeline import load_pipeline
 from harness.reader import CommittedReader
 from harness.topics import create_topics
@@ -72,8 +73,9 @@ def reader_and_checker(bootstrap: str, topic: str, workload: Workload, measure_m
     if measure_memory:
         tracemalloc.start()
     started = time.perf_counter()
-    read = CommittedReader(bootstrap).read(topic)
-    verdict = check(pipeline.checkers(), expected, read, pipeline.identity)
+    output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)
+    read = CommittedReader(bootstrap).read(topic, on_batch=output_check.feed)
+    verdict = output_check.verdict(read)
     elapsed = time.perf_counter() - started
     peak = tracemalloc.get_traced_memory()[1] if measure_memory else 0
     if measure_memory:
@@ -87,6 +89,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    terminate_like_ctrl_c()
     images.build_all()
     workload = Workload(args.records, seed=3)
     with Cluster(workers=0) as cluster:

@@ -20,6 +20,7 @@ from docker.errors import APIError, NotFound
 from harness.cluster import images
 from harness.cluster.engine import docker_client
 from harness.cluster.topology import Cluster
+from harness.interrupt import terminate_like_ctrl_c
 from harness.scenario import Scenario
 from harness.workload import Workload
 
@@ -76,6 +77,7 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--cold", action="store_true")
     args = parser.parse_args()
+    terminate_like_ctrl_c()
 
     build = cold_build() if args.cold else None
     images.build_all()

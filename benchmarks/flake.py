@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.certify import certify
+from harness.interrupt import terminate_like_ctrl_c
 
 SINK = "fixtures.sinks.transactional"
 
@@ -24,6 +25,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    terminate_like_ctrl_c()
     alarms: Counter[str] = Counter()
     scenarios = 0
     for run in range(args.runs):

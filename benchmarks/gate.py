@@ -16,6 +16,7 @@ import statistics
 from harness.cluster import images
 from harness.cluster.spark import SOURCE
 from harness.cluster.topology import Cluster
+from harness.interrupt import terminate_like_ctrl_c
 from harness.topics import create_topics, unique_name
 
 
@@ -41,6 +42,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    terminate_like_ctrl_c()
     images.build_all()
     routes = {"direct": [], "gate": []}
     with Cluster(workers=0) as cluster:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from harness.checker import FAIL, PASS, check
+from harness.checker import FAIL, PASS, OutputCheck
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
 from harness.pipeline import load_pipeline
 from harness.reader import CommittedReader
@@ -21,8 +21,10 @@ def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str,
         expected = pipeline.model(json.loads(record.value()) for record in inputs.records)
     except (ValueError, KeyError) as error:
         raise BadInput(f"input topic '{input_topic}' holds records the model cannot read: {error!r}") from None
-    output = reader.read(output_topic, stable_timeout=stable_timeout, count_uncommitted=True)
-    verdict = check(pipeline.checkers(), expected, output, pipeline.identity)
+    output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)
+    output = reader.read(output_topic, stable_timeout=stable_timeout, count_uncommitted=True,
+                         on_batch=output_check.feed)
+    verdict = output_check.verdict(output)
     print(verdict.summary())
     for anomaly in verdict.anomalies.values():
         print(f"  {anomaly.name}: {anomaly.count}; e.g. {json.dumps(anomaly.examples[:3])}")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.interrupt import terminate_like_ctrl_c
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -101,13 +101,9 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def _interrupted(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupted)  # clean up containers as on Ctrl-C
+    terminate_like_ctrl_c()
     try:
         return int(args.func(args))
     except HarnessError as error:

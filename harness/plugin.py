@@ -6,13 +6,13 @@ Settings resolve in one place, `setting()`: marker > command line > environment 
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from harness.errors import HarnessError
+from harness.interrupt import terminate_like_ctrl_c
 
 MARKERS = {
     "unit": "pure logic, no Docker",
@@ -41,12 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
-
-    def interrupted(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    # SIGTERM tears the cluster down like Ctrl-C; a SIGKILL is swept by the next run.
-    signal.signal(signal.SIGTERM, interrupted)
+    terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
 
 
 def config_setting(config: pytest.Config, name: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -129,8 +130,17 @@ class CommittedReader:
     def _watermarks(self, consumer: Consumer, topic: str, partitions: list[int]) -> dict[int, int]:
         return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
 
-    def read(self, topic: str, stable_timeout: float = 30.0, count_uncommitted: bool = False) -> ReadResult:
-        """Read every committed record; wait up to `stable_timeout` s for open transactions to close."""
+    def read(
+        self,
+        topic: str,
+        stable_timeout: float = 30.0,
+        count_uncommitted: bool = False,
+        on_batch: Callable[[list[Record]], None] | None = None,
+    ) -> ReadResult:
+        """Read every committed record; wait up to `stable_timeout` s for open transactions to close.
+
+        `on_batch` sees each committed batch as it arrives (a checker working while librdkafka fetches).
+        """
         committed = self._consumer("read_committed")
         uncommitted = self._consumer("read_uncommitted")
         try:
@@ -143,14 +153,20 @@ class CommittedReader:
                 stable = self._watermarks(committed, topic, partitions)
             stuck = {p: (stable[p], high[p]) for p in partitions if stable[p] < high[p]}
             with collector_paused():
-                records = self._drain(committed, topic, stable)
+                records = self._drain(committed, topic, stable, on_batch)
                 visible = len(self._drain(uncommitted, topic, high)) if count_uncommitted else None
             return ReadResult(records, stable, high, stuck, visible)
         finally:
             committed.close()
             uncommitted.close()
 
-    def _drain(self, consumer: Consumer, topic: str, ends: dict[int, int]) -> list[Record]:
+    def _drain(
+        self,
+        consumer: Consumer,
+        topic: str,
+        ends: dict[int, int],
+        on_batch: Callable[[list[Record]], None] | None = None,
+    ) -> list[Record]:
         """Consume until every partition's position reaches its end offset."""
         todo = {p for p, end in ends.items() if end > 0}
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in todo])
@@ -163,6 +179,8 @@ class CommittedReader:
                     raise InfrastructureError(f"reading {topic}: {message.error()}")
             records.extend(messages)
             if messages:
+                if on_batch is not None:
+                    on_batch(messages)
                 idle_deadline = time.monotonic() + 60
             positions = consumer.position([TopicPartition(topic, p) for p in todo])
             todo -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}

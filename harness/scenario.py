@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.checker import FAIL, UNKNOWN, Anomaly, Verdict, check
+from harness.checker import FAIL, UNKNOWN, Anomaly, OutputCheck, Verdict
 from harness.checkpoint import BatchWatcher, CheckpointFolder
 from harness.cluster.spark import SparkDriver
 from harness.cluster.topology import Cluster
@@ -175,12 +175,14 @@ class Scenario:
             raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
 
         started = time.monotonic()
-        read = CommittedReader(kafka.bootstrap_direct).read(output_topic, count_uncommitted=True)
+        expected = self.pipeline.model(json.loads(r.to_json()) for r in self.workload.generate() if r.id in sends.acked)
+        output_check = OutputCheck(self.pipeline.checkers(), expected, self.pipeline.identity)
+        read = CommittedReader(kafka.bootstrap_direct).read(output_topic, count_uncommitted=True,
+                                                            on_batch=output_check.feed)
         if read.stuck:
             read.open_transactions = self.cluster.kafka.open_transactions()
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted)
-        expected = self.pipeline.model(json.loads(r.to_json()) for r in self.workload.generate() if r.id in sends.acked)
-        verdict = check(self.pipeline.checkers(), expected, read, self.pipeline.identity, incomplete)
+        verdict = output_check.verdict(read, incomplete)
         unfired = schedule.unfired()
         if unfired and verdict.outcome != UNKNOWN:
             verdict.outcome = FAIL

@@ -1,21 +1,71 @@
-"""Runs the checkers over one read and composes their anomalies into one verdict."""
+"""Runs the checkers over one read and composes their anomalies into one verdict.
+
+The checkers see the output as the reader fetches it (`OutputCheck.feed` is the reader's batch
+callback), so that most of their work overlaps the read; what is left runs once at the end.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from harness.checker.output import Output
 from harness.checker.verdict import FAIL, NONE, PASS, UNKNOWN, Anomaly, Expected, Verdict, classify
 from harness.reader import ReadResult, Record, collector_paused
 
 
 class Checker(Protocol):
-    """Names anomalies; `identities[n]` is the identity of `output[n]`, `counts` their multiset."""
+    """Names anomalies: `feed` takes each batch's first occurrences in read order, `anomalies` runs at the end."""
 
-    def check(
-        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str], counts: Counter[str]
-    ) -> dict[str, Anomaly]: ...
+    def feed(self, expected: Mapping[str, Expected], records: list[Record], identities: list[str]) -> None: ...
+
+    def anomalies(self, expected: Mapping[str, Expected], output: Output) -> dict[str, Anomaly]: ...
+
+
+class OutputCheck:
+    """Composed checkers over one output; a checker that crashes makes the verdict `unknown`."""
+
+    def __init__(
+        self, checkers: list[Checker], expected: Mapping[str, Expected], identity: Callable[[bytes], str]
+    ) -> None:
+        self.checkers = checkers
+        self.expected = expected
+        self.output = Output(identity)
+        self.error: Exception | None = None
+
+    def feed(self, batch: list[Record]) -> None:
+        if self.error is not None:
+            return
+        try:
+            records, identities = self.output.add(batch)
+            for checker in self.checkers:
+                checker.feed(self.expected, records, identities)
+        except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
+            self.error = error
+
+    def verdict(self, read: ReadResult, incomplete: str | None = None) -> Verdict:
+        """Compose the checkers' anomalies; add `stuck` from the read and `incomplete` from the run."""
+        anomalies: dict[str, Anomaly] = {}
+        expected, output = self.expected, self.output
+        if self.error is None:
+            try:
+                with collector_paused():
+                    for checker in self.checkers:
+                        anomalies.update(checker.anomalies(expected, output))
+            except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
+                self.error = error
+        if self.error is not None:
+            return Verdict(UNKNOWN, NONE, anomalies, len(expected), len(output.records), 0, repr(self.error))
+        if read.stuck:
+            stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
+            for partition, (stable, high) in sorted(read.stuck.items()):
+                stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
+                           "open_transactions": read.open_transactions})
+        if incomplete:
+            anomalies.setdefault("incomplete", Anomaly("incomplete")).add({"reason": incomplete})
+        outcome = FAIL if anomalies else PASS
+        return Verdict(outcome, classify(anomalies), anomalies, len(expected), len(output.records),
+                       len(output.distinct))
 
 
 def check(
@@ -25,23 +75,8 @@ def check(
     identity: Callable[[bytes], str],
     incomplete: str | None = None,
 ) -> Verdict:
-    """Compose checkers; add `stuck` from the read and `incomplete` from the run; a crash is `unknown`."""
-    anomalies: dict[str, Anomaly] = {}
-    counts: Counter[str] = Counter()
-    try:
-        with collector_paused():
-            identities = [identity(record.value()) for record in read.records]
-            counts.update(identities)
-            for checker in checkers:
-                anomalies.update(checker.check(expected, read.records, identities, counts))
-    except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
-        return Verdict(UNKNOWN, NONE, anomalies, len(expected), len(read.records), 0, repr(error))
-    if read.stuck:
-        stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
-        for partition, (stable, high) in sorted(read.stuck.items()):
-            stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
-                       "open_transactions": read.open_transactions})
-    if incomplete:
-        anomalies.setdefault("incomplete", Anomaly("incomplete")).add({"reason": incomplete})
-    outcome = FAIL if anomalies else PASS
-    return Verdict(outcome, classify(anomalies), anomalies, len(expected), len(read.records), len(counts))
+    """Check a read that is already complete (crafted outputs, tests): one batch, then the verdict."""
+    output_check = OutputCheck(checkers, expected, identity)
+    with collector_paused():
+        output_check.feed(read.records)
+    return output_check.verdict(read, incomplete)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 
+from harness.checker.output import Output
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
@@ -15,17 +15,20 @@ class ExactlyOnceChecker:
     Set operations do the bulk of the work in C; Python loops only over the anomalies themselves.
     """
 
-    def check(
-        self, expected: Mapping[str, Expected], output: list[Record], identities: list[str], counts: Counter[str]
-    ) -> dict[str, Anomaly]:
+    def feed(self, expected: Mapping[str, Expected], records: list[Record], identities: list[str]) -> None:
+        """Nothing to do per batch: the output's distinct identities are all this checker needs."""
+
+    def anomalies(self, expected: Mapping[str, Expected], output: Output) -> dict[str, Anomaly]:
+        if not output.duplicated and output.distinct == expected.keys():
+            return {}
         anomalies: dict[str, Anomaly] = {}
-        observed = counts.keys()
-        duplicated = [] if len(counts) == len(identities) else [i for i, c in counts.items() if c > 1]
-        unexpected = observed - expected.keys()
+        counts = output.counts
+        duplicated = [i for i, c in counts.items() if c > 1] if output.duplicated else []
+        unexpected = output.distinct.difference(expected)
         if duplicated or unexpected:
             where: dict[str, Record] = {}
             wanted = set(duplicated) | unexpected
-            for identity, record in zip(identities, output, strict=True):
+            for identity, record in zip(output.identities, output.records, strict=True):
                 if identity in wanted:
                     where.setdefault(identity, record)
             for identity in duplicated:
@@ -36,7 +39,7 @@ class ExactlyOnceChecker:
                 anomalies.setdefault("unexpected", Anomaly("unexpected")).add(
                     {"id": identity, **_at(where[identity])}, counts[identity]
                 )
-        for identity in sorted(expected.keys() - observed):
+        for identity in sorted(expected.keys() - output.distinct):
             anomalies.setdefault("lost", Anomaly("lost")).add({"id": identity, "key": expected[identity].key})
         return anomalies
 

@@ -16,10 +16,13 @@ from harness.checker import (
     PerKeyOrderChecker,
     check,
 )
+from harness.checker.compose import Checker, OutputCheck
 from harness.reader import OutputRecord, ReadResult
 
 pytestmark = pytest.mark.unit
-CHECKERS = [ExactlyOnceChecker(), PerKeyOrderChecker()]
+def checkers() -> list[Checker]:
+    """Fresh checkers per output: a checker keeps state across the batches of one read."""
+    return [ExactlyOnceChecker(), PerKeyOrderChecker()]
 
 
 def identity(value: bytes) -> str:
@@ -55,7 +58,7 @@ def test_reports_exactly_the_inserted_anomalies(n: int, dup: int, drop: int, for
     extra_at = data.draw(st.integers(0, len(kept)))
     ids = kept[:extra_at] + extra + kept[extra_at:] + duplicated
 
-    verdict = check(CHECKERS, expected, read(ids), identity)
+    verdict = check(checkers(), expected, read(ids), identity)
 
     found = {name: a.count for name, a in verdict.anomalies.items()}
     wanted = {
@@ -84,7 +87,7 @@ def test_a_swap_within_a_key_is_reordered_and_nothing_else(n: int, data) -> None
     second = first + 2  # same key (keys alternate), later in that key's sequence
     ids[first], ids[second] = ids[second], ids[first]
 
-    verdict = check(CHECKERS, expected, read(ids), identity)
+    verdict = check(checkers(), expected, read(ids), identity)
 
     assert set(verdict.anomalies) == {"reordered"}
     assert verdict.anomalies["reordered"].count == 1
@@ -93,7 +96,7 @@ def test_a_swap_within_a_key_is_reordered_and_nothing_else(n: int, data) -> None
 
 def test_examples_name_partition_and_offset_and_are_capped() -> None:
     expected = model(50)
-    verdict = check(CHECKERS, expected, read(list(expected) * 2), identity)
+    verdict = check(checkers(), expected, read(list(expected) * 2), identity)
     duplicate = verdict.anomalies["duplicate"]
     assert duplicate.count == 50
     assert len(duplicate.examples) == 20
@@ -102,7 +105,7 @@ def test_examples_name_partition_and_offset_and_are_capped() -> None:
 
 def test_stuck_partitions_and_incomplete_runs_are_anomalies() -> None:
     expected = model(3)
-    verdict = check(CHECKERS, expected, read(list(expected), stuck={0: (3, 5)}), identity, incomplete="deadline")
+    verdict = check(checkers(), expected, read(list(expected), stuck={0: (3, 5)}), identity, incomplete="deadline")
     assert set(verdict.anomalies) == {"stuck", "incomplete"}
     assert verdict.anomalies["stuck"].examples[0]["last_stable_offset"] == 3
     assert verdict.outcome == "fail"
@@ -110,6 +113,23 @@ def test_stuck_partitions_and_incomplete_runs_are_anomalies() -> None:
 
 def test_a_crashing_check_is_unknown_never_a_pass() -> None:
     result = ReadResult([OutputRecord(0, 0, None, b"not json", 0)], {0: 1}, {0: 1})
-    verdict = check(CHECKERS, model(1), result, identity)
+    verdict = check(checkers(), model(1), result, identity)
     assert verdict.outcome == "unknown"
     assert verdict.error
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 120), data=st.data())
+def test_batches_as_read_give_the_verdict_of_one_batch(n: int, data) -> None:
+    expected = model(n, keys=3)
+    pool = [*expected, "foreign-1"]
+    ids = data.draw(st.lists(st.sampled_from(pool), max_size=2 * n))  # duplicates, losses, swaps, foreigners
+    whole = read(ids)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(ids)), max_size=6)))
+
+    streamed = OutputCheck(checkers(), expected, identity)
+    for start, end in zip([0, *cuts], [*cuts, len(ids)], strict=True):
+        streamed.feed(whole.records[start:end])
+
+    once = check(checkers(), expected, whole, identity)
+    assert streamed.verdict(whole).to_dict() == once.to_dict()
