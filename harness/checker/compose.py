@@ -9,17 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from harness.checker.output import Output
+from harness.checker.ledger import Ledger
 from harness.checker.verdict import FAIL, NONE, PASS, UNKNOWN, Anomaly, Expected, Verdict, classify
 from harness.reader import ReadResult, Record, collector_paused
 
 
 class Checker(Protocol):
-    """Names anomalies: `feed` takes each batch's first occurrences in read order, `anomalies` runs at the end."""
+    """Names anomalies in one output (a checker is made per output).
 
-    def feed(self, expected: Mapping[str, Expected], records: list[Record], identities: list[str]) -> None: ...
+    `feed` sees each batch in read order: its records, their identities and, for each first
+    occurrence of an expected identity, what the model expects of it (else None). `anomalies` runs
+    once, at the end, with the ledger.
+    """
 
-    def anomalies(self, expected: Mapping[str, Expected], output: Output) -> dict[str, Anomaly]: ...
+    def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None: ...
+
+    def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]: ...
 
 
 class OutputCheck:
@@ -29,33 +34,32 @@ class OutputCheck:
         self, checkers: list[Checker], expected: Mapping[str, Expected], identity: Callable[[bytes], str]
     ) -> None:
         self.checkers = checkers
-        self.expected = expected
-        self.output = Output(identity)
+        self.ledger = Ledger(expected, identity)
         self.error: Exception | None = None
 
     def feed(self, batch: list[Record]) -> None:
         if self.error is not None:
             return
         try:
-            records, identities = self.output.add(batch)
+            identities, wants = self.ledger.add(batch)
             for checker in self.checkers:
-                checker.feed(self.expected, records, identities)
+                checker.feed(batch, identities, wants)
         except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
             self.error = error
 
     def verdict(self, read: ReadResult, incomplete: str | None = None) -> Verdict:
         """Compose the checkers' anomalies; add `stuck` from the read and `incomplete` from the run."""
         anomalies: dict[str, Anomaly] = {}
-        expected, output = self.expected, self.output
+        ledger = self.ledger
         if self.error is None:
             try:
                 with collector_paused():
                     for checker in self.checkers:
-                        anomalies.update(checker.anomalies(expected, output))
+                        anomalies.update(checker.anomalies(ledger))
             except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
                 self.error = error
         if self.error is not None:
-            return Verdict(UNKNOWN, NONE, anomalies, len(expected), len(output.records), 0, repr(self.error))
+            return Verdict(UNKNOWN, NONE, anomalies, len(ledger.expected), len(ledger.records), 0, repr(self.error))
         if read.stuck:
             stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
             for partition, (stable, high) in sorted(read.stuck.items()):
@@ -64,8 +68,8 @@ class OutputCheck:
         if incomplete:
             anomalies.setdefault("incomplete", Anomaly("incomplete")).add({"reason": incomplete})
         outcome = FAIL if anomalies else PASS
-        return Verdict(outcome, classify(anomalies), anomalies, len(expected), len(output.records),
-                       len(output.distinct))
+        return Verdict(outcome, classify(anomalies), anomalies, len(ledger.expected), len(ledger.records),
+                       ledger.distinct)
 
 
 def check(

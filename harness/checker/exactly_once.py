@@ -2,45 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from harness.checker.output import Output
+from harness.checker.ledger import Ledger
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
 
 class ExactlyOnceChecker:
-    """Compares the multiset of output identities with the expected set.
+    """Reads the ledger: what is still remaining was lost, what came twice or from nowhere is extra."""
 
-    Set operations do the bulk of the work in C; Python loops only over the anomalies themselves.
-    """
+    def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
+        """Nothing to do per batch: the ledger checks identities off as they are read."""
 
-    def feed(self, expected: Mapping[str, Expected], records: list[Record], identities: list[str]) -> None:
-        """Nothing to do per batch: the output's distinct identities are all this checker needs."""
-
-    def anomalies(self, expected: Mapping[str, Expected], output: Output) -> dict[str, Anomaly]:
-        if not output.duplicated and output.distinct == expected.keys():
-            return {}
+    def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         anomalies: dict[str, Anomaly] = {}
-        counts = output.counts
-        duplicated = [i for i, c in counts.items() if c > 1] if output.duplicated else []
-        unexpected = output.distinct.difference(expected)
-        if duplicated or unexpected:
+        duplicates, unexpected = ledger.duplicates(), ledger.unexpected()
+        if duplicates or unexpected:
             where: dict[str, Record] = {}
-            wanted = set(duplicated) | unexpected
-            for identity, record in zip(output.identities, output.records, strict=True):
-                if identity in wanted:
+            for identity, record in zip(ledger.identities, ledger.records, strict=True):
+                if identity in ledger.extra:
                     where.setdefault(identity, record)
-            for identity in duplicated:
+            for identity, count in duplicates.items():
                 anomalies.setdefault("duplicate", Anomaly("duplicate")).add(
-                    {"id": identity, "count": counts[identity], **_at(where[identity])}, counts[identity] - 1
+                    {"id": identity, "count": count, **_at(where[identity])}, count - 1
                 )
             for identity in sorted(unexpected):
                 anomalies.setdefault("unexpected", Anomaly("unexpected")).add(
-                    {"id": identity, **_at(where[identity])}, counts[identity]
+                    {"id": identity, **_at(where[identity])}, unexpected[identity]
                 )
-        for identity in sorted(expected.keys() - output.distinct):
-            anomalies.setdefault("lost", Anomaly("lost")).add({"id": identity, "key": expected[identity].key})
+        for identity in sorted(ledger.remaining):
+            anomalies.setdefault("lost", Anomaly("lost")).add({"id": identity, "key": ledger.remaining[identity].key})
         return anomalies
 
 

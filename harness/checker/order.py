@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from harness.checker.output import Output
+from harness.checker.ledger import Ledger
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
@@ -20,10 +18,10 @@ class PerKeyOrderChecker:
         self.reordered = Anomaly("reordered")
         self.last: dict[str, int] = {}  # key -> highest sequence number seen so far
 
-    def feed(self, expected: Mapping[str, Expected], records: list[Record], identities: list[str]) -> None:
+    def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
         last = self.last
-        for n, want in enumerate(map(expected.get, identities)):
-            if want is None:
+        for n, want in enumerate(wants):
+            if want is None:  # a duplicate or a foreigner
                 continue
             key, seq = want
             previous = last.get(key, 0)
@@ -34,5 +32,5 @@ class PerKeyOrderChecker:
             else:
                 last[key] = seq
 
-    def anomalies(self, expected: Mapping[str, Expected], output: Output) -> dict[str, Anomaly]:
+    def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         return {"reordered": self.reordered} if self.reordered.count else {}
