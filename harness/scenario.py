@@ -167,6 +167,7 @@ class Scenario:
             gate.interceptor, gate.record = Observe(), _ignore
             schedule.close()
             nemesis.heal_all()
+            nemesis.close()
             watcher.stop()
             if self.driver is not None:
                 self._retire_driver(self.driver)

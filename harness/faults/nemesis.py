@@ -34,6 +34,7 @@ class Nemesis:
         self.replace_driver = replace_driver
         self._heals: list[tuple[str, Callable[[], None]]] = []
         self._lock = threading.Lock()
+        self._closed = threading.Event()  # watchers stop when the scenario is over
 
     # -- entry point -------------------------------------------------------------------------------
 
@@ -60,6 +61,10 @@ class Nemesis:
                 self.history.record("fault.error", fault=name, error=f"heal failed: {error!r}")
         if self.cluster.gate is not None:
             self.cluster.gate.settle_all(forward=True)
+
+    def close(self) -> None:
+        """The scenario is over: watchers stop before its history closes."""
+        self._closed.set()
 
     def _later(self, name: str, seconds: float, heal: Callable[[], None]) -> None:
         """Heal after `seconds`, unless heal_all comes first."""
@@ -137,7 +142,11 @@ class Nemesis:
             before = set(self._all_executor_pids())
             service.exec(["kill", f"-{signal}", str(pid)])
             self.history.record("effect", fault=name, effect=f"SIG{signal} to pid {pid} in {service.alias}")
-            threading.Thread(target=self._watch_relaunch, args=(name, before, pid), daemon=True).start()
+            if (service.alias, pid) in before:
+                watch, args = self._watch_relaunch, (name, before)
+            else:  # the sender was a Python worker, not an executor: the task fails, the executor lives
+                watch, args = self._watch_exit, (name, service, pid)
+            threading.Thread(target=watch, args=args, daemon=True).start()
         if hold is not None:
             hold.drop()
 
@@ -163,16 +172,28 @@ class Nemesis:
     def _all_executor_pids(self) -> list[tuple[str, int]]:
         return [(w.alias, pid) for w in self.cluster.workers for pid in self._pids(w, EXECUTOR_PROCESS)]
 
-    def _watch_relaunch(self, name: str, before: set[tuple[str, int]], pid: int) -> None:
-        """Record the effect of a process kill: gone, and (for executors) a new executor launched."""
+    def _watch_relaunch(self, name: str, before: set[tuple[str, int]]) -> None:
+        """Record the recovery from an executor kill: a new executor process launched."""
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        while not self._closed.wait(0.5):
             new = set(self._all_executor_pids()) - before
             if new:
                 self.history.record("recovery", fault=name, detail=f"new executor process {sorted(new)}")
                 return
-            time.sleep(0.5)
-        self.history.record("effect", fault=name, effect="no new executor process within 60 s")
+            if time.monotonic() > deadline:
+                self.history.record("effect", fault=name, effect="no new executor process within 60 s")
+                return
+
+    def _watch_exit(self, name: str, service: Service, pid: int) -> None:
+        """Record the effect of killing a Python worker: its process is gone."""
+        deadline = time.monotonic() + 60
+        while not self._closed.wait(0.2):
+            if service.exec(["kill", "-0", str(pid)]).exit_code != 0:
+                self.history.record("effect", fault=name, effect=f"pid {pid} in {service.alias} gone")
+                return
+            if time.monotonic() > deadline:
+                self.history.record("effect", fault=name, effect=f"pid {pid} in {service.alias} still alive after 60 s")
+                return
 
     def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)
