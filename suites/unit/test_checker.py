@@ -133,3 +133,12 @@ def test_batches_as_read_give_the_verdict_of_one_batch(n: int, data) -> None:
 
     once = check(checkers(), expected, whole, identity)
     assert streamed.verdict(whole).to_dict() == once.to_dict()
+
+
+def test_a_replay_in_the_middle_is_a_duplicate_not_a_reordering() -> None:
+    expected = model(9, keys=1)
+    ids = list(expected)
+    replayed = ids[:5] + ids[1:3] + ids[5:]  # a batch re-run: records 1 and 2 again, after record 4
+    verdict = check(checkers(), expected, read(replayed), identity)
+    assert set(verdict.anomalies) == {"duplicate"}
+    assert verdict.anomalies["duplicate"].count == 2
