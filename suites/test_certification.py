@@ -34,7 +34,7 @@ KNOWN = [
     ("fixtures.sinks.bad_marker_second_transaction", "kill-sender-txn.commit", "duplicate"),
     ("fixtures.sinks.bad_random_transactional_id", "pause-executor-txn.pre_commit", "duplicate"),
     ("fixtures.sinks.bad_swallow_commit_errors", "delay-endtxn-txn.pre_commit-long", "lost"),
-    ("fixtures.sinks.bad_idempotent_only", "kill-sender-produce", "duplicate"),
+    ("fixtures.sinks.bad_idempotent_only", "kill-driver-produce", "duplicate"),
     ("fixtures.sinks.bad_short_timeout_ignores_abort", "delay-endtxn-txn.pre_commit", "lost"),
 ]
 # The CI gate: one scenario each way, so a green CI shows the harness both passes and catches.
