@@ -8,9 +8,11 @@ transaction: it is reported `stuck`, not silently cut short.
 from __future__ import annotations
 
 import gc
+import queue
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -96,6 +98,40 @@ def collector_paused():
             gc.enable()
 
 
+def _ignore(batch: list[Record]) -> None:
+    """No one looks at the batches as they come."""
+
+
+@contextmanager
+def feeding(on_batch: Callable[[list[Record]], None]) -> Iterator[Callable[[list[Record]], None]]:
+    """Hand batches to `on_batch` on a thread of its own, and wait for it on the way out.
+
+    confluent-kafka lets go of the GIL while `consume` waits for the broker; a callback on another
+    thread works in those waits, where one called between two `consume` calls adds its whole time
+    to the read. An error in the callback is raised here, after the read.
+    """
+    batches: queue.SimpleQueue[list[Record] | None] = queue.SimpleQueue()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        while (batch := batches.get()) is not None:
+            if not errors:
+                try:
+                    on_batch(batch)
+                except BaseException as error:  # noqa: BLE001 - raised again in the reading thread
+                    errors.append(error)
+
+    thread = threading.Thread(target=work, name="reader-batches", daemon=True)
+    thread.start()
+    try:
+        yield batches.put
+    finally:
+        batches.put(None)
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
 class CommittedReader:
     """Drains a topic from the beginning with read_committed over the harness's direct listener."""
 
@@ -139,7 +175,8 @@ class CommittedReader:
     ) -> ReadResult:
         """Read every committed record; wait up to `stable_timeout` s for open transactions to close.
 
-        `on_batch` sees each committed batch as it arrives (a checker working while librdkafka fetches).
+        `on_batch` sees each committed batch as it arrives, in order, on a thread of its own (`feeding`):
+        a checker then works while the consumer waits for the broker.
         """
         committed = self._consumer("read_committed")
         uncommitted = self._consumer("read_uncommitted")
@@ -153,8 +190,12 @@ class CommittedReader:
                 stable = self._watermarks(committed, topic, partitions)
             stuck = {p: (stable[p], high[p]) for p in partitions if stable[p] < high[p]}
             with collector_paused():
-                records = self._drain(committed, topic, stable, on_batch)
-                visible = len(self._drain(uncommitted, topic, high)) if count_uncommitted else None
+                if on_batch is None:
+                    records = self._drain(committed, topic, stable, _ignore)
+                else:
+                    with feeding(on_batch) as feed:
+                        records = self._drain(committed, topic, stable, feed)
+                visible = len(self._drain(uncommitted, topic, high, _ignore)) if count_uncommitted else None
             return ReadResult(records, stable, high, stuck, visible)
         finally:
             committed.close()
@@ -165,7 +206,7 @@ class CommittedReader:
         consumer: Consumer,
         topic: str,
         ends: dict[int, int],
-        on_batch: Callable[[list[Record]], None] | None = None,
+        on_batch: Callable[[list[Record]], None],
     ) -> list[Record]:
         """Consume until every partition's position reaches its end offset."""
         todo = {p for p, end in ends.items() if end > 0}
@@ -179,8 +220,7 @@ class CommittedReader:
                 raise InfrastructureError(f"reading {topic}: {failed}")
             records.extend(messages)
             if messages:
-                if on_batch is not None:
-                    on_batch(messages)
+                on_batch(messages)
                 idle_deadline = time.monotonic() + 60
             positions = consumer.position([TopicPartition(topic, p) for p in todo])
             todo -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
