@@ -1,7 +1,8 @@
 """Runs the checkers over one read and composes their anomalies into one verdict.
 
 The checkers see the output as the reader fetches it (`OutputCheck.feed` is the reader's batch
-callback), so that most of their work overlaps the read; what is left runs once at the end.
+callback, run on a thread of its own), so that their work fills the read's waits for the broker;
+what is left runs once at the end.
 """
 
 from __future__ import annotations

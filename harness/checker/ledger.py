@@ -13,8 +13,8 @@ from harness.reader import Record
 class Ledger:
     """What is still expected, what came more than once or was never expected, and every record read.
 
-    Checking off is one dictionary pop per record, done in C through `map`, batch by batch while
-    librdkafka fetches the next batch in its own threads; only anomalies cost Python loops.
+    Checking off is one dictionary pop per record, done in C through `map`, batch by batch on the
+    reader's batch thread while the consumer waits for the broker; only anomalies cost Python loops.
     """
 
     def __init__(self, expected: Mapping[str, Expected], identity: Callable[[bytes], str]) -> None:
