@@ -143,10 +143,11 @@ class Nemesis:
             service.exec(["kill", f"-{signal}", str(pid)])
             self.history.record("effect", fault=name, effect=f"SIG{signal} to pid {pid} in {service.alias}")
             if (service.alias, pid) in before:
-                watch, args = self._watch_relaunch, (name, before)
+                args = (name, lambda: self._relaunched(before), "recovery", "no new executor process within 60 s")
             else:  # the sender was a Python worker, not an executor: the task fails, the executor lives
-                watch, args = self._watch_exit, (name, service, pid)
-            threading.Thread(target=watch, args=args, daemon=True).start()
+                args = (name, lambda: self._gone(service, pid), "effect",
+                        f"pid {pid} in {service.alias} still alive after 60 s")
+            threading.Thread(target=self._watch, args=args, daemon=True).start()
         if hold is not None:
             hold.drop()
 
@@ -172,27 +173,24 @@ class Nemesis:
     def _all_executor_pids(self) -> list[tuple[str, int]]:
         return [(w.alias, pid) for w in self.cluster.workers for pid in self._pids(w, EXECUTOR_PROCESS)]
 
-    def _watch_relaunch(self, name: str, before: set[tuple[str, int]]) -> None:
-        """Record the recovery from an executor kill: a new executor process launched."""
+    def _relaunched(self, before: set[tuple[str, int]]) -> str | None:
+        new = set(self._all_executor_pids()) - before
+        return f"new executor process {sorted(new)}" if new else None
+
+    def _gone(self, service: Service, pid: int) -> str | None:
+        return f"pid {pid} in {service.alias} gone" if service.exec(["kill", "-0", str(pid)]).exit_code else None
+
+    def _watch(self, name: str, observe: Callable[[], str | None], kind: str, otherwise: str) -> None:
+        """Record what `observe` sees as a `kind` event (recovery or effect), or `otherwise` after 60 s,
+        unless the scenario ends first."""
         deadline = time.monotonic() + 60
         while not self._closed.wait(0.5):
-            new = set(self._all_executor_pids()) - before
-            if new:
-                self.history.record("recovery", fault=name, detail=f"new executor process {sorted(new)}")
+            seen = observe()
+            if seen is not None:
+                self.history.record(kind, fault=name, **{"detail" if kind == "recovery" else "effect": seen})
                 return
             if time.monotonic() > deadline:
-                self.history.record("effect", fault=name, effect="no new executor process within 60 s")
-                return
-
-    def _watch_exit(self, name: str, service: Service, pid: int) -> None:
-        """Record the effect of killing a Python worker: its process is gone."""
-        deadline = time.monotonic() + 60
-        while not self._closed.wait(0.2):
-            if service.exec(["kill", "-0", str(pid)]).exit_code != 0:
-                self.history.record("effect", fault=name, effect=f"pid {pid} in {service.alias} gone")
-                return
-            if time.monotonic() > deadline:
-                self.history.record("effect", fault=name, effect=f"pid {pid} in {service.alias} still alive after 60 s")
+                self.history.record("effect", fault=name, effect=otherwise)
                 return
 
     def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
