@@ -86,20 +86,17 @@ class Schedule:
 
     # -- gate --------------------------------------------------------------------------------------
 
-    def on_point(self, event: GateEvent) -> str | None:
+    def on_point(self, event: GateEvent) -> bool:
+        """A step that fires on a gate point holds it: the nemesis then settles the hold."""
         group = self._groups.get((event.point, event.request.transactional_id or ""))
         if group is not None and group.outcome is None:
             self._retries[id(event)] = group
-            return group.what
+            return True
         index = self._match(event.point, event.peer.role, None)
         if index is None:
-            return None
-        step = self.steps[index]
-        if step.hold is None:
-            self._pool.submit(self.nemesis.inject, step, event, None)
-            return None
+            return False
         self._held[id(event)] = index
-        return step.hold
+        return True
 
     def on_hold(self, hold: Hold) -> None:
         group = self._retries.pop(id(hold.event), None)

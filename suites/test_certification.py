@@ -38,8 +38,7 @@ KNOWN = [
     ("fixtures.sinks.bad_short_timeout_ignores_abort", "delay-endtxn-txn.pre_commit", "lost"),
 ]
 # The CI gate: one scenario each way, so a green CI shows the harness both passes and catches. The
-# built-in sink is gated on a driver kill: a sender kill that hits its task's first request drops that
-# request with the sender, and the retry writes those rows once (seen with bad_idempotent_only).
+# built-in sink is gated on a driver kill here; test_faults gates its sender kill.
 GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-driver-produce"),
         ("fixtures.sinks.bad_no_marker_check", "kill-sender-txn.commit")}
 

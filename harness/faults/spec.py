@@ -62,13 +62,6 @@ class FaultStep:
             text += f"/{self.duration:g}s"
         return text
 
-    @property
-    def hold(self) -> str | None:
-        """What the gate holds when this step fires: the request, its response, or nothing."""
-        if self.point not in GATE_POINTS:
-            return None
-        return "response" if self.point == "txn.commit" else "request"
-
 
 def _duration(token: str, spec: str) -> float:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s)", token)

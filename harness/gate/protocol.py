@@ -3,7 +3,7 @@ fields of the transactional requests that name a transaction point.
 
 Bodies of EndTxn, InitProducerId and AddPartitionsToTxn are decoded with kafka-python's message
 classes (generated from Kafka's own JSON schemas, every version). Produce bodies can be megabytes, so
-only their first field, the transactional id, is read here.
+only their first two fields, the transactional id and acks, are read here.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class RequestInfo:
     committed: bool | None = None  # EndTxn only
     producer_id: int | None = None
     producer_epoch: int | None = None
+    acks: int | None = None  # Produce only: 0 means the broker sends no response
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
@@ -82,8 +83,8 @@ def parse_request(payload: bytes) -> RequestInfo:
     if _flexible(api_key, api_version):
         pos = _skip_tagged_fields(payload, pos)
     if api_key == PRODUCE:
-        transactional_id = _produce_transactional_id(payload, pos, api_version)
-        return RequestInfo(api_key, api_version, correlation_id, client_id, transactional_id)
+        transactional_id, acks = _produce_head(payload, pos, api_version)
+        return RequestInfo(api_key, api_version, correlation_id, client_id, transactional_id, acks=acks)
     body = BODY_CLASSES[api_key].decode(io.BytesIO(payload[pos:]).read(), version=api_version)
     if api_key == END_TXN:
         return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id,
@@ -97,16 +98,19 @@ def parse_request(payload: bytes) -> RequestInfo:
     return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id)
 
 
-def _produce_transactional_id(payload: bytes, pos: int, api_version: int) -> str | None:
+def _produce_head(payload: bytes, pos: int, api_version: int) -> tuple[str | None, int]:
+    """A Produce body's transactional id (v3+) and acks."""
     if api_version >= PRODUCE_FIRST_FLEXIBLE:
         length, pos = _uvarint(payload, pos)
         length -= 1
     else:
         (length,) = struct.unpack_from(">h", payload, pos)
         pos += 2
-    if length < 0:
-        return None
-    return payload[pos:pos + length].decode(errors="replace")
+    transactional_id = None
+    if length >= 0:
+        transactional_id = payload[pos:pos + length].decode(errors="replace")
+        pos += length
+    return transactional_id, struct.unpack_from(">h", payload, pos)[0]
 
 
 def response_correlation_id(payload: bytes) -> int:

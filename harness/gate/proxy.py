@@ -1,9 +1,10 @@
 """The gate: a TCP proxy between the system under test and toxiproxy that reads Kafka's framing.
 
 It attributes each connection to a container and role by source address, routes it through that
-role's toxiproxy link, names the transaction point each request reaches, and on an interceptor's
-word holds a request before forwarding it, or forwards it and holds its response, until released or
-dropped. It runs its own asyncio loop in a thread; holds are released from any thread.
+role's toxiproxy link, and names the points a request reaches: some as it arrives (held there, the
+broker has not seen it), some as its response comes back (held there, the broker acted but the client
+does not know). On an interceptor's word it holds the frame at that point until released or dropped.
+It runs its own asyncio loop in a thread; holds are released from any thread.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class Held(Protocol):
 class Interceptor(Protocol):
     """Decides, per point reached, whether to hold; is told of every hold. Called on the gate's loop: be quick."""
 
-    def on_point(self, event: GateEvent) -> str | None: ...
+    def on_point(self, event: GateEvent) -> bool: ...
 
     def on_hold(self, hold: Hold) -> None: ...
 
@@ -109,8 +110,8 @@ class Interceptor(Protocol):
 class Observe:
     """The default interceptor: holds nothing."""
 
-    def on_point(self, event: GateEvent) -> str | None:
-        return None
+    def on_point(self, event: GateEvent) -> bool:
+        return False
 
     def on_hold(self, hold: Hold) -> None:
         return None
@@ -184,10 +185,10 @@ class KafkaGate:
             client_writer.close()
             return
         self._connections.update((client_writer, upstream_writer))
-        pending: dict[int, GateEvent] = {}
+        pending: dict[int, tuple[str, RequestInfo]] = {}  # correlation id -> the point its response reaches
         pumps = [
             asyncio.ensure_future(self._requests(client_reader, upstream_writer, peer, connection, pending)),
-            asyncio.ensure_future(self._responses(upstream_reader, client_writer, pending)),
+            asyncio.ensure_future(self._responses(upstream_reader, client_writer, peer, connection, pending)),
         ]
         await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
         for pump in pumps:
@@ -207,7 +208,7 @@ class KafkaGate:
 
     async def _requests(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
-        pending: dict[int, GateEvent],
+        pending: dict[int, tuple[str, RequestInfo]],
     ) -> None:
         async for size_bytes, payload in self._frames(reader):
             api_key = struct.unpack_from(">h", payload, 0)[0]
@@ -217,25 +218,27 @@ class KafkaGate:
                 except Exception as error:  # noqa: BLE001 - forward what we cannot read, and say so
                     self.record("gate.parse_error", api_key=api_key, error=repr(error), head=payload[:64].hex())
                     request = None
-                point = self._point(request) if request is not None else None
-                if point is not None:
-                    event = GateEvent(point, peer, connection, request)
-                    if request.api_key == END_TXN and request.committed:
-                        pending[request.correlation_id] = event
-                    if not await self._intercept(event, HOLD_REQUEST):
+                if request is not None:
+                    at_request, at_response = self._points(request)
+                    if at_response is not None:
+                        pending[request.correlation_id] = (at_response, request)
+                    if at_request is not None and not await self._intercept(
+                        GateEvent(at_request, peer, connection, request), HOLD_REQUEST
+                    ):
                         return
             await self._forward(writer, size_bytes, payload)
 
     async def _responses(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pending: dict[int, GateEvent]
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
+        pending: dict[int, tuple[str, RequestInfo]],
     ) -> None:
         async for size_bytes, payload in self._frames(reader):
             if pending:
-                committed = pending.pop(response_correlation_id(payload), None)
-                if committed is not None:
-                    event = GateEvent("txn.commit", committed.peer, committed.connection, committed.request)
-                    if not await self._intercept(event, HOLD_RESPONSE):
-                        return
+                answered = pending.pop(response_correlation_id(payload), None)
+                if answered is not None and not await self._intercept(
+                    GateEvent(answered[0], peer, connection, answered[1]), HOLD_RESPONSE
+                ):
+                    return
             await self._forward(writer, size_bytes, payload)
 
     async def _forward(self, writer: asyncio.StreamWriter, size_bytes: bytes, payload: bytes) -> None:
@@ -245,30 +248,33 @@ class KafkaGate:
         if writer.transport.get_write_buffer_size() > 2**20:
             await writer.drain()
 
-    def _point(self, request: RequestInfo) -> str | None:
-        """The point a request reaches; tracks whether each transactional id is inside a transaction."""
+    def _points(self, request: RequestInfo) -> tuple[str | None, str | None]:
+        """The points a request reaches (as it arrives, as its response comes back); tracks whether each
+        transactional id is inside a transaction."""
         txn = request.transactional_id
         if request.api_key == INIT_PRODUCER_ID:
             if txn is None:
-                return None
+                return None, None
             self._in_transaction.discard(txn)
-            return "txn.init"
+            return "txn.init", None
         if request.api_key == END_TXN:
             self._in_transaction.discard(txn or "")
-            return "txn.pre_commit" if request.committed else "txn.abort"
+            return ("txn.pre_commit", "txn.commit") if request.committed else ("txn.abort", None)
+        if request.api_key == PRODUCE and txn is None:
+            # Held on its response the write is in the log and the sender does not know: a sender that
+            # dies then has its whole write retried. With acks=0 there is no response to hold.
+            return (None, "produce") if request.acks else ("produce", None)
         if request.api_key in (ADD_PARTITIONS_TO_TXN, PRODUCE):
-            if txn is None:
-                return "produce" if request.api_key == PRODUCE else None
-            if txn in self._in_transaction:
-                return None
+            if txn is None or txn in self._in_transaction:
+                return None, None
             self._in_transaction.add(txn)
-            return "txn.first_write"
-        return None
+            return "txn.first_write", None
+        return None, None
 
     async def _intercept(self, event: GateEvent, what: str) -> bool:
         """Record the point; hold when the interceptor asks to. False: drop the connection."""
         self.record("point", **event.fields())
-        if self.interceptor.on_point(event) != what:
+        if not self.interceptor.on_point(event):
             return True
         hold = Hold(self._loop, event, what)
         self.holds.append(hold)

@@ -61,9 +61,15 @@ def test_add_partitions_to_txn_client_versions(version: int) -> None:
 
 @pytest.mark.parametrize("version", [3, 8, 9, 11, 12])
 @pytest.mark.parametrize("transactional_id", [None, "tx-4"])
-def test_produce_transactional_id(version: int, transactional_id: str | None) -> None:
-    request = ProduceRequest[version](transactional_id=transactional_id, acks=-1, timeout_ms=1000, topic_data=[])
-    assert parse_request(frame(request, version, 5)[4:]).transactional_id == transactional_id
+def test_produce_transactional_id_and_acks(version: int, transactional_id: str | None) -> None:
+    info = parse_request(produce(version, transactional_id, acks=-1, correlation_id=5)[4:])
+    assert (info.transactional_id, info.acks) == (transactional_id, -1)
+    assert parse_request(produce(version, transactional_id, acks=0, correlation_id=5)[4:]).acks == 0
+
+
+def produce(version: int, transactional_id: str | None, acks: int, correlation_id: int) -> bytes:
+    request = ProduceRequest[version](transactional_id=transactional_id, acks=acks, timeout_ms=1000, topic_data=[])
+    return frame(request, version, correlation_id)
 
 
 class FakeBroker:
@@ -90,14 +96,14 @@ class FakeBroker:
 
 
 class HoldOn:
-    """Holds the step's point, and keeps the holds for the test."""
+    """Holds one point, and keeps the holds for the test."""
 
-    def __init__(self, point: str, what: str) -> None:
-        self.point, self.what = point, what
+    def __init__(self, point: str) -> None:
+        self.point = point
         self.holds: list[Hold] = []
 
-    def on_point(self, event: GateEvent) -> str | None:
-        return self.what if event.point == self.point else None
+    def on_point(self, event: GateEvent) -> bool:
+        return event.point == self.point
 
     def on_hold(self, hold: Hold) -> None:
         self.holds.append(hold)
@@ -143,23 +149,26 @@ def test_forwards_and_names_commit_points(gate: KafkaGate) -> None:
 
 
 def test_held_request_reaches_the_broker_only_when_released(gate: KafkaGate) -> None:
-    interceptor = HoldOn("txn.pre_commit", "request")
+    interceptor = HoldOn("txn.pre_commit")
     gate.interceptor = interceptor
     with client(gate) as connection:
         connection.sendall(end_txn(4, committed=True, correlation_id=21))
-        wait_for(lambda: interceptor.holds)
-        time.sleep(0.2)
-        assert 21 not in gate.broker.received  # type: ignore[attr-defined]
-        interceptor.holds[0].release()
-        assert answer(connection) == 21
+        assert_held_before_the_broker(gate, interceptor, connection, 21)
 
 
-def test_held_response_is_answered_by_the_broker_but_not_delivered_until_released(gate: KafkaGate) -> None:
-    interceptor = HoldOn("txn.commit", "response")
+@pytest.mark.parametrize("point, request_frame", [
+    ("txn.commit", end_txn(5, committed=True, correlation_id=31)),
+    ("produce", produce(9, None, acks=-1, correlation_id=31)),  # a non-transactional write, acknowledged
+])
+def test_held_response_is_answered_by_the_broker_but_not_delivered_until_released(
+    gate: KafkaGate, point: str, request_frame: bytes
+) -> None:
+    interceptor = HoldOn(point)
     gate.interceptor = interceptor
     with client(gate) as connection:
-        connection.sendall(end_txn(5, committed=True, correlation_id=31))
+        connection.sendall(request_frame)
         wait_for(lambda: interceptor.holds)
+        assert interceptor.holds[0].what == "response"
         assert 31 in gate.broker.received  # type: ignore[attr-defined]
         connection.settimeout(0.3)
         with pytest.raises(socket.timeout):
@@ -169,8 +178,36 @@ def test_held_response_is_answered_by_the_broker_but_not_delivered_until_release
         assert answer(connection) == 31
 
 
+def test_produce_without_acks_is_held_before_the_broker(gate: KafkaGate) -> None:
+    """With acks=0 the broker never answers: the only place to hold the write is on its way in."""
+    interceptor = HoldOn("produce")
+    gate.interceptor = interceptor
+    with client(gate) as connection:
+        connection.sendall(produce(9, None, acks=0, correlation_id=61))
+        assert_held_before_the_broker(gate, interceptor, connection, 61)
+
+
+def test_transactional_produce_is_a_first_write_not_a_produce_point(gate: KafkaGate) -> None:
+    with client(gate) as connection:
+        for correlation_id in (71, 72):
+            connection.sendall(produce(9, "tx-5", acks=-1, correlation_id=correlation_id))
+            assert answer(connection) == correlation_id
+    points = [fields["point"] for type, fields in gate.events if type == "point"]  # type: ignore[attr-defined]
+    assert points == ["txn.first_write"]
+
+
+def assert_held_before_the_broker(gate: KafkaGate, interceptor: HoldOn, connection: socket.socket,
+                                  correlation_id: int) -> None:
+    wait_for(lambda: interceptor.holds)
+    assert interceptor.holds[0].what == "request"
+    time.sleep(0.2)
+    assert correlation_id not in gate.broker.received  # type: ignore[attr-defined]
+    interceptor.holds[0].release()
+    assert answer(connection) == correlation_id
+
+
 def test_dropped_hold_cuts_the_connection(gate: KafkaGate) -> None:
-    interceptor = HoldOn("txn.pre_commit", "request")
+    interceptor = HoldOn("txn.pre_commit")
     gate.interceptor = interceptor
     with client(gate) as connection:
         connection.sendall(end_txn(2, committed=True, correlation_id=41))
@@ -179,7 +216,6 @@ def test_dropped_hold_cuts_the_connection(gate: KafkaGate) -> None:
         assert connection.recv(4) == b""
     assert 41 not in gate.broker.received  # type: ignore[attr-defined]
     assert any(type == "drop" for type, _ in gate.events)  # type: ignore[attr-defined]
-
 
 
 def test_a_delayed_request_holds_its_retries_until_released(gate: KafkaGate) -> None:
