@@ -24,7 +24,6 @@ class HoldGroup:
     """
 
     def __init__(self, first: Hold) -> None:
-        self.event = first.event
         self.what = first.what
         self.holds = [first]
         self.outcome: bool | None = None  # None while held; True released; False dropped
