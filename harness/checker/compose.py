@@ -7,7 +7,7 @@ what is left runs once at the end.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Protocol
 
 from harness.checker.ledger import Ledger
@@ -29,27 +29,40 @@ class Checker(Protocol):
 
 
 class OutputCheck:
-    """Composed checkers over one output; a checker that crashes makes the verdict `unknown`."""
+    """Composed checkers over one output; a checker that crashes makes the verdict `unknown`.
+
+    Records the output cannot hold are the ledger's `unreadable`, never a crash: the checkers see only
+    readable records. `required` narrows `lost` to results of input the pipeline consumed (see Ledger).
+    """
 
     def __init__(
-        self, checkers: list[Checker], expected: Mapping[str, Expected], identity: Callable[[bytes], str]
+        self,
+        checkers: list[Checker],
+        expected: Mapping[str, Expected],
+        identity: Callable[[bytes], str],
+        required: Collection[str] | None = None,
     ) -> None:
         self.checkers = checkers
-        self.ledger = Ledger(expected, identity)
+        self.ledger = Ledger(expected, identity, required)
         self.error: Exception | None = None
 
     def feed(self, batch: list[Record]) -> None:
         if self.error is not None:
             return
         try:
-            identities, wants = self.ledger.add(batch)
+            readable, identities, wants = self.ledger.add(batch)
             for checker in self.checkers:
-                checker.feed(batch, identities, wants)
+                checker.feed(readable, identities, wants)
         except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
             self.error = error
 
-    def verdict(self, read: ReadResult, incomplete: str | None = None) -> Verdict:
-        """Compose the checkers' anomalies; add `stuck` from the read and `incomplete` from the run."""
+    def verdict(self, read: ReadResult, incomplete: Mapping[str, object] | None = None) -> Verdict:
+        """Compose the checkers' anomalies; add `unreadable` from the ledger, `stuck` from the read and
+        `incomplete` (why, and the progress made) from the run.
+
+        An incomplete run fails on the evidence it holds; with none it is `unknown`, never a pass and
+        never a loss of the input it did not reach.
+        """
         anomalies: dict[str, Anomaly] = {}
         ledger = self.ledger
         if self.error is None:
@@ -61,16 +74,23 @@ class OutputCheck:
                 self.error = error
         if self.error is not None:
             return Verdict(UNKNOWN, NONE, anomalies, len(ledger.expected), len(ledger.records), 0, repr(self.error))
+        if ledger.unreadable.count:
+            anomalies["unreadable"] = ledger.unreadable
         if read.stuck:
             stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
             for partition, (stable, high) in sorted(read.stuck.items()):
                 stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
-                           "open_transactions": read.open_transactions})
+                           "open_transactions": [t for t in read.open_transactions
+                                                 if partition in t.get("partitions", [partition])]})
+        outcome, error = (FAIL if anomalies else PASS), None
         if incomplete:
-            anomalies.setdefault("incomplete", Anomaly("incomplete")).add({"reason": incomplete})
-        outcome = FAIL if anomalies else PASS
+            unreached = {"results_not_reached": ledger.unreached()} if ledger.required is not None else {}
+            anomalies["incomplete"] = Anomaly("incomplete")
+            anomalies["incomplete"].add({**incomplete, **unreached})
+            if outcome == PASS:
+                outcome, error = UNKNOWN, f"incomplete: {incomplete.get('reason')}"
         return Verdict(outcome, classify(anomalies), anomalies, len(ledger.expected), len(ledger.records),
-                       ledger.distinct)
+                       ledger.distinct, error)
 
 
 def check(
@@ -78,10 +98,11 @@ def check(
     expected: Mapping[str, Expected],
     read: ReadResult,
     identity: Callable[[bytes], str],
-    incomplete: str | None = None,
+    incomplete: Mapping[str, object] | None = None,
+    required: Collection[str] | None = None,
 ) -> Verdict:
     """Check a read that is already complete (crafted outputs, tests): one batch, then the verdict."""
-    output_check = OutputCheck(checkers, expected, identity)
+    output_check = OutputCheck(checkers, expected, identity, required)
     with collector_paused():
         output_check.feed(read.records)
     return output_check.verdict(read, incomplete)

@@ -29,7 +29,7 @@ class ExactlyOnceChecker:
                 anomalies.setdefault("unexpected", Anomaly("unexpected")).add(
                     {"id": identity, **_at(where[identity])}, unexpected[identity]
                 )
-        for identity in sorted(ledger.remaining):
+        for identity in ledger.lost():
             anomalies.setdefault("lost", Anomaly("lost")).add({"id": identity, "key": ledger.remaining[identity].key})
         return anomalies
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from itertools import repeat
 
-from harness.checker.verdict import Expected
+from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
+
+SHOWN_BYTES = 64  # of an unreadable record's value, in its example
 
 
 class Ledger:
@@ -15,25 +17,67 @@ class Ledger:
 
     Checking off is one dictionary pop per record, done in C through `map`, batch by batch on the
     reader's batch thread while the consumer waits for the broker; only anomalies cost Python loops.
+
+    `required` (default: every expected identity) are those whose absence is a loss: an incomplete
+    run's output may hold results of input past its checkpoint, which are expected but not required.
+    A record whose identity cannot be read is `unreadable`: the sink's anomaly, kept out of the
+    checkers' way, never a crash of the verdict.
     """
 
-    def __init__(self, expected: Mapping[str, Expected], identity: Callable[[bytes], str]) -> None:
+    def __init__(
+        self,
+        expected: Mapping[str, Expected],
+        identity: Callable[[bytes], str],
+        required: Collection[str] | None = None,
+    ) -> None:
         self.expected = expected
         self.identity = identity
+        self.required = required
         self.remaining: dict[str, Expected] = dict(expected)
         self.extra: Counter[str] = Counter()  # identities read when not (or no longer) remaining
+        self.unreadable = Anomaly("unreadable")
         self.records: list[Record] = []
         self.identities: list[str] = []
 
-    def add(self, batch: list[Record]) -> tuple[list[str], list[Expected | None]]:
-        """Check a batch off; return its identities and, for first occurrences, what the model expects."""
-        identities = [self.identity(record.value()) for record in batch]
+    def add(self, batch: list[Record]) -> tuple[list[Record], list[str], list[Expected | None]]:
+        """Check a batch off; return its readable records, their identities and, for first occurrences,
+        what the model expects."""
+        values = [record.value() for record in batch]
+        try:
+            identities = list(map(self.identity, values))
+            if None in values or not set(map(type, identities)) <= {str}:
+                raise TypeError("a tombstone, or an identity that is not a string")
+        except Exception:  # noqa: BLE001 - some record is not the pipeline's: sort them out one by one
+            batch, identities = self._readable(batch)
         wants: list[Expected | None] = list(map(self.remaining.pop, identities, repeat(None)))
         if None in wants:
             self.extra.update(identity for identity, want in zip(identities, wants, strict=True) if want is None)
         self.records.extend(batch)
         self.identities.extend(identities)
-        return identities, wants
+        return batch, identities, wants
+
+    def _readable(self, batch: list[Record]) -> tuple[list[Record], list[str]]:
+        readable: list[Record] = []
+        identities: list[str] = []
+        for record in batch:
+            value = record.value()
+            try:
+                if value is None:
+                    raise TypeError("no value: a tombstone")
+                identity = self.identity(value)
+                if not isinstance(identity, str):
+                    raise TypeError(f"identity is {type(identity).__name__}, not str")
+            except Exception as error:  # noqa: BLE001 - whatever the identity function raises names the record
+                self.unreadable.add({
+                    "partition": record.partition(), "offset": record.offset(),
+                    "value": None if value is None else _shown(value),
+                    "bytes": None if value is None else len(value),
+                    "reason": f"{error.__class__.__name__}: {error}",
+                })
+                continue
+            readable.append(record)
+            identities.append(identity)
+        return readable, identities
 
     def duplicates(self) -> dict[str, int]:
         """Expected identities read more than once, with how many times."""
@@ -43,6 +87,23 @@ class Ledger:
         """Identities the model never expected, with how many times they were read."""
         return {i: n for i, n in self.extra.items() if i not in self.expected}
 
+    def lost(self) -> list[str]:
+        """Required identities never read."""
+        if self.required is None:
+            return sorted(self.remaining)
+        return sorted(i for i in self.remaining if i in self.required)
+
+    def unreached(self) -> int:
+        """Expected identities never read that were not required (input the pipeline did not consume)."""
+        return 0 if self.required is None else sum(i not in self.required for i in self.remaining)
+
     @property
     def distinct(self) -> int:
         return len(self.expected) - len(self.remaining) + len(self.unexpected())
+
+
+def _shown(value: bytes) -> str:
+    """The first bytes, escaped: what a reader of the report needs to recognise the record."""
+    text = value[:SHOWN_BYTES].decode("ascii", "backslashreplace")
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    return text + ("..." if len(value) > SHOWN_BYTES else "")

@@ -12,10 +12,25 @@ EXACTLY_ONCE = "exactly-once"
 AT_LEAST_ONCE = "at-least-once"
 AT_MOST_ONCE = "at-most-once"
 NONE = "none"
+UNDECIDED = "unknown"  # an incomplete run without evidence either way: no guarantee can be named
 
 PASS = "pass"
 FAIL = "fail"
 UNKNOWN = "unknown"
+
+
+# What each anomaly means, shown beside it in reports.
+MEANINGS = {
+    "duplicate": "an expected result read more than once",
+    "lost": "an expected result never read (only for input the pipeline consumed: see incomplete)",
+    "unexpected": "a result the model does not have",
+    "unreadable": "a record the pipeline's output cannot be (not its format, empty, truncated, a tombstone)",
+    "reordered": "a key's results out of sequence within one output partition "
+                 "(Kafka orders nothing across partitions, so no order is checked across them)",
+    "stuck": "a transaction left open: the last stable offset stays below the high watermark",
+    "incomplete": "the input was not consumed: results past what the checkpoint consumed are not counted as lost",
+    "vacuous": "a fault never fired",
+}
 
 
 class Expected(NamedTuple):
@@ -64,13 +79,19 @@ class Verdict:
 
 
 def classify(anomalies: Mapping[str, Anomaly]) -> str:
-    """The observed guarantee: duplicates only is at-least-once, losses only at-most-once."""
+    """The observed guarantee: duplicates only is at-least-once, losses only at-most-once.
+
+    A record that is not a result (`unexpected`, `unreadable`) breaks every guarantee; an incomplete
+    run with nothing else wrong names none (it is undecided, not at-most-once).
+    """
     duplicated = "duplicate" in anomalies
     lost = "lost" in anomalies
-    if "unexpected" in anomalies or (duplicated and lost):
+    if "unexpected" in anomalies or "unreadable" in anomalies or (duplicated and lost):
         return NONE
     if duplicated:
         return AT_LEAST_ONCE
     if lost:
         return AT_MOST_ONCE
+    if "incomplete" in anomalies:
+        return UNDECIDED
     return EXACTLY_ONCE

@@ -103,19 +103,27 @@ def test_examples_name_partition_and_offset_and_are_capped() -> None:
     assert {"id", "count", "partition", "offset"} <= duplicate.examples[0].keys()
 
 
-def test_stuck_partitions_and_incomplete_runs_are_anomalies() -> None:
+def test_stuck_partitions_are_anomalies_and_name_their_open_transactions() -> None:
     expected = model(3)
-    verdict = check(checkers(), expected, read(list(expected), stuck={0: (3, 5)}), identity, incomplete="deadline")
+    result = read(list(expected), stuck={0: (3, 5)})
+    result.open_transactions = [{"transactional_id": "t-0", "producer_id": 7, "partitions": [0]},
+                                {"transactional_id": "t-1", "producer_id": 8, "partitions": [1]}]
+    verdict = check(checkers(), expected, result, identity, incomplete={"reason": "deadline"})
     assert set(verdict.anomalies) == {"stuck", "incomplete"}
-    assert verdict.anomalies["stuck"].examples[0]["last_stable_offset"] == 3
-    assert verdict.outcome == "fail"
+    stuck = verdict.anomalies["stuck"].examples[0]
+    assert stuck["last_stable_offset"] == 3
+    assert [t["transactional_id"] for t in stuck["open_transactions"]] == ["t-0"]
+    assert verdict.outcome == "fail"  # stuck is evidence, even in an incomplete run
 
 
 def test_a_crashing_check_is_unknown_never_a_pass() -> None:
-    result = ReadResult([OutputRecord(0, 0, None, b"not json", 0)], {0: 1}, {0: 1})
-    verdict = check(checkers(), model(1), result, identity)
+    class Crashing(ExactlyOnceChecker):
+        def anomalies(self, ledger):  # type: ignore[no-untyped-def]
+            raise RuntimeError("a bug in a checker")
+
+    verdict = check([Crashing()], model(1), read(["id-0"]), identity)
     assert verdict.outcome == "unknown"
-    assert verdict.error
+    assert "a bug in a checker" in (verdict.error or "")
 
 
 @settings(max_examples=200, deadline=None)
@@ -142,3 +150,108 @@ def test_a_replay_in_the_middle_is_a_duplicate_not_a_reordering() -> None:
     verdict = check(checkers(), expected, read(replayed), identity)
     assert set(verdict.anomalies) == {"duplicate"}
     assert verdict.anomalies["duplicate"].count == 2
+
+
+UNREADABLE = [
+    b"not json", b"", b'{"id":"id-1","key":"key-1","se', b"[1, 2]", b'{"ID":"id-1"}', b'{"id":7}', b"\xff\xfe\x00",
+    b'{"id":"' + b"x" * 300_000, None,  # a huge truncated record, a tombstone
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 200), data=st.data())
+def test_unreadable_records_are_named_and_every_other_record_is_still_checked(n: int, data) -> None:
+    expected = model(n)
+    ids = list(expected)
+    duplicated = data.draw(st.lists(st.sampled_from(ids), max_size=10))
+    bad = data.draw(st.lists(st.sampled_from(UNREADABLE), min_size=1, max_size=10))
+    values: list[bytes | None] = [json.dumps({"id": i}).encode() for i in ids + duplicated]
+    for value in bad:
+        values.insert(data.draw(st.integers(0, len(values))), value)
+    records = [OutputRecord(0, offset, None, value, 0) for offset, value in enumerate(values)]  # type: ignore[arg-type]
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(records)), max_size=4)))
+
+    streamed = OutputCheck(checkers(), expected, identity)
+    for start, end in zip([0, *cuts], [*cuts, len(records)], strict=True):
+        streamed.feed(records[start:end])
+    verdict = streamed.verdict(ReadResult(records, {0: len(records)}, {0: len(records)}))
+
+    found = {name: a.count for name, a in verdict.anomalies.items()}
+    assert found == {"unreadable": len(bad), **({"duplicate": len(duplicated)} if duplicated else {})}
+    assert verdict.outcome == "fail" and verdict.guarantee == NONE and verdict.error is None
+    example = verdict.anomalies["unreadable"].examples[0]
+    assert {"partition", "offset", "value", "reason"} <= example.keys()
+    assert all(e["value"] is None or len(e["value"]) <= 70 for e in verdict.anomalies["unreadable"].examples)
+
+
+def test_an_unreadable_record_shows_its_first_bytes_escaped() -> None:
+    result = ReadResult([OutputRecord(2, 41, None, b'\x00{"id": \xff', 0)], {2: 42}, {2: 42})
+    verdict = check(checkers(), {}, result, identity)
+    example = verdict.anomalies["unreadable"].examples[0]
+    assert example["partition"] == 2 and example["offset"] == 41
+    assert example["value"] == '\\x00{"id": \\xff' and "DecodeError" in example["reason"]
+
+
+def spread(ids: list[str], data, partitions: int = 4) -> list[OutputRecord]:
+    """Records written in `ids` order to partitions chosen at random (as a producer with no key does),
+    read back with the partitions interleaved at random (as a consumer fetches them)."""
+    rng = data.draw(st.randoms(use_true_random=False))
+    lanes: list[list[str]] = [[] for _ in range(partitions)]
+    for i in ids:
+        lanes[rng.randrange(partitions)].append(i)
+    records, at = [], [0] * partitions
+    while any(at[p] < len(lanes[p]) for p in range(partitions)):
+        p = rng.choice([p for p in range(partitions) if at[p] < len(lanes[p])])
+        records.append(OutputRecord(p, at[p], None, json.dumps({"id": lanes[p][at[p]]}).encode(), 0))
+        at[p] += 1
+    return records
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 150), data=st.data())
+def test_a_valid_output_spread_over_partitions_in_any_way_passes(n: int, data) -> None:
+    expected = model(n, keys=3)
+    records = spread(list(expected), data)
+    verdict = check(checkers(), expected, ReadResult(records, {}, {}), identity)
+    assert verdict.outcome == "pass", verdict.summary()
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(2, 150), data=st.data())
+def test_a_duplicate_in_another_partition_is_a_duplicate_and_not_a_reordering(n: int, data) -> None:
+    expected = model(n, keys=2)
+    ids = list(expected)
+    again = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=5))
+    written = list(ids)
+    for i in again:  # a replayed write lands later than its original, wherever its partition puts it
+        written.insert(data.draw(st.integers(written.index(i) + 1, len(written))), i)
+    verdict = check(checkers(), expected, ReadResult(spread(written, data), {}, {}), identity)
+    assert {name: a.count for name, a in verdict.anomalies.items()} == {"duplicate": len(again)}
+
+
+def test_a_reordering_within_one_partition_is_caught() -> None:
+    expected = {"a-1": Expected("k", 1), "a-2": Expected("k", 2), "a-3": Expected("k", 3), "b-1": Expected("j", 1)}
+    written = [(0, "a-1"), (1, "b-1"), (0, "a-3"), (0, "a-2")]  # seq 3 before seq 2 of key k, one partition
+    records = [OutputRecord(p, n, b"k", json.dumps({"id": i}).encode()) for n, (p, i) in enumerate(written)]
+    verdict = check(checkers(), expected, ReadResult(records, {}, {}), identity)
+    assert {name: a.count for name, a in verdict.anomalies.items()} == {"reordered": 1}
+    example = verdict.anomalies["reordered"].examples[0]
+    assert {"id": "a-2", "seq": 2, "after_seq": 3, "partition": 0}.items() <= example.items()
+    assert verdict.guarantee == EXACTLY_ONCE and verdict.outcome == "fail"
+
+
+def test_an_incomplete_run_loses_only_what_it_consumed_and_is_unknown_without_evidence() -> None:
+    expected = model(10)
+    consumed = list(expected)[:6]  # the checkpoint says the pipeline consumed the input of these
+    read_back = consumed[:6] + list(expected)[6:7]  # and a result of the batch in flight
+    progress = {"reason": "no progress for 180 s", "consumed": 6, "total": 10}
+    verdict = check(checkers(), expected, read(read_back), identity, incomplete=progress, required=consumed)
+    assert set(verdict.anomalies) == {"incomplete"}
+    assert verdict.outcome == "unknown" and verdict.guarantee == "unknown"
+    assert verdict.anomalies["incomplete"].examples[0]["results_not_reached"] == 3
+    assert "no progress for 180 s" in (verdict.error or "")
+
+    lossy = check(checkers(), expected, read(read_back[1:] + ["id-2"]), identity, incomplete=progress,
+                  required=consumed)
+    assert {name: a.count for name, a in lossy.anomalies.items()} == {"lost": 1, "duplicate": 1, "incomplete": 1}
+    assert lossy.outcome == "fail" and lossy.guarantee == NONE
