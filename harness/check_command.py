@@ -28,6 +28,8 @@ def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str,
     print(verdict.summary())
     for anomaly in verdict.anomalies.values():
         print(f"  {anomaly.name}: {anomaly.count}; e.g. {json.dumps(anomaly.examples[:3])}")
+    for txn in output.open_transactions:
+        print(f"  open transaction: {json.dumps(txn)}")
     if output.aborted:
         print(f"  aborted records (visible only under read_uncommitted): {output.aborted}")
     return {PASS: EXIT_OK, FAIL: EXIT_ANOMALIES}.get(verdict.outcome, EXIT_INFRASTRUCTURE)

@@ -2,7 +2,7 @@
 
 The end is the last stable offset (LSO) of every partition: a read_committed consumer's watermark
 query returns it. A partition whose LSO stays below its high watermark past the deadline has an open
-transaction: it is reported `stuck`, not silently cut short.
+transaction: it is reported `stuck`, not silently cut short, and the broker names the transaction.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Protocol
 from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, KafkaException, Message, TopicPartition
 
 from harness.errors import BadInput, InfrastructureError
+from harness.transactions import open_transactions
 
 
 class Record(Protocol):
@@ -72,7 +73,7 @@ class ReadResult:
     high: dict[int, int]  # partition -> high watermark
     stuck: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (LSO, HWM)
     uncommitted_visible: int | None = None  # records seen under read_uncommitted
-    open_transactions: list[str] = field(default_factory=list)  # named by the broker's tool, when stuck
+    open_transactions: list[dict] = field(default_factory=list)  # named by the broker's admin API, when stuck
 
     @property
     def aborted(self) -> int | None:
@@ -196,7 +197,8 @@ class CommittedReader:
                     with feeding(on_batch) as feed:
                         records = self._drain(committed, topic, stable, feed)
                 visible = len(self._drain(uncommitted, topic, high, _ignore)) if count_uncommitted else None
-            return ReadResult(records, stable, high, stuck, visible)
+            named = open_transactions(self.bootstrap, topic) if stuck else []
+            return ReadResult(records, stable, high, stuck, visible, named)
         finally:
             committed.close()
             uncommitted.close()

@@ -15,8 +15,8 @@ DRIVER_TXN = "fixtures.sinks.driver_transactional"
 REHEARSING_TXN = "fixtures.sinks.rehearsing_driver_transactional"
 
 
-def run(cluster, name: str, sink: str, *faults: str, timeout: float = 300) -> ScenarioResult:  # type: ignore[no-untyped-def]
-    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(faults)), timeout=timeout).run()
+def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(faults))).run()
 
 
 def assert_fired_with_effect(result: ScenarioResult, *specs: str) -> None:
@@ -97,3 +97,18 @@ def test_a_point_that_cannot_occur_fails_as_vacuous(cluster) -> None:
     assert result.verdict.outcome == "fail"
     assert set(result.verdict.anomalies) == {"vacuous"}, result.verdict.summary()
     assert "fault never fired" in result.verdict.anomalies["vacuous"].examples[0]["reason"]
+
+
+@pytest.mark.gate
+def test_a_run_that_stops_moving_is_incomplete_and_unknown_not_a_loss(cluster) -> None:
+    spec = "pause:driver@batch.planned:2/120s"
+    result = Scenario(cluster, "builtin-stalled", sink=BUILTIN, faults=parse_schedule([spec]), stall_timeout=20).run()
+
+    assert_fired_with_effect(result, spec)
+    verdict = result.verdict
+    assert set(verdict.anomalies) == {"incomplete"}, verdict.summary()  # no `lost` for input never reached
+    assert verdict.outcome == "unknown" and verdict.guarantee == "unknown", verdict.summary()
+    progress = verdict.anomalies["incomplete"].examples[0]
+    assert progress["reason"].startswith("no progress for 20 s"), progress
+    assert 0 < progress["consumed"] < progress["total"] == 20_000 and progress["records_per_s"] > 0, progress
+    assert progress["results_not_reached"] > 0, progress

@@ -19,10 +19,14 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[1]
 
 
-def write_output(bootstrap: str, topic: str, records: list[dict]) -> None:
+def write_output(bootstrap: str, topic: str, records: list[dict | bytes | None], keyed: bool = True,
+                 partition: int | None = None) -> None:
+    """Write records (dicts as JSON; bytes and None, a tombstone, as they are), by key or spread with none."""
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     for record in records:
-        producer.produce(topic, json.dumps(record).encode(), record["key"].encode())
+        value = json.dumps(record).encode() if isinstance(record, dict) else record
+        key = record["key"].encode() if keyed and isinstance(record, dict) else None
+        producer.produce(topic, value, key, **({} if partition is None else {"partition": partition}))
     producer.flush(30)
 
 
@@ -46,10 +50,10 @@ def crafted(cluster):
     return bootstrap, input_topic, correct
 
 
-def new_output(cluster, records: list[dict]) -> str:
+def new_output(cluster, records: list[dict | bytes | None], keyed: bool = True) -> str:
     topic = unique_name("oracle", "out")
     create_topics(cluster.kafka.admin(), [topic], 4)
-    write_output(cluster.kafka.bootstrap_direct, topic, records)
+    write_output(cluster.kafka.bootstrap_direct, topic, records, keyed)
     return topic
 
 
@@ -68,6 +72,38 @@ def test_duplicates_losses_and_foreign_records_are_named(cluster, crafted) -> No
     assert "anomalies: duplicate=7, unexpected=1, lost=10" in run.stdout, run.stdout
 
 
+def test_unreadable_records_are_the_sinks_anomaly_and_every_other_record_is_checked(cluster, crafted) -> None:
+    bootstrap, input_topic, correct = crafted
+    garbage = [b"not json", b"", json.dumps(correct[3]).encode()[:25], None, b'{"ID": "x"}', b"[1, 2]",
+               b'{"id": "' + b"x" * 500_000]  # a truncated record, a tombstone, a wrong schema, a huge value
+    run = harness_check(bootstrap, input_topic, new_output(cluster, correct[:900] + garbage + correct[900:]
+                                                           + correct[:4]))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "anomalies: duplicate=4, unreadable=7" in run.stdout, run.stdout
+    assert "observed none" in run.stdout and '"reason": "JSONDecodeError' in run.stdout, run.stdout
+
+
+def test_output_spread_over_partitions_without_a_key_is_exactly_once(cluster, crafted) -> None:
+    bootstrap, input_topic, correct = crafted
+    run = harness_check(bootstrap, input_topic, new_output(cluster, correct, keyed=False))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS: observed exactly-once" in run.stdout
+
+
+def test_a_reordering_within_one_partition_is_caught(cluster, crafted) -> None:
+    bootstrap, input_topic, correct = crafted
+    key = correct[0]["key"]
+    swapped = [r for r in correct if r["key"] == key]
+    swapped[1], swapped[2] = swapped[2], swapped[1]  # seq 3 before seq 2 of one key, in one partition
+    topic = unique_name("oracle", "out")
+    create_topics(cluster.kafka.admin(), [topic], 4)
+    write_output(bootstrap, topic, [r for r in correct if r["key"] != key])
+    write_output(bootstrap, topic, swapped, partition=1)
+    run = harness_check(bootstrap, input_topic, topic)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "anomalies: reordered=1" in run.stdout, run.stdout
+
+
 def test_open_transaction_is_stuck_and_aborted_records_are_counted(cluster, crafted) -> None:
     bootstrap, input_topic, correct = crafted
     topic = new_output(cluster, correct)
@@ -77,7 +113,8 @@ def test_open_transaction_is_stuck_and_aborted_records_are_counted(cluster, craf
     aborting.produce(topic, json.dumps(correct[0]).encode(), correct[0]["key"].encode())
     aborting.flush(30)
     aborting.abort_transaction(30)
-    hanging = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique_name("oracle", "open"),
+    hanging_id = unique_name("oracle", "open")
+    hanging = Producer({"bootstrap.servers": bootstrap, "transactional.id": hanging_id,
                         "transaction.timeout.ms": 600_000})
     hanging.init_transactions(30)
     hanging.begin_transaction()
@@ -87,11 +124,15 @@ def test_open_transaction_is_stuck_and_aborted_records_are_counted(cluster, craf
     read = CommittedReader(bootstrap).read(topic, stable_timeout=2, count_uncommitted=True)
     assert read.stuck, "an open transaction must hold the last stable offset below the high watermark"
     assert read.aborted == 2  # one aborted record, one still open: both visible only read_uncommitted
-    assert cluster.kafka.open_transactions(), "the broker's tool must name the open transaction"
+    [named] = read.open_transactions
+    assert named["transactional_id"] == hanging_id and named["state"] == "Ongoing" and named["started"]
+    assert named["producer_id"] >= 0 and named["partitions"] == sorted(read.stuck)
 
     run = harness_check(bootstrap, input_topic, topic)
     assert run.returncode == 1
     assert "stuck=" in run.stdout
+    assert f'open transaction: {{"transactional_id": "{hanging_id}", "producer_id": {named["producer_id"]}' \
+        in run.stdout, run.stdout
     hanging.abort_transaction(30)
 
 

@@ -8,8 +8,8 @@ from harness.workload import Workload
 pytestmark = pytest.mark.smoke
 
 
-def test_passthrough_delivers_every_id_exactly_once(cluster, scenario_timeout: float) -> None:
-    result = Scenario(cluster, "smoke", workload=Workload(20_000), partitions=4, timeout=scenario_timeout).run()
+def test_passthrough_delivers_every_id_exactly_once(cluster, stall_timeout: float) -> None:
+    result = Scenario(cluster, "smoke", workload=Workload(20_000), partitions=4, stall_timeout=stall_timeout).run()
 
     assert len(result.sends.acked) == 20_000
     assert result.batches_committed, "no batch was committed: the pipeline never ran"

@@ -62,18 +62,6 @@ class KafkaBroker(Service):
         self._wait_for_metadata(timeout=30)
         return self
 
-    def open_transactions(self) -> list[str]:
-        """Transactions the broker still has open, from Kafka's own transactions tool in this container.
-
-        confluent-kafka's AdminClient cannot list transactions; the broker image ships the tool's jar.
-        """
-        result = self.exec(
-            ["java", "-cp", "/opt/kafka/libs/*", "org.apache.kafka.tools.TransactionsCommand",
-             "--bootstrap-server", f"{self.alias}:9091", "list"]
-        )
-        lines = result.output.decode(errors="replace").splitlines()
-        return [line for line in lines[1:] if "Ongoing" in line or "Prepare" in line]
-
     def admin(self) -> AdminClient:
         return AdminClient({"bootstrap.servers": self.bootstrap_direct})
 

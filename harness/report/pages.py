@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from html import escape
 from pathlib import Path
 
+from harness.checker.verdict import MEANINGS
 from harness.history import read_history
 from harness.reader import Record
 from harness.report.timeline import timeline_svg
@@ -66,7 +67,8 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
         ]
     )
     anomalies = "".join(
-        f"<h3>{escape(name)}: {anomaly['count']}</h3>" + _table(anomaly["examples"])
+        f"<h3>{escape(name)}: {anomaly['count']}</h3><p>{escape(MEANINGS.get(name, ''))}</p>"
+        + _table(anomaly["examples"])
         for name, anomaly in verdict["anomalies"].items()
     ) or "<p>No anomalies.</p>"
     log_files = sorted((folder / "logs").glob("*.log"))

@@ -41,7 +41,8 @@ def timeline_svg(record_ms: Iterable[int], events: list[dict]) -> str:
                 f'stroke="#999" stroke-dasharray="2,3"><title>batch {event["batch"]} committed</title></line>'
             )
         elif event["type"] in ("trigger", "fault.inject", "recovery", "container.start", "incomplete"):
-            label = escape(event["type"] + " " + str(event.get("detail", event.get("container", ""))))
+            detail = event.get("detail", event.get("reason", event.get("container", "")))
+            label = escape(f"{event['type']} {detail}")
             parts.append(
                 f'<circle cx="{x(event["t"]):.1f}" cy="{PAD - 10}" r="4" fill="#c0392b"><title>{label}</title></circle>'
             )
