@@ -40,11 +40,11 @@ class Row:
 
 
 def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: int, records: int,
-                 pipeline: str) -> tuple[Row, ScenarioResult | None]:
+                 pipeline: str, stall_timeout: float) -> tuple[Row, ScenarioResult | None]:
     started = time.monotonic()
     try:
         result = Scenario(cluster, row.name, pipeline=pipeline, sink=sink, faults=parse_schedule(list(row.faults)),
-                          workload=Workload(records, seed=seed)).run()
+                          workload=Workload(records, seed=seed), stall_timeout=stall_timeout).run()
     except HarnessError as error:
         if error.exit_status != EXIT_INFRASTRUCTURE:
             raise
@@ -55,7 +55,7 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
 
 
 def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "fixtures.pipelines.passthrough",
-            out: Path | None = None) -> int:
+            out: Path | None = None, stall_timeout: float = 180.0) -> int:
     load_pipeline(pipeline)
     sink = resolve_sink(sink_spec)
     images.build_all()
@@ -63,7 +63,8 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
     with Cluster() as cluster:
         folder = out or run_report_dir(cluster.run_id)
         try:
-            baseline, result = run_scenario(cluster, sink, scenarios_for("any", True)[0], seed, records, pipeline)
+            baseline, result = run_scenario(cluster, sink, scenarios_for("any", True)[0], seed, records, pipeline,
+                                            stall_timeout)
             rows.append(baseline)
             _print_row(baseline, 1, None)
             points = {e["point"] for e in result.events("point")} if result else set()
@@ -71,7 +72,7 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
             plan = scenarios_for(kind, quick)[1:]
             say(f"sink {sink.spec}: observed kind '{kind}'; {len(plan) + 1} scenarios")
             for n, row in enumerate(plan, start=2):
-                outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline)
+                outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline, stall_timeout)
                 rows.append(outcome)
                 _print_row(outcome, n, len(plan) + 1)
         finally:

@@ -19,7 +19,7 @@ def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str,
     inputs = reader.read(input_topic, stable_timeout=stable_timeout)
     try:
         expected = pipeline.model(json.loads(record.value()) for record in inputs.records)
-    except (ValueError, KeyError) as error:
+    except (ValueError, KeyError, TypeError) as error:
         raise BadInput(f"input topic '{input_topic}' holds records the model cannot read: {error!r}") from None
     output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)
     output = reader.read(output_topic, stable_timeout=stable_timeout, count_uncommitted=True,

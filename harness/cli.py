@@ -40,13 +40,17 @@ def _run(args: argparse.Namespace) -> int:
     from harness import run_command
 
     return run_command.run(args.pipeline, args.sink, args.fault, args.schedule, args.random_faults, args.seed,
-                           args.records, args.name)
+                           args.records, args.name, args.stall_timeout)
 
 
 def _certify(args: argparse.Namespace) -> int:
     from harness import certify
 
-    return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out)
+    return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out, args.stall_timeout)
+
+
+STALL_TIMEOUT = 180.0
+STALL_HELP = "seconds a scenario may go without progress before it is incomplete (no fixed deadline)"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -79,6 +83,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=1, help="workload (and random schedule) seed")
     run.add_argument("--records", type=int, default=20_000)
     run.add_argument("--name", default="scenario", help="the scenario's name in the report")
+    run.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
     run.set_defaults(func=_run)
 
     certify = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")
@@ -88,6 +93,7 @@ def parser() -> argparse.ArgumentParser:
     certify.add_argument("--records", type=int, default=20_000)
     certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough")
     certify.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/)")
+    certify.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
     certify.set_defaults(func=_certify)
 
     check = commands.add_parser("check", help="check existing input and output topics against a pipeline's model")
