@@ -10,7 +10,7 @@ import json
 from harness.checker import FAIL, PASS, OutputCheck
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
 from harness.pipeline import load_pipeline
-from harness.reader import CommittedReader
+from harness.reader import CommittedReader, in_produce_order
 
 
 def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str, stable_timeout: float) -> int:
@@ -18,7 +18,7 @@ def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str,
     reader = CommittedReader(bootstrap)
     inputs = reader.read(input_topic, stable_timeout=stable_timeout)
     try:
-        expected = pipeline.model(json.loads(record.value()) for record in inputs.records)
+        expected = pipeline.model(json.loads(record.value()) for record in in_produce_order(inputs.records))
     except (ValueError, KeyError, TypeError) as error:
         raise BadInput(f"input topic '{input_topic}' holds records the model cannot read: {error!r}") from None
     output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)

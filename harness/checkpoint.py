@@ -46,13 +46,18 @@ class CheckpointFolder:
                 offsets[topic] = {int(p): int(o) for p, o in partitions.items()}
         return offsets
 
-    def consumed(self, topic: str) -> dict[int, int]:
-        """End offsets of `topic` in the last committed batch (empty before the first commit)."""
+    def stateful(self) -> bool:
+        """Whether the query keeps state (Spark writes `state/` for stateful operators)."""
+        return (self.path / "state").is_dir()
+
+    def consumed(self, topic: str, lag: int = 0) -> dict[int, int]:
+        """End offsets of `topic` in the last committed batch, or `lag` committed batches before it
+        (empty when there is none)."""
         committed = self.committed()
-        if not committed:
+        if len(committed) <= lag:
             return {}
         try:
-            return self.end_offsets(committed[-1]).get(topic, {})
+            return self.end_offsets(committed[-1 - lag]).get(topic, {})
         except (OSError, ValueError):
             return {}
 

@@ -83,6 +83,12 @@ class ReadResult:
         return self.uncommitted_visible - len(self.records)
 
 
+def in_produce_order(records: list[Record]) -> list[Record]:
+    """Records of several partitions in the order they were produced (their create timestamps): a
+    model that follows event time through its input needs that order, not the reader's interleaving."""
+    return sorted(records, key=lambda record: record.timestamp()[1])
+
+
 @contextmanager
 def collector_paused():
     """Pause the cyclic garbage collector while millions of long-lived records pile up.

@@ -23,7 +23,7 @@ from harness.gate.proxy import Observe
 from harness.history import History, read_history
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
-from harness.reader import CommittedReader, ReadResult
+from harness.reader import CommittedReader, ReadResult, in_produce_order
 from harness.report import write_scenario_page
 from harness.schedule import Schedule
 from harness.sink_spec import SinkSpec, resolve_sink
@@ -31,6 +31,7 @@ from harness.topics import create_topics, end_offsets, unique_name
 from harness.workload import SendLog, Workload, WorkloadProducer
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
+SETTLE_SECONDS = 4.0  # quiet after the last batch before a stateful query counts as done (triggers are 1 s)
 
 
 def run_report_dir(run_id: str) -> Path:
@@ -91,7 +92,7 @@ class Scenario:
         self.pipeline: Pipeline = load_pipeline(pipeline)
         self.sink = sink if isinstance(sink, SinkSpec) else resolve_sink(sink)
         self.faults = faults or []
-        self.workload = workload
+        self.workload = self.pipeline.workload(workload)
         self.partitions = partitions
         self.stall_timeout = stall_timeout
         self.max_offsets_per_trigger = max_offsets_per_trigger
@@ -199,9 +200,11 @@ class Scenario:
 
     def _consumed_results(self, folder: CheckpointFolder, input_topic: str) -> set[str]:
         """The results the model expects of the input the checkpoint says was consumed: in an incomplete
-        run only their absence is a loss (the rest of the input was never reached)."""
-        consumed = folder.consumed(input_topic)
-        inputs = CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records
+        run only their absence is a loss (the rest of the input was never reached). A stateful query
+        emits what a batch's input closes (a window the watermark passed) in the batch after it, so
+        there the input of all committed batches but the last counts."""
+        consumed = folder.consumed(input_topic, lag=1 if folder.stateful() else 0)
+        inputs = in_produce_order(CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records)
         return set(self.pipeline.model(
             json.loads(r.value()) for r in inputs if r.offset() < consumed.get(r.partition(), 0)
         ))
@@ -277,15 +280,22 @@ class Scenario:
         faults_done: Callable[[], bool],
     ) -> dict | None:
         total = sum(target.values())
-        started = moved = time.monotonic()
+        started = moved = batches_moved = time.monotonic()
         last_seen: tuple[int, ...] = ()
+        last_batches = (0, 0)
         next_report = 0.0
         while True:
             now = time.monotonic()
             consumed = folder.consumed(topic)
             done = sum(min(consumed.get(p, 0), end) for p, end in target.items())
-            finished = all(consumed.get(p, 0) >= end for p, end in target.items())
-            seen = (done, len(folder.planned()), len(schedule.fired), self._restarts)
+            batches = (len(folder.planned()), len(folder.committed()))
+            if batches != last_batches:
+                last_batches, batches_moved = batches, now
+            # a stateful query emits its last results in a batch of no data, once the watermark moved:
+            # its input is consumed only when no batch is planned or running for a few triggers
+            settled = not folder.stateful() or (batches[0] == batches[1] and now - batches_moved >= SETTLE_SECONDS)
+            finished = settled and all(consumed.get(p, 0) >= end for p, end in target.items())
+            seen = (done, batches[0], len(schedule.fired), self._restarts)
             if seen != last_seen or finished or self._restarting.is_set():
                 last_seen, moved = seen, now  # progress: input consumed, a batch planned, a fault, a restart
             if finished and not self._restarting.is_set():

@@ -14,6 +14,8 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from harness.history import History
 
+CLOSING_KEY = "closing"
+
 
 @dataclass(frozen=True)
 class Record:
@@ -44,8 +46,12 @@ class Workload:
     disorder_ms: int = 0  # event time may run back by up to this much
     payload_bytes: int = 0
     start_ts: int = 1_700_000_000_000
+    step_ms: int = 10  # event time between consecutive records
+    closing_ms: int = 0  # when set, one closing record this far past the last one (moves a watermark on)
 
     def generate(self) -> Iterator[Record]:
+        """The records in production order; a closing record, when asked for, comes last with a key
+        of its own (`CLOSING_KEY`), so that a model can tell it apart."""
         rng = random.Random(self.seed)
         weights = [1.0 / (k + 1) ** self.key_skew for k in range(self.keys)]
         key_names = [f"k{k:04d}" for k in range(self.keys)]
@@ -54,9 +60,12 @@ class Workload:
         for n in range(self.records):
             k = rng.choices(range(self.keys), weights)[0]
             seqs[k] += 1
-            ts = self.start_ts + n * 10 - (rng.randint(0, self.disorder_ms) if self.disorder_ms else 0)
+            ts = self.start_ts + n * self.step_ms - (rng.randint(0, self.disorder_ms) if self.disorder_ms else 0)
             amount = round(rng.uniform(1, 500), 2)
             yield Record(f"{self.seed}-{n:09d}", key_names[k], seqs[k], ts, amount, payload)
+        if self.closing_ms:
+            last = self.start_ts + (self.records - 1) * self.step_ms
+            yield Record(f"{self.seed}-closing", CLOSING_KEY, 1, last + self.closing_ms, 0.0, payload)
 
 
 @dataclass

@@ -4,6 +4,7 @@ anomalies put there; an open transaction is `stuck`; aborted records are counted
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
+from harness.pipeline import load_pipeline
 from harness.reader import CommittedReader
 from harness.topics import create_topics, unique_name
 from harness.workload import Workload, WorkloadProducer
@@ -144,3 +146,37 @@ def test_bad_input_is_one_line_with_its_exit_status(cluster, crafted) -> None:
     assert unknown.returncode == 2 and "pipeline 'fixtures.pipelines.nope' cannot be imported" in unknown.stderr
     unreachable = harness_check("127.0.0.1:1", input_topic, input_topic)
     assert unreachable.returncode == 3 and "cannot reach Kafka" in unreachable.stderr
+
+
+def anomaly_counts(stdout: str) -> dict[str, int]:
+    found = re.search(r"anomalies: (.*)$", stdout, re.M)
+    assert found, stdout
+    return {name: int(count) for name, count in re.findall(r"(\w+)=(\d+)", found.group(1))}
+
+
+def test_window_results_are_checked_by_count(cluster) -> None:
+    bootstrap = cluster.kafka.bootstrap_direct
+    pipeline = load_pipeline("fixtures.pipelines.fraud_windows")
+    workload = pipeline.workload(Workload(4_000, seed=9))
+    input_topic = unique_name("oracle-windows", "in")
+    create_topics(cluster.kafka.admin(), [input_topic], 4)
+    WorkloadProducer(bootstrap).produce(input_topic, workload)
+    expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
+    assert len(expected) > 300
+
+    def result(identity: str, count_change: int = 0) -> bytes:
+        user, start = identity.rsplit("@", 1)
+        count = expected[identity].value["count"] + count_change
+        return json.dumps({"user": user, "window_start": int(start), "count": count, "alert": count > 10}).encode()
+
+    ids = sorted(expected)
+    correct = [result(i) for i in ids]
+    check_windows = ("--pipeline", "fixtures.pipelines.fraud_windows")
+    run = harness_check(bootstrap, input_topic, new_output(cluster, correct, keyed=False), *check_windows)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    damaged = [result(i, 1) if i == ids[5] else r for i, r in zip(ids, correct, strict=True) if i != ids[0]]
+    damaged += [result(ids[1]), result(ids[2]), result(ids[3], -2)]
+    run = harness_check(bootstrap, input_topic, new_output(cluster, damaged, keyed=False), *check_windows)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert anomaly_counts(run.stdout) == {"lost": 1, "wrong_value": 1, "duplicate": 2, "divergent": 1}, run.stdout

@@ -29,7 +29,7 @@ class PerKeyOrderChecker:
         for n, want in enumerate(wants):
             if want is None:  # a duplicate or a foreigner
                 continue
-            key, seq = want
+            key, seq = want.key, want.seq
             record = records[n]
             where = (record.partition(), key)
             previous = last.get(where)

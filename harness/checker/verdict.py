@@ -30,14 +30,19 @@ MEANINGS = {
     "stuck": "a transaction left open: the last stable offset stays below the high watermark",
     "incomplete": "the input was not consumed: results past what the checkpoint consumed are not counted as lost",
     "vacuous": "a fault never fired",
+    "divergent": "an expected result read again with another value: a replay that saw other input or state",
+    "wrong_value": "an expected result whose value is not the model's (low: input or state lost; "
+                   "high: input applied twice)",
 }
 
 
 class Expected(NamedTuple):
-    """What the model expects of one output identity: its key and its place in the key's order."""
+    """What the model expects of one output identity: its key, its place in the key's order and, for
+    results that carry one (a window's count), its value."""
 
     key: str
     seq: int
+    value: object = None
 
 
 @dataclass
@@ -81,12 +86,15 @@ class Verdict:
 def classify(anomalies: Mapping[str, Anomaly]) -> str:
     """The observed guarantee: duplicates only is at-least-once, losses only at-most-once.
 
-    A record that is not a result (`unexpected`, `unreadable`) breaks every guarantee; an incomplete
+    A record that is not a result (`unexpected`, `unreadable`) or a result with another value than the
+    model's (`divergent`, `wrong_value`) breaks every guarantee; an incomplete
     run with nothing else wrong names none (it is undecided, not at-most-once).
     """
     duplicated = "duplicate" in anomalies
     lost = "lost" in anomalies
-    if "unexpected" in anomalies or "unreadable" in anomalies or (duplicated and lost):
+    if any(name in anomalies for name in ("unexpected", "unreadable", "divergent", "wrong_value")) or (
+        duplicated and lost
+    ):
         return NONE
     if duplicated:
         return AT_LEAST_ONCE

@@ -32,3 +32,13 @@ def test_planned_committed_and_consumed(tmp_path: Path) -> None:
 def test_empty_folder_has_no_batches(tmp_path: Path) -> None:
     folder = CheckpointFolder(tmp_path / "missing")
     assert folder.planned() == [] and folder.committed() == [] and folder.consumed("in") == {}
+
+
+def test_consumed_some_batches_back_and_state(tmp_path: Path) -> None:
+    write_batch(tmp_path, 0, '{"in":{"0":3}}', committed=True)
+    write_batch(tmp_path, 1, '{"in":{"0":8}}', committed=True)
+    folder = CheckpointFolder(tmp_path)
+    assert folder.consumed("in", lag=1) == {0: 3} and folder.consumed("in", lag=2) == {}
+    assert not folder.stateful()
+    (tmp_path / "state" / "0").mkdir(parents=True)
+    assert folder.stateful()

@@ -1,0 +1,95 @@
+"""The fraud-windows model is exact on its workload, and the windows checker names exactly the
+duplicates, divergent repeats, wrong counts, losses and foreign results put into a correct output."""
+
+import json
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixtures.pipelines import fraud_windows
+from harness.checker import OutputCheck, check
+from harness.pipeline import load_pipeline
+from harness.reader import OutputRecord, ReadResult
+from harness.workload import CLOSING_KEY, Workload
+
+pytestmark = pytest.mark.unit
+PIPELINE = load_pipeline("fixtures.pipelines.fraud_windows")
+
+
+def inputs(records: int = 20_000, seed: int = 1) -> list[dict]:
+    return [json.loads(r.to_json()) for r in PIPELINE.workload(Workload(records, seed=seed)).generate()]
+
+
+EXPECTED = PIPELINE.model(inputs())
+
+
+def render(identity: str, count: int | None = None) -> bytes:
+    user, start = identity.rsplit("@", 1)
+    count = EXPECTED[identity].value["count"] if count is None else count
+    return json.dumps({"user": user, "window_start": int(start), "count": count,
+                       "alert": count > fraud_windows.THRESHOLD}, separators=(",", ":")).encode()
+
+
+def output(values: list[bytes]) -> ReadResult:
+    return ReadResult([OutputRecord(n % 4, n, None, v) for n, v in enumerate(values)], {}, {})
+
+
+def test_the_workload_spans_tens_of_windows_with_hot_users_and_counts_near_the_threshold() -> None:
+    windows_per_user = Counter(want.key for want in EXPECTED.values())
+    counts = Counter(want.value["count"] for want in EXPECTED.values())
+    assert windows_per_user.most_common(1)[0][1] >= 60, "the hottest user has a window every minute"
+    assert sum(want.value["alert"] for want in EXPECTED.values()) >= 100
+    assert counts[fraud_windows.THRESHOLD] and counts[fraud_windows.THRESHOLD + 1], "counts at the threshold"
+    assert CLOSING_KEY not in windows_per_user, "the closing record's window never closes"
+    assert sum(want.value["count"] for want in EXPECTED.values()) > 19_000  # nearly every input is in a window
+
+
+def test_an_input_that_could_be_late_is_refused_by_the_model() -> None:
+    records = inputs(100)
+    records.insert(50, {**records[0], "id": "late", "ts": records[49]["ts"] - fraud_windows.DELAY_MS})
+    with pytest.raises(ValueError, match="could be dropped as late"):
+        fraud_windows.model(records)
+
+
+def test_identity_refuses_what_is_not_a_window_result() -> None:
+    for bad in (b"", b"{", b'{"user":"k","window_start":1,"count":"3","alert":false}', b'{"user":"k"}', b"[]"):
+        with pytest.raises(ValueError):
+            fraud_windows.identity(bad)
+
+
+RENDERED = {i: render(i) for i in EXPECTED}
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(0, 5), min_size=4, max_size=4))
+def test_anomalies_put_into_a_correct_output_are_named_exactly(seed: int, sizes: list[int]) -> None:
+    rng = random.Random(seed)
+    picked = rng.sample(list(EXPECTED), sum(sizes))
+    dropped, duplicated, diverged, wrong = (set(picked[sum(sizes[:n]):sum(sizes[:n + 1])]) for n in range(4))
+    values = [render(i, EXPECTED[i].value["count"] + 1) if i in wrong else v
+              for i, v in RENDERED.items() if i not in dropped]
+    values += [RENDERED[i] for i in duplicated] + [render(i, EXPECTED[i].value["count"] - 1) for i in diverged]
+    values += [render("k9999@0", 3), b"not json"]
+    rng.shuffle(values)
+    cuts = sorted(rng.randint(0, len(values)) for _ in range(rng.randint(0, 4)))
+
+    streamed = OutputCheck(PIPELINE.checkers(), EXPECTED, PIPELINE.identity)
+    for start, end in zip([0, *cuts], [*cuts, len(values)], strict=True):
+        streamed.feed(output(values).records[start:end])
+    verdict = streamed.verdict(output(values))
+
+    wanted = {"lost": len(dropped), "wrong_value": len(wrong), "duplicate": len(duplicated),
+              "divergent": len(diverged), "unexpected": 1, "unreadable": 1}
+    assert {name: a.count for name, a in verdict.anomalies.items()} == {k: v for k, v in wanted.items() if v}
+    assert verdict.outcome == "fail" and verdict.guarantee == "none"
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_a_correct_output_in_any_order_passes(seed: int) -> None:
+    values = list(RENDERED.values())
+    random.Random(seed).shuffle(values)
+    assert check(PIPELINE.checkers(), EXPECTED, output(values), PIPELINE.identity).outcome == "pass"
