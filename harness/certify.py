@@ -44,7 +44,8 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
     started = time.monotonic()
     try:
         result = Scenario(cluster, row.name, pipeline=pipeline, sink=sink, faults=parse_schedule(list(row.faults)),
-                          workload=Workload(records, seed=seed), stall_timeout=stall_timeout).run()
+                          workload=Workload(records, seed=seed), stall_timeout=stall_timeout,
+                          state_store=row.state_store).run()
     except HarnessError as error:
         if error.exit_status != EXIT_INFRASTRUCTURE:
             raise
@@ -69,8 +70,10 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
             _print_row(baseline, 1, None)
             points = {e["point"] for e in result.events("point")} if result else set()
             kind = kind_from_points(points)
-            plan = scenarios_for(kind, quick)[1:]
-            say(f"sink {sink.spec}: observed kind '{kind}'; {len(plan) + 1} scenarios")
+            stateful = bool(result and result.stateful)
+            plan = scenarios_for(kind, quick, stateful)[1:]
+            say(f"sink {sink.spec}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "
+                f"{len(plan) + 1} scenarios")
             for n, row in enumerate(plan, start=2):
                 outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline, stall_timeout)
                 rows.append(outcome)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from harness.history import History
 
+STATE_FILES = (".delta", ".snapshot", ".zip", ".changelog")
+
 
 class CheckpointFolder:
     """A read-only view of one query's checkpoint folder."""
@@ -46,6 +48,17 @@ class CheckpointFolder:
                 offsets[topic] = {int(p): int(o) for p, o in partitions.items()}
         return offsets
 
+    def state_committed(self) -> list[int]:
+        """Batch ids with a state store version written by some task: version V holds the state after
+        batch V - 1 (`<V>.delta` or `<V>.snapshot` of the default provider, `<V>.zip` or `<V>.changelog`
+        of RocksDB's), in `state/<operator>/<partition>/`."""
+        versions = {
+            int(path.name.split(".", 1)[0])
+            for path in self.path.glob("state/*/*/*.*")
+            if path.name.split(".", 1)[0].isdigit() and path.suffix in STATE_FILES
+        }
+        return sorted(version - 1 for version in versions if version > 0)
+
     def stateful(self) -> bool:
         """Whether the query keeps state (Spark writes `state/` for stateful operators)."""
         return (self.path / "state").is_dir()
@@ -73,7 +86,8 @@ class BatchWatcher:
         self.history = history
         self.interval = interval
         self.listeners: list[Callable[[dict], None]] = []
-        self._seen: dict[str, set[int]] = {"planned": set(), "committed": set()}
+        self._seen: dict[str, set[int]] = {"batch.planned": set(), "batch.committed": set(),
+                                           "state.committed": set()}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="batch-watcher", daemon=True)
 
@@ -91,17 +105,19 @@ class BatchWatcher:
             self.poll()
 
     def poll(self) -> None:
-        for log, batches in (("planned", self.folder.planned()), ("committed", self.folder.committed())):
+        folder = self.folder
+        for point, batches in (("batch.planned", folder.planned()), ("state.committed", folder.state_committed()),
+                               ("batch.committed", folder.committed())):
             for batch in batches:
-                if batch in self._seen[log]:
+                if batch in self._seen[point]:
                     continue
-                self._seen[log].add(batch)
+                self._seen[point].add(batch)
                 fields: dict = {"batch": batch}
-                if log == "planned":
+                if point == "batch.planned":
                     try:
-                        fields["end_offsets"] = self.folder.end_offsets(batch)
+                        fields["end_offsets"] = folder.end_offsets(batch)
                     except (OSError, ValueError):
                         fields["end_offsets"] = None
-                event = self.history.record(f"batch.{log}", **fields)
+                event = self.history.record(point, **fields)
                 for listener in self.listeners:
                     listener(event)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.interrupt import terminate_like_ctrl_c
+from harness.state_stores import STATE_STORES
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ def _run(args: argparse.Namespace) -> int:
     from harness import run_command
 
     return run_command.run(args.pipeline, args.sink, args.fault, args.schedule, args.random_faults, args.seed,
-                           args.records, args.name, args.stall_timeout)
+                           args.records, args.name, args.stall_timeout, args.state_store)
 
 
 def _certify(args: argparse.Namespace) -> int:
@@ -74,7 +75,8 @@ def parser() -> argparse.ArgumentParser:
     smoke.set_defaults(func=_smoke)
 
     run = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
-    run.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
+    run.add_argument("--pipeline", default="fixtures.pipelines.passthrough",
+                     help="dotted module name (passthrough, fraud_windows, running_totals in fixtures.pipelines)")
     run.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module name")
     run.add_argument("--fault", action="append", default=[], metavar="SPEC",
                      help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
@@ -84,6 +86,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--records", type=int, default=20_000)
     run.add_argument("--name", default="scenario", help="the scenario's name in the report")
     run.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
+    run.add_argument("--state-store", choices=sorted(STATE_STORES), default="hdfs",
+                     help="the state store provider of a stateful pipeline")
     run.set_defaults(func=_run)
 
     certify = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")

@@ -2,12 +2,16 @@
 
 A sink's kind is observed, not declared: the baseline run (no fault) shows whether it writes in
 transactions (`txn.*` points at the gate) or with plain produce requests (`produce`). Transaction
-points then apply only to transactional sinks, `produce` points only to the others.
+points then apply only to transactional sinks, `produce` points only to the others. So is a
+pipeline's: state rows (faults where a batch's state is committed, under each state store provider)
+apply when the baseline's checkpoint holds state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from harness.state_stores import STATE_STORES
 
 TRANSACTIONAL = "transactional"
 PLAIN = "plain"
@@ -22,9 +26,11 @@ class MatrixScenario:
     faults: tuple[str, ...]
     applies_to: str = ANY
     quick: bool = False  # in the smallest subset that still catches every known-bad sink
+    stateful: bool = False  # only for pipelines that keep state
+    state_store: str = "hdfs"
 
-    def applies(self, kind: str) -> bool:
-        return self.applies_to in (ANY, kind)
+    def applies(self, kind: str, stateful: bool = False) -> bool:
+        return self.applies_to in (ANY, kind) and (stateful or not self.stateful)
 
 
 def _matrix() -> list[MatrixScenario]:
@@ -60,15 +66,23 @@ def _matrix() -> list[MatrixScenario]:
         MatrixScenario("delay-endtxn-txn.commit", ("delay:sender@txn.commit#2/20s",), TRANSACTIONAL),
         MatrixScenario("restart-broker", ("kill:broker@time:15",)),
     ]
+    # a batch's state committed, its output not yet (or not wholly) written: the re-run must restore
+    # the state of the batch before, under every provider
+    for store in STATE_STORES:
+        suffix = "" if store == "hdfs" else f"-{store}"
+        for target in ("driver", "executor"):
+            quick = (target, store) in {("driver", "hdfs"), ("executor", "rocksdb-changelog")}
+            rows.append(MatrixScenario(f"kill-{target}-state.committed{suffix}", (f"kill:{target}@state.committed:3",),
+                                       ANY, quick, stateful=True, state_store=store))
     return rows
 
 
 MATRIX = _matrix()
 
 
-def scenarios_for(kind: str, quick: bool) -> list[MatrixScenario]:
-    """The rows that apply to a sink of this kind (the baseline first)."""
-    return [row for row in MATRIX if row.applies(kind) and (row.quick or not quick)]
+def scenarios_for(kind: str, quick: bool, stateful: bool = False) -> list[MatrixScenario]:
+    """The rows that apply to a sink of this kind and a pipeline with or without state (the baseline first)."""
+    return [row for row in MATRIX if row.applies(kind, stateful) and (row.quick or not quick)]
 
 
 def kind_from_points(points: set[str]) -> str:

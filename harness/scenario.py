@@ -27,6 +27,7 @@ from harness.reader import CommittedReader, ReadResult, in_produce_order
 from harness.report import write_scenario_page
 from harness.schedule import Schedule
 from harness.sink_spec import SinkSpec, resolve_sink
+from harness.state_stores import STATE_STORES
 from harness.topics import create_topics, end_offsets, unique_name
 from harness.workload import SendLog, Workload, WorkloadProducer
 
@@ -51,6 +52,7 @@ class ScenarioResult:
     batches_committed: list[int]
     seconds: dict[str, float] = field(default_factory=dict)
     report_dir: Path | None = None
+    stateful: bool = False  # the query kept state (seen in its checkpoint)
 
     def events(self, *types: str) -> list[dict]:
         """Events of the scenario's history, of the given types (all when none are given)."""
@@ -68,6 +70,7 @@ class ScenarioResult:
                      "stuck": self.read.stuck, "aborted": self.read.aborted,
                      "open_transactions": self.read.open_transactions},
             "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
+            "stateful": self.stateful,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
         }
 
@@ -86,6 +89,7 @@ class Scenario:
         partitions: int = 4,
         stall_timeout: float = 180.0,
         max_offsets_per_trigger: int = 2_000,
+        state_store: str = "hdfs",
     ) -> None:
         self.cluster = cluster
         self.name = name
@@ -96,6 +100,9 @@ class Scenario:
         self.partitions = partitions
         self.stall_timeout = stall_timeout
         self.max_offsets_per_trigger = max_offsets_per_trigger
+        if state_store not in STATE_STORES:
+            raise BadInput(f"state store '{state_store}': one of {', '.join(STATE_STORES)}")
+        self.state_store = state_store
         self.report_dir = run_report_dir(cluster.run_id) / name
         self.history = History(self.report_dir / "history.jsonl")
         self.driver: SparkDriver | None = None
@@ -118,7 +125,8 @@ class Scenario:
         marker_topic = unique_name(self.name, "markers")
         create_topics(kafka.admin(), [input_topic, output_topic, marker_topic], self.partitions)
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
-                            faults=[str(f) for f in self.faults], input_topic=input_topic,
+                            faults=[str(f) for f in self.faults], state_store=self.state_store,
+                            input_topic=input_topic,
                             output_topic=output_topic, workload=vars(self.workload))
 
         started = time.monotonic()
@@ -142,6 +150,7 @@ class Scenario:
             "--sink", self.sink.argument,
             "--sink-id", f"{self.name}-{output_topic[-12:]}",
             "--marker-topic", marker_topic,
+            "--state-store", self.state_store,
         ]
         if self.sink.shipped:
             self._driver_args += ["--sink-file", self._ship_sink(host_checkpoint, checkpoint)]
@@ -193,7 +202,8 @@ class Scenario:
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
         result = ScenarioResult(
-            self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir
+            self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir,
+            folder.stateful(),
         )
         (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
         return result
@@ -205,9 +215,10 @@ class Scenario:
         there the input of all committed batches but the last counts."""
         consumed = folder.consumed(input_topic, lag=1 if folder.stateful() else 0)
         inputs = in_produce_order(CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records)
-        return set(self.pipeline.model(
+        expected = self.pipeline.model(
             json.loads(r.value()) for r in inputs if r.offset() < consumed.get(r.partition(), 0)
-        ))
+        )
+        return {identity for identity, want in expected.items() if want.required}
 
     def _ship_sink(self, host_checkpoint: Path, checkpoint: str) -> str:
         """Copy a sink file from outside the repository next to the checkpoint (the driver sees it there)."""

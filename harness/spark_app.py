@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
 from harness.sink import SinkContext
+from harness.state_stores import STATE_STORES
 
 
 def arguments() -> argparse.Namespace:
@@ -30,6 +31,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sink-file", help="a sink file outside the repository, shipped with addPyFile")
     parser.add_argument("--sink-id", required=True)
     parser.add_argument("--marker-topic", required=True)
+    parser.add_argument("--state-store", choices=sorted(STATE_STORES), default="hdfs")
     return parser.parse_args()
 
 
@@ -54,6 +56,8 @@ def main() -> None:
     args = arguments()
     pipeline = importlib.import_module(args.pipeline)
     spark = SparkSession.builder.appName(f"harness:{args.pipeline}").getOrCreate()
+    for key, value in STATE_STORES[args.state_store].items():
+        spark.conf.set(key, value)
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", args.bootstrap)
@@ -66,6 +70,8 @@ def main() -> None:
     output = pipeline.transform(reader.load())
     context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic)
     writer = build_writer(spark, args, output, context)
+    if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
+        writer = writer.outputMode(pipeline.OUTPUT_MODE)
     query = (
         writer.option("checkpointLocation", args.checkpoint)
         .trigger(processingTime=f"{args.trigger_seconds} seconds")

@@ -180,3 +180,40 @@ def test_window_results_are_checked_by_count(cluster) -> None:
     run = harness_check(bootstrap, input_topic, new_output(cluster, damaged, keyed=False), *check_windows)
     assert run.returncode == 1, run.stdout + run.stderr
     assert anomaly_counts(run.stdout) == {"lost": 1, "wrong_value": 1, "duplicate": 2, "divergent": 1}, run.stdout
+
+
+def test_a_changelog_is_checked_by_running_value(cluster) -> None:
+    bootstrap = cluster.kafka.bootstrap_direct
+    pipeline = load_pipeline("fixtures.pipelines.running_totals")
+    workload = Workload(3_000, seed=11, keys=20)
+    input_topic = unique_name("oracle-totals", "in")
+    create_topics(cluster.kafka.admin(), [input_topic], 4)
+    WorkloadProducer(bootstrap).produce(input_topic, workload)
+    expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
+    finals = {want.key: want.seq for want in expected.values() if want.required}
+
+    def update(user: str, count: int, change: int = 0) -> bytes:
+        return json.dumps({"user": user, "count": count,
+                           "total_cents": expected[f"{user}@{count}"].value + change}).encode()
+
+    def changelog(updates: list[bytes]) -> str:
+        """All in one partition: a changelog's order is its partition's."""
+        topic = unique_name("oracle-totals", "out")
+        create_topics(cluster.kafka.admin(), [topic], 4)
+        write_output(bootstrap, topic, list(updates), partition=0)
+        return topic
+
+    users = sorted(finals)
+    valid = [update(u, c) for u in users for c in sorted({max(1, finals[u] // 3), finals[u]})]
+    check_totals = ("--pipeline", "fixtures.pipelines.running_totals")
+    run = harness_check(bootstrap, input_topic, changelog(valid), *check_totals)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    first, second, third = users[:3]
+    damaged = [u for u in valid if json.loads(u)["user"] not in (first, second, third)]
+    damaged += [update(first, finals[first]), update(first, max(1, finals[first] // 3))]  # a stale update last
+    damaged += [update(second, finals[second], 5)]  # not a running total
+    damaged += [update(third, 1)]  # the final total never comes
+    run = harness_check(bootstrap, input_topic, changelog(damaged), *check_totals)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert anomaly_counts(run.stdout) == {"lost": 1, "wrong_value": 1, "regression": 1}, run.stdout

@@ -6,6 +6,7 @@ from harness.checker.order import PerKeyOrderChecker
 from harness.checker.verdict import (
     AT_LEAST_ONCE,
     AT_MOST_ONCE,
+    EFFECTIVELY_ONCE,
     EXACTLY_ONCE,
     FAIL,
     NONE,
@@ -17,6 +18,6 @@ from harness.checker.verdict import (
 )
 
 __all__ = [
-    "AT_LEAST_ONCE", "AT_MOST_ONCE", "EXACTLY_ONCE", "FAIL", "NONE", "PASS", "UNKNOWN",
+    "AT_LEAST_ONCE", "AT_MOST_ONCE", "EFFECTIVELY_ONCE", "EXACTLY_ONCE", "FAIL", "NONE", "PASS", "UNKNOWN",
     "Anomaly", "Expected", "ExactlyOnceChecker", "OutputCheck", "PerKeyOrderChecker", "Verdict", "check",
 ]

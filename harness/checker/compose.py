@@ -73,7 +73,7 @@ class OutputCheck:
             except Exception as error:  # noqa: BLE001 - a crashed check is unknown, never a pass
                 self.error = error
         if self.error is not None:
-            return Verdict(UNKNOWN, NONE, anomalies, len(ledger.expected), len(ledger.records), 0, repr(self.error))
+            return Verdict(UNKNOWN, NONE, anomalies, ledger.required_count, len(ledger.records), 0, repr(self.error))
         if ledger.unreadable.count:
             anomalies["unreadable"] = ledger.unreadable
         if read.stuck:
@@ -89,8 +89,9 @@ class OutputCheck:
             anomalies["incomplete"].add({**incomplete, **unreached})
             if outcome == PASS:
                 outcome, error = UNKNOWN, f"incomplete: {incomplete.get('reason')}"
-        return Verdict(outcome, classify(anomalies), anomalies, len(ledger.expected), len(ledger.records),
-                       ledger.distinct, error)
+        changelog = any(getattr(checker, "changelog", False) for checker in self.checkers)
+        return Verdict(outcome, classify(anomalies, changelog), anomalies, ledger.required_count,
+                       len(ledger.records), ledger.distinct, error)
 
 
 def check(

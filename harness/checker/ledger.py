@@ -18,8 +18,9 @@ class Ledger:
     Checking off is one dictionary pop per record, done in C through `map`, batch by batch on the
     reader's batch thread while the consumer waits for the broker; only anomalies cost Python loops.
 
-    `required` (default: every expected identity) are those whose absence is a loss: an incomplete
-    run's output may hold results of input past its checkpoint, which are expected but not required.
+    A result whose absence is a loss is `required` by the model (Expected.required); in an incomplete
+    run only those of input the checkpoint says was consumed (`required`, when given): the output may
+    hold results of input past the checkpoint, which are expected but not required.
     A record whose identity cannot be read is `unreadable`: the sink's anomaly, kept out of the
     checkers' way, never a crash of the verdict.
     """
@@ -89,13 +90,19 @@ class Ledger:
 
     def lost(self) -> list[str]:
         """Required identities never read."""
-        if self.required is None:
-            return sorted(self.remaining)
-        return sorted(i for i in self.remaining if i in self.required)
+        return sorted(i for i, want in self.remaining.items() if want.required and self._reached(i))
 
     def unreached(self) -> int:
-        """Expected identities never read that were not required (input the pipeline did not consume)."""
-        return 0 if self.required is None else sum(i not in self.required for i in self.remaining)
+        """Results the model requires that were never read, of input the pipeline did not consume."""
+        return sum(want.required and not self._reached(i) for i, want in self.remaining.items())
+
+    def _reached(self, identity: str) -> bool:
+        return self.required is None or identity in self.required
+
+    @property
+    def required_count(self) -> int:
+        """How many results the model requires (all but a changelog's intermediate updates)."""
+        return sum(want.required for want in self.expected.values())
 
     @property
     def distinct(self) -> int:

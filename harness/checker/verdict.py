@@ -11,6 +11,7 @@ EXAMPLES = 20
 EXACTLY_ONCE = "exactly-once"
 AT_LEAST_ONCE = "at-least-once"
 AT_MOST_ONCE = "at-most-once"
+EFFECTIVELY_ONCE = "effectively-once"  # a changelog's identical repeats only: right for a reader that upserts
 NONE = "none"
 UNDECIDED = "unknown"  # an incomplete run without evidence either way: no guarantee can be named
 
@@ -30,6 +31,8 @@ MEANINGS = {
     "stuck": "a transaction left open: the last stable offset stays below the high watermark",
     "incomplete": "the input was not consumed: results past what the checkpoint consumed are not counted as lost",
     "vacuous": "a fault never fired",
+    "regression": "a key's value lower than one already emitted in its partition: a replayed or zombie "
+                  "write landing after a newer one (an upserting reader goes back in time)",
     "divergent": "an expected result read again with another value: a replay that saw other input or state",
     "wrong_value": "an expected result whose value is not the model's (low: input or state lost; "
                    "high: input applied twice)",
@@ -37,12 +40,14 @@ MEANINGS = {
 
 
 class Expected(NamedTuple):
-    """What the model expects of one output identity: its key, its place in the key's order and, for
-    results that carry one (a window's count), its value."""
+    """What the model expects of one output identity: its key, its place in the key's order, for
+    results that carry one (a window's count) its value, and whether its absence is a loss (a
+    changelog's intermediate updates may or may not be emitted; its final ones must be)."""
 
     key: str
     seq: int
     value: object = None
+    required: bool = True
 
 
 @dataclass
@@ -83,8 +88,11 @@ class Verdict:
         return text + (f"; error: {self.error}" if self.error else "")
 
 
-def classify(anomalies: Mapping[str, Anomaly]) -> str:
-    """The observed guarantee: duplicates only is at-least-once, losses only at-most-once.
+def classify(anomalies: Mapping[str, Anomaly], changelog: bool = False) -> str:
+    """The observed guarantee: duplicates only is at-least-once, losses only at-most-once. In a
+    changelog (read by upserting each key), identical repeats with no regression are effectively-once:
+    right for a reader that upserts by key, wrong for one that counts updates; a regression (an older
+    value landing after a newer one) makes them at-least-once.
 
     A record that is not a result (`unexpected`, `unreadable`) or a result with another value than the
     model's (`divergent`, `wrong_value`) breaks every guarantee; an incomplete
@@ -96,8 +104,8 @@ def classify(anomalies: Mapping[str, Anomaly]) -> str:
         duplicated and lost
     ):
         return NONE
-    if duplicated:
-        return AT_LEAST_ONCE
+    if duplicated or "regression" in anomalies:
+        return EFFECTIVELY_ONCE if changelog and set(anomalies) == {"duplicate"} else AT_LEAST_ONCE
     if lost:
         return AT_MOST_ONCE
     if "incomplete" in anomalies:

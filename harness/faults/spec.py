@@ -4,7 +4,7 @@
     action   := kill | stop | pause | partition | isolate | delay
     target   := sender | executor | driver | worker | broker | executors      (executors: the role's link)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce
-              | batch.planned | batch.committed | time
+              | batch.planned | batch.committed | state.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time)
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
@@ -26,7 +26,9 @@ from harness.errors import BadInput
 ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay")
 TARGETS = ("sender", "executor", "driver", "worker", "broker", "executors")
 GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce")
-BATCH_POINTS = ("batch.planned", "batch.committed")
+STREAM_POINTS = ("batch.planned", "batch.committed")
+STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
+BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS)  # checkpoint points: they take a batch id
 POINTS = (*GATE_POINTS, *BATCH_POINTS, "time")
 TRANSACTION_POINTS = tuple(p for p in GATE_POINTS if p.startswith("txn."))
 ROLES = ("driver", "executors")
@@ -138,9 +140,10 @@ def schedule_from_json(text: str) -> list[FaultStep]:
 
 
 def random_schedule(seed: int, steps: int = 1, transactional: bool = True) -> list[FaultStep]:
-    """A reproducible random schedule: same seed, same steps."""
+    """A reproducible random schedule: same seed, same steps (never at a state point, which a
+    stateless pipeline never reaches)."""
     rng = random.Random(seed)
-    points = (*TRANSACTION_POINTS, *BATCH_POINTS) if transactional else ("produce", *BATCH_POINTS)
+    points = (*TRANSACTION_POINTS, *STREAM_POINTS) if transactional else ("produce", *STREAM_POINTS)
     schedule = []
     for _ in range(steps):
         point = rng.choice(points)

@@ -42,3 +42,12 @@ def test_consumed_some_batches_back_and_state(tmp_path: Path) -> None:
     assert not folder.stateful()
     (tmp_path / "state" / "0").mkdir(parents=True)
     assert folder.stateful()
+
+
+def test_state_versions_name_the_batches_whose_state_was_committed(tmp_path: Path) -> None:
+    for operator, partition, name in [(0, 0, "1.delta"), (0, 1, "2.delta"), (0, 1, "2.snapshot"),
+                                      (1, 0, "3.zip"), (1, 0, "4.changelog"), (0, 0, ".1.delta.crc")]:
+        (tmp_path / "state" / str(operator) / str(partition)).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "state" / str(operator) / str(partition) / name).write_text("")
+    (tmp_path / "state" / "0" / "_metadata").mkdir()
+    assert CheckpointFolder(tmp_path).state_committed() == [0, 1, 2, 3]

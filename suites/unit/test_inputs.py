@@ -66,5 +66,10 @@ def test_matrix_rows_parse_and_apply_by_kind() -> None:
     assert scenarios_for(TRANSACTIONAL, quick=False)[0].name == "baseline"
     assert all("produce" not in f for row in scenarios_for(TRANSACTIONAL, False) for f in row.faults)
     assert all("txn." not in f for row in scenarios_for(PLAIN, False) for f in row.faults)
+    assert not any("state." in f for row in scenarios_for(TRANSACTIONAL, False) for f in row.faults)
+    stateful = scenarios_for(PLAIN, False, stateful=True)
+    assert {row.state_store for row in stateful if row.stateful} == {"hdfs", "rocksdb", "rocksdb-changelog"}
+    assert {row.state_store for row in scenarios_for(PLAIN, True, stateful=True) if row.stateful} == {
+        "hdfs", "rocksdb-changelog"}
     assert kind_from_points({"txn.init", "produce"}) == TRANSACTIONAL
     assert kind_from_points({"produce"}) == PLAIN
