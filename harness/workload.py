@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -48,6 +49,7 @@ class Workload:
     start_ts: int = 1_700_000_000_000
     step_ms: int = 10  # event time between consecutive records
     closing_ms: int = 0  # when set, one closing record this far past the last one (moves a watermark on)
+    duplicate_share: float = 0.0  # this share of records is sent again soon after (an at-least-once upstream)
 
     def generate(self) -> Iterator[Record]:
         """The records in production order; a closing record, when asked for, comes last with a key
@@ -57,12 +59,18 @@ class Workload:
         key_names = [f"k{k:04d}" for k in range(self.keys)]
         seqs = [0] * self.keys
         payload = "x" * self.payload_bytes
+        again = random.Random(self.seed + 1)  # its own stream: the records are the same with or without repeats
+        recent: deque[Record] = deque(maxlen=50)
         for n in range(self.records):
             k = rng.choices(range(self.keys), weights)[0]
             seqs[k] += 1
             ts = self.start_ts + n * self.step_ms - (rng.randint(0, self.disorder_ms) if self.disorder_ms else 0)
             amount = round(rng.uniform(1, 500), 2)
-            yield Record(f"{self.seed}-{n:09d}", key_names[k], seqs[k], ts, amount, payload)
+            record = Record(f"{self.seed}-{n:09d}", key_names[k], seqs[k], ts, amount, payload)
+            yield record
+            recent.append(record)
+            if self.duplicate_share and again.random() < self.duplicate_share:
+                yield again.choice(recent)
         if self.closing_ms:
             last = self.start_ts + (self.records - 1) * self.step_ms
             yield Record(f"{self.seed}-closing", CLOSING_KEY, 1, last + self.closing_ms, 0.0, payload)

@@ -82,3 +82,23 @@ def test_running_totals_builtin_sink_is_effectively_once_or_at_least_once_under_
     verdict = result.verdict
     assert set(verdict.anomalies) <= {"duplicate", "regression"} and "duplicate" in verdict.anomalies, verdict.summary()
     assert verdict.guarantee == ("at-least-once" if "regression" in verdict.anomalies else "effectively-once")
+
+
+DEDUP = "fixtures.pipelines.dedup"
+
+
+def test_dedup_reference_sink_drops_every_repeat_through_a_driver_kill_where_state_is_committed(cluster) -> None:
+    spec = "kill:driver@state.committed:3"
+    result = run(cluster, "dedup-txn-kill-driver", DEDUP, TXN, spec, state_store="rocksdb-changelog")
+
+    assert_fired_with_effect(result, spec)
+    assert len(result.events("send")) > result.verdict.expected == 20_000, "the input carried no repeats"
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_dedup_builtin_sink_repeats_records_when_a_batch_is_re_run(cluster) -> None:
+    spec = "kill:driver@produce#3"
+    result = run(cluster, "dedup-builtin-kill-driver", DEDUP, BUILTIN, spec)
+
+    assert_fired_with_effect(result, spec)
+    assert set(result.verdict.anomalies) == {"duplicate"}, result.verdict.summary()

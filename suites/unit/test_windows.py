@@ -93,3 +93,10 @@ def test_a_correct_output_in_any_order_passes(seed: int) -> None:
     values = list(RENDERED.values())
     random.Random(seed).shuffle(values)
     assert check(PIPELINE.checkers(), EXPECTED, output(values), PIPELINE.identity).outcome == "pass"
+
+
+def test_the_dedup_model_expects_each_id_once() -> None:
+    dedup = load_pipeline("fixtures.pipelines.dedup")
+    records = [json.loads(r.to_json()) for r in dedup.workload(Workload(5_000, seed=2)).generate()]
+    assert len(records) > 5_100
+    assert list(dedup.model(records)) == [r.id for r in Workload(5_000, seed=2).generate()]

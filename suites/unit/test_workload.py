@@ -28,3 +28,17 @@ def test_disorder_and_payload() -> None:
     records = list(Workload(1_000, disorder_ms=500, payload_bytes=64).generate())
     assert any(b.ts < a.ts for a, b in zip(records, records[1:], strict=False))
     assert json.loads(records[0].to_json())["payload"] == "x" * 64
+
+
+def test_repeats_are_sent_soon_after_and_leave_the_other_records_as_they_were() -> None:
+    plain = list(Workload(2_000, seed=3).generate())
+    repeated = list(Workload(2_000, seed=3, duplicate_share=0.05).generate())
+    firsts = list(dict.fromkeys(repeated))
+    assert firsts == plain and 50 < len(repeated) - len(plain) < 150
+    original = {r.id: n for n, r in enumerate(plain)}
+    sent = 0  # originals sent so far
+    for record in repeated:
+        if original[record.id] == sent:
+            sent += 1
+        else:  # a repeat, within the 50 originals after its own
+            assert sent - original[record.id] <= 50
