@@ -1,10 +1,11 @@
 """Reader + checker throughput against a plain confluent-kafka consume loop, on the real broker.
 
-    python benchmarks/checker.py [--records 1000000] [--repeats 3]
+    python benchmarks/checker.py [--records 1000000] [--repeats 3] [--pipeline passthrough|fraud_windows|running_totals]
 
-Writes N passthrough-style output records of about 100 bytes over 8 partitions, then times, in one
-run and alternating, a plain consume loop over the topic and the harness's reader plus checker.
-Prints medians, their ratio (goal >= 0.7) and the checker's peak memory (goal <= 1 GiB).
+Writes about N output records of the pipeline (every result its model expects, as Spark's to_json
+writes it) over 8 partitions, then times, in one run and alternating, a plain consume loop over the
+topic and the harness's reader plus the pipeline's checkers. Prints medians, their ratio (goal >= 0.7)
+and the checker's peak memory (goal <= 1 GiB).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
-from harness.checker import OutputCheck
+from harness.checker import Expected, OutputCheck
 from harness.cluster import images
 from harness.cluster.topology import Cluster
 from harness.interrupt import terminate_like_ctrl_c
-from harness.pipeline import load_pipeline
+from harness.pipeline import Pipeline, load_pipeline
 from harness.reader import CommittedReader
 from harness.topics import create_topics
 from harness.workload import Workload
@@ -30,19 +31,39 @@ from harness.workload import Workload
 PARTITIONS = 8
 
 
-def fill(bootstrap: str, topic: str, workload: Workload) -> int:
+# per pipeline: the workload that gives about one output result per input record, and a result's JSON
+WORKLOADS = {
+    "passthrough": {},
+    # many users, one event a user and minute at most: about one window per record
+    "fraud_windows": {"keys": 50_000, "key_skew": 0.0},
+    "running_totals": {},
+}
+
+
+def output_of(name: str, expected: Expected) -> dict:
+    """The result Spark's to_json writes for one expected output."""
+    if name == "fraud_windows":
+        return {"user": expected.key, "window_start": expected.seq, **expected.value}  # type: ignore[dict-item]
+    return {"user": expected.key, "count": expected.seq, "total_cents": expected.value}
+
+
+def fill(bootstrap: str, topic: str, name: str, workload: Workload, expected: dict[str, Expected]) -> int:
+    """Write the pipeline's whole expected output to the topic; its size in bytes."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000,
                          "enable.idempotence": True,
                          "compression.type": "lz4", "queue.buffering.max.messages": 1_000_000})
+    if name == "passthrough":
+        results = ((r.key, {"id": r.id, "key": r.key, "seq": r.seq, "ts": r.ts, "amount": r.amount,
+                            "amount_cents": int(r.amount * 100)}) for r in workload.generate())
+    else:  # in model order: a user's running totals in the order they grow
+        results = ((e.key, output_of(name, e)) for e in expected.values())
     size = 0
-    for record in workload.generate():
-        fields = {"id": record.id, "key": record.key, "seq": record.seq, "ts": record.ts,
-                  "amount": record.amount, "amount_cents": int(record.amount * 100)}
+    for key, fields in results:
         value = json.dumps(fields, separators=(",", ":")).encode()  # compact, as Spark's to_json writes
         size += len(value)
         while True:
             try:
-                producer.produce(topic, value, record.key.encode())
+                producer.produce(topic, value, key.encode())
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -67,9 +88,8 @@ def plain_loop(bootstrap: str, topic: str, total: int) -> float:
     return total / elapsed
 
 
-def reader_and_checker(bootstrap: str, topic: str, workload: Workload, measure_memory: bool) -> tuple[float, int]:
-    pipeline = load_pipeline("fixtures.pipelines.passthrough")
-    expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
+def reader_and_checker(bootstrap: str, topic: str, pipeline: Pipeline, expected: dict[str, Expected], total: int,
+                       measure_memory: bool) -> tuple[float, int]:
     if measure_memory:
         tracemalloc.start()
     started = time.perf_counter()
@@ -81,29 +101,33 @@ def reader_and_checker(bootstrap: str, topic: str, workload: Workload, measure_m
     if measure_memory:
         tracemalloc.stop()
     assert verdict.outcome == "pass", verdict.summary()
-    return workload.records / elapsed, peak
+    return total / elapsed, peak
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pipeline", choices=sorted(WORKLOADS), default="passthrough")
     args = parser.parse_args()
     terminate_like_ctrl_c()
     images.build_all()
-    workload = Workload(args.records, seed=3)
+    pipeline = load_pipeline(f"fixtures.pipelines.{args.pipeline}")
+    workload = pipeline.workload(Workload(args.records, seed=3, **WORKLOADS[args.pipeline]))
+    expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
+    total = args.records if args.pipeline == "passthrough" else len(expected)
     with Cluster(workers=0) as cluster:
         bootstrap = cluster.kafka.bootstrap_direct
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         create_topics(cluster.kafka.admin(), [topic], PARTITIONS)
-        size = fill(bootstrap, topic, workload)
+        size = fill(bootstrap, topic, args.pipeline, workload, expected)
         plain, harness = [], []
         for _ in range(args.repeats):
-            plain.append(plain_loop(bootstrap, topic, args.records))
-            harness.append(reader_and_checker(bootstrap, topic, workload, measure_memory=False)[0])
-        _, peak = reader_and_checker(bootstrap, topic, workload, measure_memory=True)
+            plain.append(plain_loop(bootstrap, topic, total))
+            harness.append(reader_and_checker(bootstrap, topic, pipeline, expected, total, measure_memory=False)[0])
+        _, peak = reader_and_checker(bootstrap, topic, pipeline, expected, total, measure_memory=True)
     p, h = statistics.median(plain), statistics.median(harness)
-    print(f"{args.records} records, {size / args.records:.0f} bytes each, {PARTITIONS} partitions, "
+    print(f"{args.pipeline}: {total} output records, {size / total:.0f} bytes each, {PARTITIONS} partitions, "
           f"median of {args.repeats}")
     print(f"plain consume loop:   {p:>10,.0f} records/s")
     print(f"reader + checker:     {h:>10,.0f} records/s")

@@ -1,6 +1,7 @@
 """False alarms of the reference sink: run its matrix N times, count scenarios that did not pass.
 
-    python benchmarks/flake.py [--runs 10] [--first-seed 1] [--quick]
+    python benchmarks/flake.py [--runs 10] [--first-seed 1] [--quick] [--pipeline fixtures.pipelines.fraud_windows]
+                               [--sink fixtures.sinks.transactional]
 
 Every scenario of the reference exactly-once sink must pass; any other verdict is a false alarm
 (goal: 0). A full run of 10 matrices takes hours; --quick runs the quick matrix, and --first-seed
@@ -18,14 +19,14 @@ from pathlib import Path
 from harness.certify import certify
 from harness.interrupt import terminate_like_ctrl_c
 
-SINK = "fixtures.sinks.transactional"
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--pipeline", default="fixtures.pipelines.passthrough")
+    parser.add_argument("--sink", default="fixtures.sinks.transactional", help="a sink that must pass every scenario")
     args = parser.parse_args()
     terminate_like_ctrl_c()
     alarms: Counter[str] = Counter()
@@ -33,7 +34,7 @@ def main() -> None:
     seeds = range(args.first_seed, args.first_seed + args.runs)
     for seed in seeds:
         out = Path(tempfile.mkdtemp(prefix=f"flake-{seed}-"))
-        certify(SINK, args.quick, seed=seed, records=20_000, out=out)
+        certify(args.sink, args.quick, seed=seed, records=20_000, pipeline=args.pipeline, out=out)
         run_alarms = 0
         for scenario in json.loads((out / "certificate.json").read_text())["scenarios"]:
             scenarios += 1
@@ -42,7 +43,7 @@ def main() -> None:
                 alarms[f"{scenario['name']}: {scenario['outcome']} {scenario['anomalies']}"] += 1
         print(f"[flake] seed {seed}: {run_alarms} false alarms; certificate in {out}", flush=True)
     print(f"{args.runs} runs (seeds {seeds.start}..{seeds.stop - 1}) of the {'quick' if args.quick else 'full'} "
-          f"matrix of {SINK}: {scenarios} scenarios")
+          f"matrix of {args.sink} with {args.pipeline}: {scenarios} scenarios")
     print(f"false alarms: {sum(alarms.values())} (goal: 0)")
     for alarm, count in alarms.most_common():
         print(f"  {count} x {alarm}")

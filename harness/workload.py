@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from itertools import accumulate
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -55,14 +56,15 @@ class Workload:
         """The records in production order; a closing record, when asked for, comes last with a key
         of its own (`CLOSING_KEY`), so that a model can tell it apart."""
         rng = random.Random(self.seed)
-        weights = [1.0 / (k + 1) ** self.key_skew for k in range(self.keys)]
+        # cumulative once: choices() would sum the weights again on every call, O(keys) per record
+        cumulative = list(accumulate(1.0 / (k + 1) ** self.key_skew for k in range(self.keys)))
         key_names = [f"k{k:04d}" for k in range(self.keys)]
         seqs = [0] * self.keys
         payload = "x" * self.payload_bytes
         again = random.Random(self.seed + 1)  # its own stream: the records are the same with or without repeats
         recent: deque[Record] = deque(maxlen=50)
         for n in range(self.records):
-            k = rng.choices(range(self.keys), weights)[0]
+            k = rng.choices(range(self.keys), cum_weights=cumulative)[0]
             seqs[k] += 1
             ts = self.start_ts + n * self.step_ms - (rng.randint(0, self.disorder_ms) if self.disorder_ms else 0)
             amount = round(rng.uniform(1, 500), 2)

@@ -1,7 +1,8 @@
 """Stateful pipelines against the real cluster: the state (window counts, running totals, ids seen) is
 restored with the source offsets, so the reference sink emits every result once with its exact value
 through driver and executor kills, under every state store provider; Spark's built-in sink repeats
-whole results (duplicates, no loss, no wrong value) when a batch is re-run.
+whole results (duplicates, no loss, no wrong value) when a batch is re-run; and a pipeline that keeps
+its state outside Spark passes without faults and is caught when a batch is re-run.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ REFERENCE = [
     pytest.param(FRAUD, "kill:driver@txn.pre_commit#10", "hdfs", id="fraud_windows::kill-driver-txn.pre_commit"),
     pytest.param(TOTALS, "kill:driver@state.committed:3", "rocksdb", id="running_totals::kill-driver-state.committed"),
     pytest.param(DEDUP, "kill:driver@state.committed:3", "rocksdb-changelog", id="dedup::kill-driver-state.committed"),
+]
+# (known-bad pipeline, the fault that re-runs a batch, the anomaly it must show with the reference sink)
+KNOWN_BAD = [
+    pytest.param("fixtures.pipelines.bad_side_store_totals", "kill:driver@txn.pre_commit#2", "wrong_value",
+                 id="bad_side_store_totals"),
+    pytest.param("fixtures.pipelines.bad_side_store_dedup", "kill:driver@txn.pre_commit#2", "lost",
+                 id="bad_side_store_dedup"),
 ]
 # (pipeline, the anomalies Spark's built-in sink shows when a driver kill re-runs a batch)
 BUILTIN_REPLAY = [
@@ -83,3 +91,15 @@ def test_the_builtin_sink_repeats_results_when_a_batch_is_re_run(cluster, pipeli
     assert "duplicate" in verdict.anomalies and set(verdict.anomalies) <= allowed, verdict.summary()
     if pipeline == TOTALS:  # a changelog's repeats: right for an upserting reader unless one went back in time
         assert verdict.guarantee == ("at-least-once" if "regression" in verdict.anomalies else "effectively-once")
+
+
+@pytest.mark.parametrize(("pipeline", "spec", "anomaly"), KNOWN_BAD)
+def test_a_known_bad_pipeline_passes_without_faults_and_is_caught_when_a_batch_is_re_run(
+        cluster, pipeline: str, spec: str, anomaly: str) -> None:
+    baseline = run(cluster, f"{short(pipeline)}-baseline", pipeline, TXN)
+    assert baseline.verdict.outcome == "pass", f"flagged without a fault: {baseline.verdict.summary()}"
+
+    result = run(cluster, f"{short(pipeline)}-kill-driver", pipeline, TXN, spec)
+
+    assert_fired_with_effect(result, spec)
+    assert result.verdict.outcome == "fail" and anomaly in result.verdict.anomalies, result.verdict.summary()
