@@ -16,6 +16,7 @@ import harness
 from harness import versions
 from harness.cluster import images
 from harness.cluster.topology import Cluster
+from harness.code_spec import SinkSpec, resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, HarnessError
 from harness.faults.spec import parse_schedule
 from harness.matrix import MatrixScenario, kind_from_points, scenarios_for
@@ -23,7 +24,6 @@ from harness.pipeline import load_pipeline
 from harness.progress import say
 from harness.report import write_index
 from harness.scenario import Scenario, ScenarioResult, run_report_dir
-from harness.sink_spec import SinkSpec, resolve_sink
 from harness.workload import Workload
 
 

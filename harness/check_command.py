@@ -11,16 +11,22 @@ from harness.checker import FAIL, PASS, OutputCheck
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
 from harness.pipeline import load_pipeline
 from harness.reader import CommittedReader, in_produce_order
+from harness.workload import InputRecord
 
 
 def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str, stable_timeout: float) -> int:
     pipeline = load_pipeline(pipeline_name)
+    if pipeline.differential:
+        raise BadInput(f"pipeline '{pipeline_name}' has no model: `check` needs one (without a model the output is "
+                       "compared with a fault-free run: use `run` or `certify`)")
     reader = CommittedReader(bootstrap)
     inputs = reader.read(input_topic, stable_timeout=stable_timeout)
     try:
-        expected = pipeline.model(json.loads(record.value()) for record in in_produce_order(inputs.records))
+        expected = pipeline.expected(InputRecord.read(r)
+                                     for r in in_produce_order(inputs.records))
     except (ValueError, KeyError, TypeError) as error:
         raise BadInput(f"input topic '{input_topic}' holds records the model cannot read: {error!r}") from None
+    assert pipeline.identity is not None
     output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)
     output = reader.read(output_topic, stable_timeout=stable_timeout, count_uncommitted=True,
                          on_batch=output_check.feed)

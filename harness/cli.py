@@ -51,6 +51,8 @@ def _certify(args: argparse.Namespace) -> int:
 
 
 STALL_TIMEOUT = 180.0
+PIPELINE_HELP = ("dotted module (fixtures.pipelines.fraud_windows) or path/to/pipeline.py; without a model, "
+                 "checked against fault-free runs of itself")
 STALL_HELP = "seconds a scenario may go without progress before it is incomplete (no fixed deadline)"
 
 
@@ -69,15 +71,14 @@ def parser() -> argparse.ArgumentParser:
     build.set_defaults(func=_images_build)
 
     smoke = commands.add_parser("smoke", help="start the cluster and run the passthrough pipeline end to end")
-    smoke.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
+    smoke.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
     smoke.add_argument("--records", type=int, default=20_000)
     smoke.add_argument("--partitions", type=int, default=4)
     smoke.set_defaults(func=_smoke)
 
     run = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
-    run.add_argument("--pipeline", default="fixtures.pipelines.passthrough",
-                     help="dotted module name (passthrough, fraud_windows, running_totals in fixtures.pipelines)")
-    run.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module name")
+    run.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
+    run.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module or file.py:sink")
     run.add_argument("--fault", action="append", default=[], metavar="SPEC",
                      help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
     run.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")
@@ -95,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
     certify.add_argument("--quick", action="store_true", help="the subset that catches every known-bad sink")
     certify.add_argument("--seed", type=int, default=1)
     certify.add_argument("--records", type=int, default=20_000)
-    certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough")
+    certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
     certify.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/)")
     certify.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
     certify.set_defaults(func=_certify)
@@ -104,7 +105,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--bootstrap", required=True, help="bootstrap servers (host:port)")
     check.add_argument("--input", required=True, help="input topic")
     check.add_argument("--output", required=True, help="output topic")
-    check.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help="dotted module name")
+    check.add_argument("--pipeline", default="fixtures.pipelines.passthrough",
+                       help="dotted module or path/to/pipeline.py, with a model")
     check.add_argument("--stable-timeout", type=float, default=30.0,
                        help="seconds to wait for open transactions to close before reporting `stuck`")
     check.set_defaults(func=_check)

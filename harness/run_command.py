@@ -6,12 +6,12 @@ from pathlib import Path
 
 from harness.cluster import images
 from harness.cluster.topology import Cluster
+from harness.code_spec import resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
 from harness.faults.spec import FaultStep, parse_schedule, random_schedule, schedule_from_json, schedule_to_json
 from harness.pipeline import load_pipeline
 from harness.report import write_index
 from harness.scenario import Scenario, run_report_dir
-from harness.sink_spec import resolve_sink
 from harness.smoke import table
 from harness.workload import Workload
 

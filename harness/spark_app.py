@@ -21,6 +21,7 @@ from harness.state_stores import STATE_STORES
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pipeline", required=True, help="dotted module with transform(source) -> DataFrame")
+    parser.add_argument("--pipeline-file", help="a pipeline file outside the repository, shipped with addPyFile")
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--input-topic", required=True)
     parser.add_argument("--output-topic", required=True)
@@ -35,14 +36,19 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def import_shipped(spark: SparkSession, module: str, shipped: str | None):  # type: ignore[no-untyped-def]
+    """Import a module; a file shipped from outside the repository goes to the executors too."""
+    if shipped:
+        sys.path.insert(0, os.path.dirname(shipped))
+        spark.sparkContext.addPyFile(shipped)
+    return importlib.import_module(module)
+
+
 def build_writer(spark: SparkSession, args: argparse.Namespace, output, context: SinkContext) -> DataStreamWriter:  # type: ignore[no-untyped-def]
     """Import the sink and call it; a failure ends the app with one HARNESS-SINK-ERROR line."""
     try:
-        if args.sink_file:
-            sys.path.insert(0, os.path.dirname(args.sink_file))
-            spark.sparkContext.addPyFile(args.sink_file)
         module, _, attribute = args.sink.partition(":")
-        writer = getattr(importlib.import_module(module), attribute)(output, context)
+        writer = getattr(import_shipped(spark, module, args.sink_file), attribute)(output, context)
     except Exception as error:  # noqa: BLE001 - reported to the harness, which names the sink
         print(f"HARNESS-SINK-ERROR {error.__class__.__name__}: {error}", flush=True)
         raise SystemExit(2) from None
@@ -54,8 +60,8 @@ def build_writer(spark: SparkSession, args: argparse.Namespace, output, context:
 
 def main() -> None:
     args = arguments()
-    pipeline = importlib.import_module(args.pipeline)
     spark = SparkSession.builder.appName(f"harness:{args.pipeline}").getOrCreate()
+    pipeline = import_shipped(spark, args.pipeline, args.pipeline_file)
     for key, value in STATE_STORES[args.state_store].items():
         spark.conf.set(key, value)
     reader = (

@@ -15,8 +15,12 @@ def unique_name(scenario: str, role: str) -> str:
 
 
 def create_topics(admin: AdminClient, names: list[str], partitions: int) -> None:
-    """Create topics with one replica each; raise InfrastructureError naming the one that failed."""
-    futures = admin.create_topics([NewTopic(name, partitions, 1) for name in names], operation_timeout=30)
+    """Create topics with one replica each; raise InfrastructureError naming the one that failed.
+
+    Kept forever: a workload may carry old record timestamps (a replay of history), which time-based
+    retention would delete in the middle of a scenario."""
+    futures = admin.create_topics([NewTopic(name, partitions, 1, config={"retention.ms": "-1"}) for name in names],
+                                  operation_timeout=30)
     for name, future in futures.items():
         try:
             future.result(timeout=60)

@@ -7,10 +7,11 @@ import json
 import random
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from itertools import accumulate
+from typing import NamedTuple
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -35,6 +36,21 @@ class Record:
         if not self.payload:
             del data["payload"]
         return json.dumps(data, separators=(",", ":")).encode()
+
+
+class InputRecord(NamedTuple):
+    """One input record as produced to Kafka: `id` names it in the send log; `timestamp` in ms, or
+    None for the time of the send."""
+
+    id: str
+    key: bytes | None
+    value: bytes
+    timestamp: int | None = None
+
+    @classmethod
+    def read(cls, message: Message) -> InputRecord:
+        """An input record as read back from its topic (a model's input in `check` and incomplete runs)."""
+        return cls("", message.key(), message.value(), message.timestamp()[1])
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,11 @@ class Workload:
             last = self.start_ts + (self.records - 1) * self.step_ms
             yield Record(f"{self.seed}-closing", CLOSING_KEY, 1, last + self.closing_ms, 0.0, payload)
 
+    def inputs(self) -> Iterator[InputRecord]:
+        """The records as they are produced: JSON values keyed by their key."""
+        for record in self.generate():
+            yield InputRecord(record.id, record.key.encode(), record.to_json())
+
 
 @dataclass
 class SendLog:
@@ -101,7 +122,8 @@ class WorkloadProducer:
             }
         )
 
-    def produce(self, topic: str, workload: Workload, rate: float = 0.0, history: History | None = None) -> SendLog:
+    def produce(self, topic: str, inputs: Iterable[InputRecord], rate: float = 0.0,
+                history: History | None = None) -> SendLog:
         """Send every record; `rate` records/s (0: as fast as possible). Returns the send log."""
         log = SendLog()
         started = time.monotonic()
@@ -118,12 +140,13 @@ class WorkloadProducer:
                     partition=message.partition(), offset=message.offset(), error=str(error) if error else None,
                 )
 
-        for n, record in enumerate(workload.generate()):
+        for n, record in enumerate(inputs):
             log.unknown.add(record.id)
+            stamp = {} if record.timestamp is None else {"timestamp": record.timestamp}
             while True:
                 try:
                     self.producer.produce(
-                        topic, record.to_json(), record.key.encode(), on_delivery=partial(delivered, record.id)
+                        topic, record.value, record.key, on_delivery=partial(delivered, record.id), **stamp
                     )
                     break
                 except BufferError:

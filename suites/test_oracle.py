@@ -47,7 +47,7 @@ def crafted(cluster):
     input_topic = unique_name("oracle", "in")
     create_topics(cluster.kafka.admin(), [input_topic], 4)
     workload = Workload(2_000, seed=5)
-    WorkloadProducer(bootstrap).produce(input_topic, workload)
+    WorkloadProducer(bootstrap).produce(input_topic, workload.inputs())
     correct = [json.loads(r.to_json()) for r in workload.generate()]
     return bootstrap, input_topic, correct
 
@@ -160,7 +160,7 @@ def test_window_results_are_checked_by_count(cluster) -> None:
     workload = pipeline.workload(Workload(4_000, seed=9))
     input_topic = unique_name("oracle-windows", "in")
     create_topics(cluster.kafka.admin(), [input_topic], 4)
-    WorkloadProducer(bootstrap).produce(input_topic, workload)
+    WorkloadProducer(bootstrap).produce(input_topic, workload.inputs())
     expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
     assert len(expected) > 300
 
@@ -188,7 +188,7 @@ def test_a_changelog_is_checked_by_running_value(cluster) -> None:
     workload = Workload(3_000, seed=11, keys=20)
     input_topic = unique_name("oracle-totals", "in")
     create_topics(cluster.kafka.admin(), [input_topic], 4)
-    WorkloadProducer(bootstrap).produce(input_topic, workload)
+    WorkloadProducer(bootstrap).produce(input_topic, workload.inputs())
     expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
     finals = {want.key: want.seq for want in expected.values() if want.required}
 

@@ -29,7 +29,7 @@ class Checker(Protocol):
 
 
 class OutputCheck:
-    """Composed checkers over one output; a checker that crashes makes the verdict `unknown`.
+    """The exact oracle: composed checkers over one output; a checker that crashes makes it `unknown`.
 
     Records the output cannot hold are the ledger's `unreadable`, never a crash: the checkers see only
     readable records. `required` narrows `lost` to results of input the pipeline consumed (see Ledger).
@@ -57,12 +57,7 @@ class OutputCheck:
             self.error = error
 
     def verdict(self, read: ReadResult, incomplete: Mapping[str, object] | None = None) -> Verdict:
-        """Compose the checkers' anomalies; add `unreadable` from the ledger, `stuck` from the read and
-        `incomplete` (why, and the progress made) from the run.
-
-        An incomplete run fails on the evidence it holds; with none it is `unknown`, never a pass and
-        never a loss of the input it did not reach.
-        """
+        """Compose the checkers' anomalies, add `unreadable` from the ledger, and close the verdict."""
         anomalies: dict[str, Anomaly] = {}
         ledger = self.ledger
         if self.error is None:
@@ -76,23 +71,38 @@ class OutputCheck:
             return Verdict(UNKNOWN, NONE, anomalies, ledger.required_count, len(ledger.records), 0, repr(self.error))
         if ledger.unreadable.count:
             anomalies["unreadable"] = ledger.unreadable
-        if read.stuck:
-            stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
-            for partition, (stable, high) in sorted(read.stuck.items()):
-                stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
-                           "open_transactions": [t for t in read.open_transactions
-                                                 if partition in t.get("partitions", [partition])]})
-        outcome, error = (FAIL if anomalies else PASS), None
-        if incomplete:
-            unreached = {"results_not_reached": ledger.unreached()} if ledger.required is not None else {}
-            anomalies["incomplete"] = Anomaly("incomplete")
-            anomalies["incomplete"].add({**incomplete, **unreached})
-            if outcome == PASS:
-                outcome, error = UNKNOWN, f"incomplete: {incomplete.get('reason')}"
         changelog = any(getattr(checker, "changelog", False) for checker in self.checkers)
-        return Verdict(outcome, classify(anomalies, changelog), anomalies, ledger.required_count,
-                       len(ledger.records), ledger.distinct, error)
+        unreached = ledger.unreached() if ledger.required is not None else None
+        return close_verdict(anomalies, read, incomplete, changelog, ledger.required_count, len(ledger.records),
+                             ledger.distinct, unreached)
 
+
+def close_verdict(
+    anomalies: dict[str, Anomaly],
+    read: ReadResult,
+    incomplete: Mapping[str, object] | None,
+    changelog: bool,
+    expected: int,
+    observed: int,
+    distinct: int,
+    unreached: int | None = None,
+) -> Verdict:
+    """Add `stuck` from the read and `incomplete` (why, the progress made, the results not reached) from
+    the run, and name the outcome and guarantee. An incomplete run fails on the evidence it holds; with
+    none it is `unknown`, never a pass and never a loss of the input it did not reach."""
+    if read.stuck:
+        stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
+        for partition, (stable, high) in sorted(read.stuck.items()):
+            stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
+                       "open_transactions": [t for t in read.open_transactions
+                                             if partition in t.get("partitions", [partition])]})
+    outcome, error = (FAIL if anomalies else PASS), None
+    if incomplete:
+        anomalies["incomplete"] = Anomaly("incomplete")
+        anomalies["incomplete"].add({**incomplete, **({} if unreached is None else {"results_not_reached": unreached})})
+        if outcome == PASS:
+            outcome, error = UNKNOWN, f"incomplete: {incomplete.get('reason')}"
+    return Verdict(outcome, classify(anomalies, changelog), anomalies, expected, observed, distinct, error)
 
 def check(
     checkers: list[Checker],

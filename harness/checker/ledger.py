@@ -71,7 +71,7 @@ class Ledger:
             except Exception as error:  # noqa: BLE001 - whatever the identity function raises names the record
                 self.unreadable.add({
                     "partition": record.partition(), "offset": record.offset(),
-                    "value": None if value is None else _shown(value),
+                    "value": None if value is None else shown(value),
                     "bytes": None if value is None else len(value),
                     "reason": f"{error.__class__.__name__}: {error}",
                 })
@@ -109,7 +109,7 @@ class Ledger:
         return len(self.expected) - len(self.remaining) + len(self.unexpected())
 
 
-def _shown(value: bytes) -> str:
+def shown(value: bytes) -> str:
     """The first bytes, escaped: what a reader of the report needs to recognise the record."""
     text = value[:SHOWN_BYTES].decode("ascii", "backslashreplace")
     text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

@@ -75,6 +75,7 @@ class Verdict:
     observed: int
     distinct: int
     error: str | None = None
+    oracle: str = "model"  # what decided: the pipeline's model, or a fault-free run's output (differential)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,6 +86,7 @@ class Verdict:
             f"{self.outcome.upper()}: observed {self.guarantee}; expected {self.expected}, "
             f"read {self.observed} ({self.distinct} distinct); anomalies: {found}"
         )
+        text += f"; oracle: {self.oracle}" if self.oracle != "model" else ""
         return text + (f"; error: {self.error}" if self.error else "")
 
 

@@ -60,7 +60,8 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
     outcome = verdict["outcome"]
     summary = _table(
         [
-            {"verdict": outcome, "observed guarantee": verdict["guarantee"], "expected": verdict["expected"],
+            {"verdict": outcome, "observed guarantee": verdict["guarantee"], "oracle": verdict.get("oracle", "model"),
+             "expected": verdict["expected"],
              "read": verdict["observed"], "distinct": verdict["distinct"],
              "aborted (read_uncommitted only)": result["read"]["aborted"],
              "batches committed": len(result["batches"]["committed"])}

@@ -1,15 +1,19 @@
 """Bad input is one clear line and exit status 2, before anything starts; the matrix is well formed."""
 
+import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from harness.code_spec import resolve_sink
 from harness.errors import BadInput
 from harness.faults.spec import parse_step
 from harness.matrix import MATRIX, PLAIN, TRANSACTIONAL, kind_from_points, scenarios_for
-from harness.sink_spec import resolve_sink
+from harness.pipeline import load_pipeline
+from harness.workload import InputRecord, Workload
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
@@ -48,6 +52,41 @@ def test_sink_files_must_define_the_sink(tmp_path: Path) -> None:
         resolve_sink(f"{other}:sink")
     resolved = resolve_sink(f"{other}:writer")
     assert (resolved.module, resolved.attribute, resolved.shipped) == ("other", "writer", True)
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("import nowhere_to_be_found\ndef transform(s):\n    return s\n", "cannot be imported: ModuleNotFoundError"),
+        pytest.param("from pyspark.sql import functions\ndef transform(s):\n    return s\n",
+                     "import pyspark inside transform", marks=pytest.mark.skipif(
+                         importlib.util.find_spec("pyspark") is not None, reason="pyspark is on this host")),
+        ("def workload(seed, n):\n    return []\n", "has no transform"),
+        ("def transform(s):\n    return s\ndef model(inputs):\n    return {}\n", "give both model"),
+        ("def transform(s):\n    return s\ndef workload(seed, n):\n    yield 'k', 'text, not bytes', 0\n",
+         "workload record 0 is ('k', 'text, not bytes', 0), not a (key"),
+        ("def transform(s):\n    return s\ndef workload(seed, n):\n    yield b'value only'\n", "workload record 0"),
+        ("def transform(s):\n    return s\ndef workload(seed, n):\n    raise OSError('no input')\n", "raised OSError"),
+        ("def transform(s):\n    return s\nOUTPUT_MODE = 'upsert'\n", "OUTPUT_MODE 'upsert'"),
+    ],
+)
+def test_pipeline_files_are_checked_when_they_load(tmp_path: Path, source: str, message: str) -> None:
+    path = tmp_path / "my_pipeline.py"
+    path.write_text(source)
+    with pytest.raises(BadInput, match=re.escape(message)):
+        load_pipeline(str(path))
+
+
+def test_a_pipeline_file_with_only_transform_and_workload_is_differential_and_shipped(tmp_path: Path) -> None:
+    path = tmp_path / "mine.py"
+    path.write_text("def transform(s):\n    return s\ndef workload(seed, n):\n"
+                    "    for i in range(n):\n        yield (None if i % 2 else str(i)), b'%d' % (seed * i), i\n")
+    pipeline = load_pipeline(str(path))
+    assert (pipeline.oracle, pipeline.code.module, pipeline.code.shipped) == ("differential", "mine", True)
+    records = list(pipeline.inputs(Workload(4, seed=3)))
+    assert records == [InputRecord("3-000000000", b"0", b"0", 0), InputRecord("3-000000001", None, b"3", 1),
+                       InputRecord("3-000000002", b"2", b"6", 2), InputRecord("3-000000003", None, b"9", 3)]
+    assert load_pipeline("fixtures.pipelines.passthrough").oracle == "model"
 
 
 def test_repository_sinks_resolve_without_pyspark_on_the_host() -> None:

@@ -1,0 +1,59 @@
+"""Reference outputs for the differential oracle: a pipeline without a model is judged against its own
+fault-free output. Two fault-free runs through a reference sink must agree first (else the pipeline is
+nondeterministic and nothing can be certified); the output is then cached for the rest of the run."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from harness.checker import PASS
+from harness.checker.differential import disagreement
+from harness.errors import BadInput, InfrastructureError
+from harness.reader import Record
+from harness.workload import Workload
+
+if TYPE_CHECKING:
+    from harness.cluster.topology import Cluster
+    from harness.pipeline import Pipeline
+
+REFERENCE_SINK = "fixtures.sinks.driver_transactional"  # certified exactly-once, and the faster reference
+RUNS = 2
+
+_outputs: dict[tuple, list[Record] | BadInput] = {}
+
+
+class Nondeterministic(BadInput):
+    """Two fault-free runs of a pipeline on the same input differ: there is no reference to compare with."""
+
+
+def reference_output(cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int) -> list[Record]:
+    """The pipeline's fault-free output on this workload, from the cache or from two reference runs."""
+    key = (cluster.run_id, pipeline.name, pipeline.code.source_sha256, workload, partitions)
+    if key not in _outputs:
+        _outputs[key] = _reference_runs(cluster, pipeline, workload, partitions)
+    found = _outputs[key]
+    if isinstance(found, BadInput):
+        raise found
+    return found
+
+
+def _reference_runs(
+    cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int
+) -> list[Record] | BadInput:
+    from harness.scenario import Scenario  # a reference run is a scenario of its own, without faults
+
+    outputs = []
+    for n in range(1, RUNS + 1):
+        result = Scenario(cluster, f"reference-{pipeline.code.module.replace('_', '-')}-{n}", pipeline=pipeline,
+                          sink=REFERENCE_SINK, workload=workload, partitions=partitions, capture=True).run()
+        if result.verdict.outcome != PASS:
+            raise InfrastructureError(f"the fault-free reference run {result.name} of pipeline '{pipeline.name}' "
+                                      f"did not finish: {result.verdict.summary()}")
+        outputs.append(result.read.records)
+    differ = disagreement(*outputs, pipeline.output_mode)
+    if not differ:
+        return outputs[0]
+    found = "; ".join(f"{a.name}={a.count}, e.g. {json.dumps(a.examples[:2])}" for a in differ.values())
+    return Nondeterministic(f"pipeline '{pipeline.name}' is nondeterministic: two fault-free runs of the same input "
+                            f"differ ({found}); nothing can be certified against a reference that changes")

@@ -1,0 +1,54 @@
+"""Users' pipelines as they are: their own input schema and workload, no model. The differential
+oracle judges each scenario against fault-free runs of the same pipeline (which must agree first):
+the reference sink passes through a driver kill, Spark's built-in sink is caught repeating output,
+and a pipeline whose fault-free runs differ is reported as nondeterministic, never certified."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.faults.spec import parse_schedule
+from harness.reference import Nondeterministic
+from harness.scenario import Scenario, ScenarioResult
+from harness.workload import Workload
+
+pytestmark = pytest.mark.chaos
+USER_PIPELINES = Path(__file__).resolve().parents[1] / "fixtures" / "user_pipelines"
+TXN = "fixtures.sinks.transactional"
+BUILTIN = "fixtures.sinks.builtin_kafka"
+WORKLOAD = Workload(10_000, seed=3)
+
+
+def run(cluster, name: str, pipeline: str, sink: str, spec: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    result = Scenario(cluster, name, pipeline=str(USER_PIPELINES / pipeline), sink=sink,
+                      faults=parse_schedule([spec]), workload=WORKLOAD).run()
+    assert spec in {e["fault"] for e in result.events("effect")}, "fault never fired with an effect"
+    assert result.verdict.oracle == "differential", result.verdict.summary()
+    return result
+
+
+@pytest.mark.parametrize(("pipeline", "builtin_guarantee"), [
+    pytest.param("orders.py", "at-least-once", id="append"),
+    pytest.param("customer_totals.py", "effectively-once", id="update"),  # identical repeats of final rows
+])
+def test_a_pipeline_without_a_model_passes_with_the_reference_sink_and_is_caught_with_the_builtin_one(
+        cluster, pipeline: str, builtin_guarantee: str) -> None:
+    stem = pipeline.removesuffix(".py").replace("_", "-")
+    good = run(cluster, f"{stem}-txn-kill-driver", pipeline, TXN, "kill:driver@txn.pre_commit#2")
+    assert good.verdict.outcome == "pass", good.verdict.summary()
+    references = sorted(p.name for p in good.report_dir.parent.glob(f"reference-{stem}-*"))
+    assert references == [f"reference-{stem}-1", f"reference-{stem}-2"], references
+
+    bad = run(cluster, f"{stem}-builtin-kill-driver", pipeline, BUILTIN, "kill:driver@produce#3")
+    assert bad.verdict.outcome == "fail" and set(bad.verdict.anomalies) == {"duplicate"}, bad.verdict.summary()
+    assert bad.verdict.guarantee == builtin_guarantee
+
+
+def test_a_nondeterministic_pipeline_is_named_and_never_certified(cluster) -> None:
+    with pytest.raises(Nondeterministic) as raised:
+        Scenario(cluster, "noise-txn", pipeline=str(USER_PIPELINES / "orders_with_noise.py"), sink=TXN,
+                 workload=WORKLOAD).run()
+    assert raised.value.exit_status == 2
+    assert "nondeterministic" in str(raised.value) and '"score' in str(raised.value), raised.value
