@@ -19,7 +19,7 @@ from harness.cluster.topology import Cluster
 from harness.code_spec import SinkSpec, resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, HarnessError
 from harness.faults.spec import parse_schedule
-from harness.matrix import MatrixScenario, kind_from_points, scenarios_for
+from harness.matrix import LIVE_RATE, MatrixScenario, kind_from_points, scenarios_for
 from harness.pipeline import load_pipeline
 from harness.progress import say
 from harness.report import write_index
@@ -40,12 +40,12 @@ class Row:
 
 
 def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: int, records: int,
-                 pipeline: str, stall_timeout: float) -> tuple[Row, ScenarioResult | None]:
+                 pipeline: str, stall_timeout: float, rate: float) -> tuple[Row, ScenarioResult | None]:
     started = time.monotonic()
     try:
         result = Scenario(cluster, row.name, pipeline=pipeline, sink=sink, faults=parse_schedule(list(row.faults)),
                           workload=Workload(records, seed=seed), stall_timeout=stall_timeout,
-                          state_store=row.state_store).run()
+                          state_store=row.state_store, rate=rate if row.live else 0.0).run()
     except HarnessError as error:
         if error.exit_status != EXIT_INFRASTRUCTURE:
             raise
@@ -56,7 +56,7 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
 
 
 def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "fixtures.pipelines.passthrough",
-            out: Path | None = None, stall_timeout: float = 180.0) -> int:
+            out: Path | None = None, stall_timeout: float = 180.0, rate: float = LIVE_RATE) -> int:
     load_pipeline(pipeline)
     sink = resolve_sink(sink_spec)
     images.build_all()
@@ -65,7 +65,7 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
         folder = out or run_report_dir(cluster.run_id)
         try:
             baseline, result = run_scenario(cluster, sink, scenarios_for("any", True)[0], seed, records, pipeline,
-                                            stall_timeout)
+                                            stall_timeout, rate)
             rows.append(baseline)
             _print_row(baseline, 1, None)
             points = {e["point"] for e in result.events("point")} if result else set()
@@ -75,7 +75,7 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
             say(f"sink {sink.spec}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "
                 f"{len(plan) + 1} scenarios")
             for n, row in enumerate(plan, start=2):
-                outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline, stall_timeout)
+                outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline, stall_timeout, rate)
                 rows.append(outcome)
                 _print_row(outcome, n, len(plan) + 1)
         finally:

@@ -41,13 +41,14 @@ def _run(args: argparse.Namespace) -> int:
     from harness import run_command
 
     return run_command.run(args.pipeline, args.sink, args.fault, args.schedule, args.random_faults, args.seed,
-                           args.records, args.name, args.stall_timeout, args.state_store)
+                           args.records, args.name, args.stall_timeout, args.state_store, args.rate)
 
 
 def _certify(args: argparse.Namespace) -> int:
     from harness import certify
 
-    return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out, args.stall_timeout)
+    return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out, args.stall_timeout,
+                           args.rate)
 
 
 STALL_TIMEOUT = 180.0
@@ -89,6 +90,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
     run.add_argument("--state-store", choices=sorted(STATE_STORES), default="hdfs",
                      help="the state store provider of a stateful pipeline")
+    run.add_argument("--rate", type=float, default=0.0, metavar="R",
+                     help="live input: produce R records/s while the stream runs (default 0: a backlog first)")
     run.set_defaults(func=_run)
 
     certify = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")
@@ -99,6 +102,8 @@ def parser() -> argparse.ArgumentParser:
     certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
     certify.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/)")
     certify.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
+    certify.add_argument("--rate", type=float, default=2_000.0, metavar="R",
+                         help="records/s of the live-input rows (the others drain a backlog)")
     certify.set_defaults(func=_certify)
 
     check = commands.add_parser("check", help="check existing input and output topics against a pipeline's model")

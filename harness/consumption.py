@@ -21,8 +21,9 @@ SETTLE_SECONDS = 4.0  # quiet after the last batch before a stateful query count
 class ConsumptionWait:
     """Follows the checkpoint's offsets against the input's end offsets."""
 
-    def __init__(self, name: str, folder: CheckpointFolder, topic: str, target: dict[int, int], schedule: Schedule,
-                 supervisor: DriverSupervisor, stall_timeout: float, history: History) -> None:
+    def __init__(self, name: str, folder: CheckpointFolder, topic: str, target: Callable[[], dict[int, int] | None],
+                 schedule: Schedule, supervisor: DriverSupervisor, stall_timeout: float, history: History) -> None:
+        """`target`: the input's end offsets, or None while live input is still being produced."""
         self.name = name
         self.folder = folder
         self.topic = topic
@@ -48,8 +49,7 @@ class ConsumptionWait:
         return reason
 
     def _wait(self, faults_done: Callable[[], bool]) -> dict | None:
-        folder, target, schedule, restarting = self.folder, self.target, self.schedule, self.supervisor.restarting
-        total = sum(target.values())
+        folder, schedule, restarting = self.folder, self.schedule, self.supervisor.restarting
         started = moved = batches_moved = time.monotonic()
         last_seen: tuple[int, ...] = ()
         last_batches = (0, 0)
@@ -57,14 +57,16 @@ class ConsumptionWait:
         while True:
             now = time.monotonic()
             consumed = folder.consumed(self.topic)
-            done = sum(min(consumed.get(p, 0), end) for p, end in target.items())
+            target = self.target()
+            done = sum(min(consumed.get(p, 0), end) for p, end in target.items()) if target else sum(consumed.values())
+            total = sum(target.values()) if target else "?"
             batches = (len(folder.planned()), len(folder.committed()))
             if batches != last_batches:
                 last_batches, batches_moved = batches, now
             # a stateful query emits its last results in a batch of no data, once the watermark moved:
             # its input is consumed only when no batch is planned or running for a few triggers
             settled = not folder.stateful() or (batches[0] == batches[1] and now - batches_moved >= SETTLE_SECONDS)
-            finished = settled and all(consumed.get(p, 0) >= end for p, end in target.items())
+            finished = settled and target is not None and all(consumed.get(p, 0) >= end for p, end in target.items())
             seen = (done, batches[0], len(schedule.fired), self.supervisor.restarts)
             if seen != last_seen or finished or restarting.is_set():
                 last_seen, moved = seen, now

@@ -35,6 +35,9 @@ class DriverSupervisor:
             self.driver.start()
         except NotReady as error:
             log = self.driver.log_text()
+            pipeline_error = re.search(r"^HARNESS-PIPELINE-ERROR (.*)$", log, re.M)
+            if pipeline_error:
+                raise BadInput(f"pipeline '{self.pipeline}': {pipeline_error.group(1)[:300]}") from None
             sink_error = re.search(r"^HARNESS-SINK-ERROR (.*)$", log, re.M)
             if sink_error:
                 raise BadInput(f"sink '{self.sink}' failed at start: {sink_error.group(1)}") from None

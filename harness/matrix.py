@@ -28,6 +28,7 @@ class MatrixScenario:
     quick: bool = False  # in the smallest subset that still catches every known-bad sink
     stateful: bool = False  # only for pipelines that keep state
     state_store: str = "hdfs"
+    live: bool = False  # input produced while the stream runs, at the live rate (others: a backlog)
 
     def applies(self, kind: str, stateful: bool = False) -> bool:
         return self.applies_to in (ANY, kind) and (stateful or not self.stateful)
@@ -65,6 +66,10 @@ def _matrix() -> list[MatrixScenario]:
                        quick=True),
         MatrixScenario("delay-endtxn-txn.commit", ("delay:sender@txn.commit#2/20s",), TRANSACTIONAL),
         MatrixScenario("restart-broker", ("kill:broker@time:15",)),
+        # live input, produced while the stream runs: the baseline and the kills that restart the query
+        MatrixScenario("live-baseline", (), live=True),
+        MatrixScenario("live-kill-driver-batch.planned", ("kill:driver@batch.planned:2",), live=True),
+        MatrixScenario("live-kill-executor-batch.planned", ("kill:executor@batch.planned:2",), live=True),
     ]
     # a batch's state committed, its output not yet (or not wholly) written: the re-run must restore
     # the state of the batch before, under every provider
@@ -78,6 +83,7 @@ def _matrix() -> list[MatrixScenario]:
 
 
 MATRIX = _matrix()
+LIVE_RATE = 2_000.0  # records/s of the live rows, unless a run says otherwise
 
 
 def scenarios_for(kind: str, quick: bool, stateful: bool = False) -> list[MatrixScenario]:

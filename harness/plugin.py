@@ -26,6 +26,7 @@ SETTINGS = {
     # name: (command-line option, environment variable, ini key, default)
     "stall_timeout": ("--stall-timeout", "HARNESS_STALL_TIMEOUT", "harness_stall_timeout", "180"),
     "sink": ("--sink", "HARNESS_SINK", "harness_sink", ""),
+    "rate": ("--rate", "HARNESS_RATE", "harness_rate", "2000"),  # records/s of the matrix's live-input rows
 }
 FAILED = pytest.StashKey[bool]()
 
@@ -99,6 +100,12 @@ def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
 
         running = request.getfixturevalue("cluster")
         running.save_logs(run_report_dir(running.run_id) / request.node.name / "logs")
+
+
+@pytest.fixture
+def live_rate(request: pytest.FixtureRequest) -> float:
+    """Records per second of live input (the matrix's live rows), produced while the stream runs."""
+    return float(setting(request, "rate"))
 
 
 @pytest.fixture

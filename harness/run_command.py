@@ -31,7 +31,7 @@ def schedule(faults: list[str], replay: Path | None, random_steps: int, seed: in
 
 
 def run(pipeline: str, sink: str, faults: list[str], replay: Path | None, random_steps: int, seed: int,
-        records: int, name: str, stall_timeout: float, state_store: str = "hdfs") -> int:
+        records: int, name: str, stall_timeout: float, state_store: str = "hdfs", rate: float = 0.0) -> int:
     load_pipeline(pipeline)
     resolve_sink(sink)
     steps = schedule(faults, replay, random_steps, seed, sink)
@@ -39,7 +39,7 @@ def run(pipeline: str, sink: str, faults: list[str], replay: Path | None, random
     with Cluster() as cluster:
         scenario = Scenario(cluster, name, pipeline=pipeline, sink=sink, faults=steps,
                             workload=Workload(records, seed=seed), stall_timeout=stall_timeout,
-                            state_store=state_store)
+                            state_store=state_store, rate=rate)
         (scenario.report_dir / "schedule.json").write_text(schedule_to_json(steps))
         try:
             result = scenario.run()

@@ -21,6 +21,8 @@ from harness.faults.nemesis import Nemesis
 from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
 from harness.history import History, read_history
+from harness.latency import end_to_end
+from harness.live_input import LiveInput
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.reader import CommittedReader, ReadResult, in_produce_order
@@ -28,8 +30,8 @@ from harness.reference import reference_output
 from harness.report import write_scenario_page
 from harness.schedule import Schedule
 from harness.state_stores import STATE_STORES
-from harness.topics import create_topics, end_offsets, unique_name
-from harness.workload import InputRecord, SendLog, Workload, WorkloadProducer
+from harness.topics import create_topics, unique_name
+from harness.workload import InputRecord, SendLog, Workload
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 
@@ -52,6 +54,8 @@ class ScenarioResult:
     seconds: dict[str, float] = field(default_factory=dict)
     report_dir: Path | None = None
     stateful: bool = False  # the query kept state (seen in its checkpoint)
+    rate: float = 0.0  # live input at this many records/s (0: a backlog)
+    latency: dict | None = None  # live input: input acked to output written, per second (see harness.latency)
 
     def events(self, *types: str) -> list[dict]:
         """Events of the scenario's history, of the given types (all when none are given)."""
@@ -70,6 +74,7 @@ class ScenarioResult:
                      "open_transactions": self.read.open_transactions},
             "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
             "stateful": self.stateful,
+            "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
         }
 
@@ -90,8 +95,10 @@ class Scenario:
         max_offsets_per_trigger: int = 2_000,
         state_store: str = "hdfs",
         capture: bool = False,
+        rate: float = 0.0,
     ) -> None:
-        """`capture`: a reference run, whose output is the differential oracle's model."""
+        """`capture`: a reference run, whose output is the differential oracle's model. `rate`: live
+        input, produced at this many records/s while the stream runs (0: a backlog produced first)."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
@@ -105,6 +112,9 @@ class Scenario:
         if state_store not in STATE_STORES:
             raise BadInput(f"state store '{state_store}': one of {', '.join(STATE_STORES)}")
         self.state_store = state_store
+        if rate < 0:
+            raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
+        self.rate = rate
         self.report_dir = run_report_dir(cluster.run_id) / name
         self.history = History(self.report_dir / "history.jsonl")
 
@@ -132,16 +142,13 @@ class Scenario:
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
 
-        started = time.monotonic()
-        say(f"{self.name}: producing {self.workload.records} records to {input_topic}")
-        sends = WorkloadProducer(kafka.bootstrap_direct).produce(input_topic, self.pipeline.inputs(self.workload),
-                                                                 history=self.history)
-        seconds["produce"] = time.monotonic() - started
-        if sends.failed or sends.unknown:
-            raise InfrastructureError(
-                f"{self.name}: {len(sends.failed)} sends failed, {len(sends.unknown)} unknown; input incomplete"
-            )
-        target = end_offsets(kafka.bootstrap_direct, input_topic, self.partitions)
+        input_ = LiveInput(kafka.bootstrap_direct, input_topic, self.partitions, self.pipeline.inputs(self.workload),
+                           self.rate, self.history)
+        if not self.rate:
+            started = time.monotonic()
+            say(f"{self.name}: producing {self.workload.records} records to {input_topic}")
+            input_.produce()
+            seconds["produce"] = time.monotonic() - started
 
         host_checkpoint, checkpoint = self.cluster.checkpoint(self.name)
         driver_args = [
@@ -177,10 +184,14 @@ class Scenario:
             schedule.start_clock()
             seconds["driver_start"] = time.monotonic() - started
             started = time.monotonic()
-            incomplete = ConsumptionWait(self.name, folder, input_topic, target, schedule, supervisor,
+            if self.rate:
+                say(f"{self.name}: producing {self.workload.records} records to {input_topic} at {self.rate:g}/s")
+                input_.start()
+            incomplete = ConsumptionWait(self.name, folder, input_topic, input_.target, schedule, supervisor,
                                          self.stall_timeout, self.history).run()
             seconds["consume"] = time.monotonic() - started
         finally:
+            input_.stop()
             gate.interceptor, gate.record = Observe(), _ignore
             schedule.close()
             nemesis.heal_all()
@@ -191,6 +202,7 @@ class Scenario:
         if unhealthy:
             raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
 
+        sends = input_.sends(self.name)
         started = time.monotonic()
         output_check = self._oracle(reference, sends, folder, input_topic, incomplete)
         read = CommittedReader(kafka.bootstrap_direct).read(output_topic, count_uncommitted=True,
@@ -205,9 +217,12 @@ class Scenario:
                 vacuous.add({"fault": str(step), "reason": "fault never fired: its trigger point was not reached"})
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
+        latency = None
+        if self.rate and isinstance(output_check, OutputCheck):
+            latency = end_to_end(output_check.ledger.records, output_check.ledger.identities, sends.acked_ms)
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir,
-            folder.stateful(),
+            folder.stateful(), self.rate, latency,
         )
         (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
         return result

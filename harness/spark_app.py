@@ -73,7 +73,11 @@ def main() -> None:
     )
     if args.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", args.max_offsets_per_trigger)
-    output = pipeline.transform(reader.load())
+    try:
+        output = pipeline.transform(reader.load())
+    except Exception as error:  # noqa: BLE001 - reported to the harness, which names the pipeline
+        print(f"HARNESS-PIPELINE-ERROR transform raised {error.__class__.__name__}: {error}", flush=True)
+        raise SystemExit(2) from None
     context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic)
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from harness.errors import InfrastructureError
 from harness.history import History
 
 CLOSING_KEY = "closing"
@@ -106,6 +107,14 @@ class SendLog:
     acked: set[str] = field(default_factory=set)
     failed: dict[str, str] = field(default_factory=dict)
     unknown: set[str] = field(default_factory=set)
+    acked_ms: dict[str, int] = field(default_factory=dict)  # when each send was acked (live input: latency)
+
+    def check(self, scenario: str) -> None:
+        """Every send acknowledged, else the input is incomplete and no verdict could be trusted."""
+        if self.failed or self.unknown:
+            raise InfrastructureError(
+                f"{scenario}: {len(self.failed)} sends failed, {len(self.unknown)} unknown; input incomplete"
+            )
 
 
 class WorkloadProducer:
@@ -132,6 +141,8 @@ class WorkloadProducer:
             log.unknown.discard(record_id)
             if error is None:
                 log.acked.add(record_id)
+                if rate:
+                    log.acked_ms[record_id] = int(time.time() * 1000)
             else:
                 log.failed[record_id] = str(error)
             if history is not None:

@@ -40,7 +40,7 @@ KNOWN = [
 ]
 # The CI gate: one scenario each way, so a green CI shows the harness both passes and catches. The
 # built-in sink is gated on a driver kill here; test_faults gates its sender kill.
-GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-driver-produce"),
+GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-driver-produce"), (TXN, "live-kill-driver-batch.planned"),
         ("fixtures.sinks.bad_no_marker_check", "kill-sender-txn.commit")}
 
 
@@ -68,16 +68,17 @@ def sink_kinds(cluster) -> dict[str, str]:  # type: ignore[no-untyped-def]
 def kind_of(cluster, sink: str, kinds: dict[str, str], baseline: ScenarioResult | None) -> str:  # type: ignore[no-untyped-def]
     if sink not in kinds:
         if baseline is None:
-            baseline = run(cluster, sink, ROWS["baseline"], f"kind-{sink.rsplit('.', 1)[-1].rsplit('/', 1)[-1]}")
+            baseline = run(cluster, sink, ROWS["baseline"], f"kind-{sink.rsplit('.', 1)[-1].rsplit('/', 1)[-1]}", 0)
         kinds[sink] = kind_from_points({e["point"] for e in baseline.events("point")})
     return kinds[sink]
 
 
-def run(cluster, sink: str, row: MatrixScenario, name: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
-    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(row.faults))).run()
+def run(cluster, sink: str, row: MatrixScenario, name: str, rate: float) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(row.faults)),
+                    rate=rate if row.live else 0.0).run()
 
 
-def test_certification(cluster, sink_kinds, certification_case, request) -> None:  # type: ignore[no-untyped-def]
+def test_certification(cluster, sink_kinds, certification_case, live_rate) -> None:  # type: ignore[no-untyped-def]
     sink, scenario, expected = certification_case
     row = ROWS[scenario]
     name = f"{sink.rsplit('.', 1)[-1].rsplit('/', 1)[-1].replace(':', '-')}-{scenario}"
@@ -87,7 +88,7 @@ def test_certification(cluster, sink_kinds, certification_case, request) -> None
             kind = kind_of(cluster, sink, sink_kinds, None)
             if not row.applies(kind):
                 pytest.skip(f"{scenario} applies to {row.applies_to} sinks; {sink} is {kind}")
-    result = run(cluster, sink, row, name)
+    result = run(cluster, sink, row, name, live_rate)
     if scenario == "baseline":
         kind_of(cluster, sink, sink_kinds, result)
 
@@ -96,6 +97,9 @@ def test_certification(cluster, sink_kinds, certification_case, request) -> None
     assert not result.events("fault.error"), result.events("fault.error")
     if row.faults:
         assert result.events("effect"), "the fault fired but no effect was recorded"
+    if row.live:
+        assert result.events("batch.planned")[0]["t"] < result.events("send")[-1]["t"], "input not produced live"
+        assert result.latency and result.latency["measured"] == len(result.sends.acked), result.latency
     if expected == "pass":
         assert verdict.outcome == "pass", verdict.summary()
     else:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import BadInput
 from harness.faults.spec import parse_schedule
 from harness.reference import Nondeterministic
 from harness.scenario import Scenario, ScenarioResult
@@ -30,7 +31,7 @@ def run(cluster, name: str, pipeline: str, sink: str, spec: str) -> ScenarioResu
 
 
 @pytest.mark.parametrize(("pipeline", "builtin_guarantee"), [
-    pytest.param("orders.py", "at-least-once", id="append"),
+    pytest.param("orders.py", "at-least-once", id="append", marks=pytest.mark.gate),
     pytest.param("customer_totals.py", "effectively-once", id="update"),  # identical repeats of final rows
 ])
 def test_a_pipeline_without_a_model_passes_with_the_reference_sink_and_is_caught_with_the_builtin_one(
@@ -52,3 +53,12 @@ def test_a_nondeterministic_pipeline_is_named_and_never_certified(cluster) -> No
                  workload=WORKLOAD).run()
     assert raised.value.exit_status == 2
     assert "nondeterministic" in str(raised.value) and '"score' in str(raised.value), raised.value
+
+
+def test_a_transform_that_raises_in_the_driver_is_bad_input(cluster, tmp_path: Path) -> None:
+    broken = tmp_path / "broken_pipeline.py"
+    broken.write_text("def transform(source):\n    return source.select('no_such_column')\n"
+                      "def model(inputs):\n    return {}\ndef identity(value):\n    return ''\n")
+    with pytest.raises(BadInput) as raised:
+        Scenario(cluster, "broken-transform", pipeline=str(broken), sink=TXN, workload=Workload(100)).run()
+    assert "transform raised AnalysisException" in str(raised.value) and "no_such_column" in str(raised.value)

@@ -52,6 +52,22 @@ def _event_rows(events: list[dict]) -> list[dict]:
     ]
 
 
+def _latency(result: dict) -> dict | None:
+    return result.get("input", {}).get("latency")
+
+
+def _input(result: dict) -> str:
+    """Backlog, or live at a rate with the end-to-end latency measured."""
+    rate = result.get("input", {}).get("rate", "backlog")
+    if rate == "backlog":
+        return "backlog (produced before the stream started)"
+    latency = _latency(result)
+    if not latency:
+        return f"live at {rate:g} records/s; latency not measured (outputs are not input records)"
+    return (f"live at {rate:g} records/s; latency (input acked to output written) median {latency['median_ms']} ms, "
+            f"p99 {latency['p99_ms']} ms (orange line)")
+
+
 def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -> Path:
     """`folder/index.html` for one scenario, from its result and history."""
     history = folder / "history.jsonl"
@@ -64,7 +80,7 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
              "expected": verdict["expected"],
              "read": verdict["observed"], "distinct": verdict["distinct"],
              "aborted (read_uncommitted only)": result["read"]["aborted"],
-             "batches committed": len(result["batches"]["committed"])}
+             "batches committed": len(result["batches"]["committed"]), "input": _input(result)}
         ]
     )
     anomalies = "".join(
@@ -82,7 +98,7 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
         + summary
         + "<h2>Timeline</h2><p>Output records per second (broker timestamps), committed batches (dashed), "
         "fault windows (shaded), events (red dots).</p>"
-        + timeline_svg((r.timestamp()[1] for r in records), events)
+        + timeline_svg((r.timestamp()[1] for r in records), events, (_latency(result) or {}).get("per_second"))
         + "<h2>Anomalies</h2>" + anomalies
         + "<h2>Events</h2>" + _table(_event_rows(shown[:500]))
         + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"

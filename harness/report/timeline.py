@@ -10,8 +10,9 @@ WIDTH, HEIGHT, PAD = 900, 240, 40
 FAULT_STARTS = {"fault.inject": "fault.heal", "hold": "release"}
 
 
-def timeline_svg(record_ms: Iterable[int], events: list[dict]) -> str:
-    """Records per second as bars; committed batches as thin lines; fault windows shaded."""
+def timeline_svg(record_ms: Iterable[int], events: list[dict], latency: list[list[int]] | None = None) -> str:
+    """Records per second as bars; committed batches as thin lines; fault windows shaded; with live
+    input, the median end-to-end latency per second as a line on a scale of its own."""
     per_second = Counter(ms // 1000 for ms in record_ms if ms > 0)
     times = [e["t"] for e in events if "t" in e] + list(per_second)
     if not times:
@@ -46,6 +47,13 @@ def timeline_svg(record_ms: Iterable[int], events: list[dict]) -> str:
             parts.append(
                 f'<circle cx="{x(event["t"]):.1f}" cy="{PAD - 10}" r="4" fill="#c0392b"><title>{label}</title></circle>'
             )
+    if latency:
+        worst = max(median for _, median, _ in latency) or 1
+        points = " ".join(f"{x(second + 0.5):.1f},{HEIGHT - PAD - median / worst * (HEIGHT - 2 * PAD):.1f}"
+                          for second, median, _ in latency)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="#e67e22" stroke-width="2">'
+                     f'<title>median end-to-end latency per second (peak {worst} ms)</title></polyline>'
+                     f'<text x="{WIDTH - PAD + 2}" y="{PAD - 2}" font-size="11" fill="#e67e22">{worst} ms</text>')
     parts.append(
         f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{HEIGHT - PAD}" y2="{HEIGHT - PAD}" stroke="#333"/>'
         f'<text x="{PAD}" y="{HEIGHT - 12}" font-size="11">0 s</text>'
