@@ -64,8 +64,8 @@ def _input(result: dict) -> str:
     latency = _latency(result)
     if not latency:
         return f"live at {rate:g} records/s; latency not measured (outputs are not input records)"
-    return (f"live at {rate:g} records/s; latency (input acked to output written) median {latency['median_ms']} ms, "
-            f"p99 {latency['p99_ms']} ms (orange line)")
+    return (f"live at {rate:g} records/s; latency (input acked to output written) median "
+            f"{latency['median_ms'] / 1000:.2f} s, p99 {latency['p99_ms'] / 1000:.2f} s (orange line)")
 
 
 def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -> Path:

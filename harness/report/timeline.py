@@ -53,7 +53,8 @@ def timeline_svg(record_ms: Iterable[int], events: list[dict], latency: list[lis
                           for second, median, _ in latency)
         parts.append(f'<polyline points="{points}" fill="none" stroke="#e67e22" stroke-width="2">'
                      f'<title>median end-to-end latency per second (peak {worst} ms)</title></polyline>'
-                     f'<text x="{WIDTH - PAD + 2}" y="{PAD - 2}" font-size="11" fill="#e67e22">{worst} ms</text>')
+                     f'<text x="{WIDTH - PAD - 130}" y="{PAD - 2}" font-size="11" fill="#e67e22">'
+                     f'latency peak {worst / 1000:.1f} s</text>')
     parts.append(
         f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{HEIGHT - PAD}" y2="{HEIGHT - PAD}" stroke="#333"/>'
         f'<text x="{PAD}" y="{HEIGHT - 12}" font-size="11">0 s</text>'
