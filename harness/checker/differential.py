@@ -96,18 +96,28 @@ class DifferentialCheck:
     def _append(self, got: Counter[Content]) -> dict[str, Anomaly]:
         want = _content(self.reference)
         anomalies: dict[str, Anomaly] = {}
-        for content, count in got.items():
-            extra = count - want.get(content, 0)
-            if extra > 0:
-                name = "duplicate" if content in want else "unexpected"
-                anomalies.setdefault(name, Anomaly(name)).add(_example(content, count=count, reference=want[content]),
-                                                              extra)
+        extras = {content: count - want[content] for content, count in got.items() if count > want[content]}
+        where = self._first_places(extras)
+        for content, extra in extras.items():
+            name = "duplicate" if content in want else "unexpected"
+            anomalies.setdefault(name, Anomaly(name)).add(
+                _example(content, count=got[content], reference=want[content], **where[content]), extra)
         for content, count in want.items():
             missing = count - got.get(content, 0)
             if missing > 0:
                 anomalies.setdefault("lost", Anomaly("lost")).add(_example(content, count=got[content],
                                                                            reference=count), missing)
         return anomalies
+
+    def _first_places(self, contents: Mapping[Content, int]) -> dict[Content, dict]:
+        """Where each of these contents was first read (a report shows the record's place)."""
+        where: dict[Content, dict] = {}
+        if contents:
+            for record in self.records:
+                content = (record.key(), record.value())
+                if content in contents and content not in where:
+                    where[content] = {"partition": record.partition(), "offset": record.offset()}
+        return where
 
     def _update(self) -> dict[str, Anomaly]:
         (want, _), (got, split) = _table(self.reference), _table(self.records)

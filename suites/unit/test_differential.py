@@ -63,7 +63,8 @@ def test_a_record_the_reference_never_had_is_unexpected_and_a_third_copy_of_a_pa
     result = verdict(records(APPENDED), records(APPENDED + [(b"u1", b"corrupt"), (None, b"same")]))
     assert result.outcome == FAIL
     assert {n: a.count for n, a in result.anomalies.items()} == {"unexpected": 1, "duplicate": 1}
-    assert result.anomalies["duplicate"].examples[0] == {"key": None, "value": "same", "count": 3, "reference": 2}
+    assert result.anomalies["duplicate"].examples[0] == {"key": None, "value": "same", "count": 3, "reference": 2,
+                                                         "partition": 0, "offset": 200}
 
 
 def test_an_incomplete_run_loses_nothing_and_is_unknown_without_other_evidence() -> None:
