@@ -37,6 +37,7 @@ class CodeSpec:
 
 
 SinkSpec = CodeSpec
+_SHIPPED: set[str] = set()  # module names of users' files this process imported
 
 
 def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
@@ -46,6 +47,7 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
         path = Path(path_text).expanduser().resolve()
         if not path.is_file():
             raise BadInput(f"{what} '{spec}': no such file {path}")
+        _check_unshadowed(spec, what, path)
         return CodeSpec(spec, path.stem, named or attribute, path, shipped=True)
     module, _, named = spec.partition(":")
     try:
@@ -57,6 +59,20 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     return CodeSpec(spec, module, named or attribute, Path(found.origin), shipped=False)
 
 
+def _check_unshadowed(spec: str, what: str, path: Path) -> None:
+    """A shipped file is imported by its name: one named like a module the driver has (json.py, harness.py)
+    would either hide that module or be hidden by it."""
+    if path.stem in _SHIPPED:  # a user's file loaded before (maybe another of the same name): no module's
+        return
+    try:
+        found = importlib.util.find_spec(path.stem)
+    except (ImportError, ValueError):
+        found = None
+    if found is not None and (found.origin is None or Path(found.origin).resolve() != path):
+        raise BadInput(f"{what} '{spec}': its name '{path.stem}' is a module's ({found.origin or 'built in'}); "
+                       "rename the file")
+
+
 def import_code(code: CodeSpec, what: str) -> ModuleType:
     """Import the module on the host; BadInput naming it when it does not import."""
     try:
@@ -66,6 +82,7 @@ def import_code(code: CodeSpec, what: str) -> ModuleType:
         assert loaded is not None and loaded.loader is not None
         module = importlib.util.module_from_spec(loaded)
         sys.modules[code.module] = module
+        _SHIPPED.add(code.module)
         loaded.loader.exec_module(module)
         return module
     except Exception as error:  # noqa: BLE001 - any import failure is the user's input

@@ -77,6 +77,16 @@ def test_pipeline_files_are_checked_when_they_load(tmp_path: Path, source: str, 
         load_pipeline(str(path))
 
 
+@pytest.mark.parametrize("name", ["json.py", "harness.py", "sys.py"])
+def test_a_file_named_like_a_module_is_refused(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("def transform(s):\n    return s\ndef sink(frame, context):\n    return frame\n")
+    with pytest.raises(BadInput, match="rename the file"):
+        load_pipeline(str(path))
+    with pytest.raises(BadInput, match="rename the file"):
+        resolve_sink(f"{path}:sink")
+
+
 def test_a_pipeline_file_with_only_transform_and_workload_is_differential_and_shipped(tmp_path: Path) -> None:
     path = tmp_path / "mine.py"
     path.write_text("def transform(s):\n    return s\ndef workload(seed, n):\n"
