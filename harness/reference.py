@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from harness.checker import PASS
 from harness.checker.differential import disagreement
-from harness.errors import BadInput, InfrastructureError
+from harness.errors import BadInput, HarnessError, InfrastructureError
 from harness.reader import Record
 from harness.workload import Workload
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 REFERENCE_SINK = "fixtures.sinks.driver_transactional"  # certified exactly-once, and the faster reference
 RUNS = 2
 
-_outputs: dict[tuple, list[Record] | BadInput] = {}
+_outputs: dict[tuple, list[Record] | HarnessError] = {}
 
 
 class Nondeterministic(BadInput):
@@ -31,9 +31,12 @@ def reference_output(cluster: Cluster, pipeline: Pipeline, workload: Workload, p
     """The pipeline's fault-free output on this workload, from the cache or from two reference runs."""
     key = (cluster.run_id, pipeline.name, pipeline.code.source_sha256, workload, partitions)
     if key not in _outputs:
-        _outputs[key] = _reference_runs(cluster, pipeline, workload, partitions)
+        try:
+            _outputs[key] = _reference_runs(cluster, pipeline, workload, partitions)
+        except HarnessError as error:  # every later scenario fails the same way, without running them again
+            _outputs[key] = error
     found = _outputs[key]
-    if isinstance(found, BadInput):
+    if isinstance(found, HarnessError):
         raise found
     return found
 

@@ -116,6 +116,8 @@ class Scenario:
             raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
         self.rate = rate
         self.report_dir = run_report_dir(cluster.run_id) / name
+        if self.report_dir.exists():
+            raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
         self.history = History(self.report_dir / "history.jsonl")
 
     def run(self) -> ScenarioResult:

@@ -70,7 +70,8 @@ def test_fraud_windows_baseline_emits_every_window_once_with_its_count(cluster) 
 @pytest.mark.parametrize(("pipeline", "spec", "state_store"), REFERENCE)
 def test_the_reference_sink_keeps_a_stateful_pipeline_exactly_once(cluster, pipeline: str, spec: str,
                                                                    state_store: str) -> None:
-    name = f"{short(pipeline)}-txn-{spec.split('@')[1].replace('#', '-').replace(':', '-')}-{state_store}"
+    action, point = spec.replace("#", "-").replace(":", "-", 1).split("@")
+    name = f"{short(pipeline)}-txn-{action}-{point.replace(':', '-')}-{state_store}"
     result = run(cluster, name, pipeline, TXN, spec, state_store=state_store)
 
     assert_fired_with_effect(result, spec)
