@@ -118,7 +118,8 @@ class Cluster:
 
     def new_driver(self, name: str, app_args: list[str]) -> SparkDriver:
         """A driver container (not yet started) for one Spark application."""
-        hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:48]  # executors resolve it by DNS
+        # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
+        hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
             images.SPARK.tag, self.network, self.labels, f"driver-{hostname}", self.master,
             self.checkpoints, REPO, app_args,
