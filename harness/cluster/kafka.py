@@ -25,6 +25,15 @@ def free_local_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def cluster_id() -> str:
+    """A random KRaft cluster id. Like Kafka's own Uuid.randomUuid, never one that starts with '-':
+    the storage tool would read it as an option and the broker would not start (1 start in 64)."""
+    while True:
+        candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
+        if not candidate.startswith("-"):
+            return candidate
+
+
 class KafkaBroker(Service):
     """The broker. The harness uses the direct listener; the system under test the chaos one."""
 
@@ -34,7 +43,7 @@ class KafkaBroker(Service):
         self.chaos_address = f"{alias}:{CHAOS_PORT}"
         self.with_published_port(DIRECT_PORT, self.direct_port)
         self.with_envs(
-            KAFKA_CLUSTER_ID=base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22],
+            KAFKA_CLUSTER_ID=cluster_id(),
             KAFKA_HOST=alias,
             KAFKA_ADVERTISED_DIRECT=f"127.0.0.1:{self.direct_port}",
             KAFKA_HEAP="768m",

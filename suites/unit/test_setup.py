@@ -44,3 +44,10 @@ def test_unknown_pipeline_is_bad_input_before_anything_starts() -> None:
     )
     assert run.returncode == 2
     assert "pipeline 'fixtures.pipelines.nope' cannot be imported" in run.stderr
+
+
+def test_kraft_cluster_ids_never_start_with_a_dash() -> None:
+    from harness.cluster.kafka import cluster_id
+
+    ids = [cluster_id() for _ in range(2_000)]  # about 31 would start with '-' without the check
+    assert len(set(ids)) == 2_000 and all(len(i) == 22 and not i.startswith("-") for i in ids)
