@@ -20,7 +20,7 @@ from harness.code_spec import SinkSpec, resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, HarnessError
 from harness.faults.spec import parse_schedule
 from harness.matrix import LIVE_RATE, MatrixScenario, kind_from_points, scenarios_for
-from harness.pipeline import load_pipeline
+from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.report import write_index
 from harness.scenario import Scenario, ScenarioResult, run_report_dir
@@ -57,7 +57,7 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
 
 def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "fixtures.pipelines.passthrough",
             out: Path | None = None, stall_timeout: float = 180.0, rate: float = LIVE_RATE) -> int:
-    load_pipeline(pipeline)
+    loaded = load_pipeline(pipeline)
     sink = resolve_sink(sink_spec)
     images.build_all()
     rows: list[Row] = []
@@ -81,7 +81,7 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
         finally:
             cluster.save_logs(run_report_dir(cluster.run_id) / "cluster-logs")
             write_index(run_report_dir(cluster.run_id))
-    write_certificate(folder, sink, kind, quick, seed, rows)
+    write_certificate(folder, sink, loaded, kind, quick, seed, rows)
     print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
     if any(r.outcome == "unknown" for r in rows):
         return EXIT_INFRASTRUCTURE
@@ -95,11 +95,13 @@ def _print_row(row: Row, n: int, total: int | None) -> None:
     sys.stdout.flush()
 
 
-def write_certificate(folder: Path, sink: SinkSpec, kind: str, quick: bool, seed: int, rows: list[Row]) -> None:
+def write_certificate(folder: Path, sink: SinkSpec, pipeline: Pipeline, kind: str, quick: bool, seed: int,
+                      rows: list[Row]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     passed = all(r.outcome == "pass" for r in rows)
     certificate = {
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": kind,
+        "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "verdict": "certified exactly-once" if passed else "not certified",
         "matrix": "quick" if quick else "full", "seed": seed,
         "versions": {"harness": harness.__version__, "spark": versions.PYSPARK, "kafka": versions.KAFKA,
@@ -142,7 +144,8 @@ def _html(certificate: dict) -> str:
         "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
         "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown{color:#b9770e}"
         f"</style></head><body><h1>{escape(certificate['sink'])}: {escape(certificate['verdict'])}</h1>"
-        f"<p>kind: {escape(certificate['sink_kind'])}; matrix: {escape(certificate['matrix'])}; seed "
+        f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); "
+        f"kind: {escape(certificate['sink_kind'])}; matrix: {escape(certificate['matrix'])}; seed "
         f"{certificate['seed']}; source sha256 <code>{escape(certificate['sink_source_sha256'])}</code>; "
         f"versions: {escape(json.dumps(certificate['versions']))}</p>"
         "<table><tr><th>scenario</th><th>faults</th><th>verdict</th><th>anomalies</th><th>evidence</th></tr>"
