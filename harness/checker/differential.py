@@ -18,7 +18,7 @@ from operator import methodcaller
 
 from harness.checker.compose import close_verdict
 from harness.checker.ledger import shown
-from harness.checker.verdict import Anomaly, Verdict
+from harness.checker.verdict import EXAMPLES, Anomaly, Verdict
 from harness.reader import ReadResult, Record
 
 APPEND = "append"
@@ -52,7 +52,7 @@ class FinalTable:
             where, value = (record.partition(), record.key()), record.value()
             if where in last and last[where] == value:
                 self.repeats += 1
-                if len(self.repeat_examples) < 20:
+                if len(self.repeat_examples) < EXAMPLES:
                     self.repeat_examples.append((where[1], value))
             last[where] = value
 
@@ -75,6 +75,9 @@ class DifferentialCheck:
             raise ValueError(f"output mode '{mode}': one of {', '.join(MODES)}")
         self.mode = mode
         self.reference = reference
+        # what the reference holds, computed once: its records counted, or its final table
+        self.want = _content(reference) if mode == APPEND else Counter()
+        self.want_table = _table(reference) if mode == UPDATE else FinalTable()
         self.records: list[Record] = []
 
     def feed(self, batch: list[Record]) -> None:
@@ -86,7 +89,7 @@ class DifferentialCheck:
         anomalies = self._append(got) if self.mode == APPEND else self._update()
         if incomplete:
             anomalies.pop("lost", None)
-        expected = len(self.reference) if self.mode == APPEND else len(_table(self.reference)[0])
+        expected = len(self.reference) if self.mode == APPEND else len(self.want_table.finals()[0])
         distinct = len(got)
         verdict = close_verdict(anomalies, read, incomplete, self.mode == UPDATE, expected, len(self.records),
                                 distinct)
@@ -94,7 +97,7 @@ class DifferentialCheck:
         return verdict
 
     def _append(self, got: Counter[Content]) -> dict[str, Anomaly]:
-        want = _content(self.reference)
+        want = self.want
         anomalies: dict[str, Anomaly] = {}
         extras = {content: count - want[content] for content, count in got.items() if count > want[content]}
         where = self._first_places(extras)
@@ -120,7 +123,8 @@ class DifferentialCheck:
         return where
 
     def _update(self) -> dict[str, Anomaly]:
-        (want, _), (got, split) = _table(self.reference), _table(self.records)
+        observed = _table(self.records)
+        (want, _), (got, split) = self.want_table.finals(), observed.finals()
         anomalies: dict[str, Anomaly] = {}
         for key, value in want.items():
             if key in split:
@@ -133,10 +137,7 @@ class DifferentialCheck:
                     _example((key, got[key]), reference=None if value is None else shown(value)))
         for key in sorted((set(got) | set(split)) - set(want), key=repr):
             anomalies.setdefault("unexpected", Anomaly("unexpected")).add(_example((key, got.get(key))))
-        observed, reference = FinalTable(), FinalTable()
-        observed.add(self.records)
-        reference.add(self.reference)
-        if observed.repeats and not reference.repeats:
+        if observed.repeats and not self.want_table.repeats:
             duplicate = anomalies.setdefault("duplicate", Anomaly("duplicate"))
             for content in observed.repeat_examples:
                 duplicate.add(_example(content, reason="the same update right after itself"), 0)
@@ -158,10 +159,10 @@ class Capture:
         return verdict
 
 
-def _table(records: list[Record]) -> tuple[dict[bytes | None, bytes | None], dict[bytes | None, set]]:
+def _table(records: list[Record]) -> FinalTable:
     table = FinalTable()
     table.add(records)
-    return table.finals()
+    return table
 
 
 def disagreement(first: list[Record], second: list[Record], mode: str) -> dict[str, Anomaly]:
