@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.interrupt import terminate_like_ctrl_c
+from harness.matrix import LIVE_RATE
 from harness.state_stores import STATE_STORES
 
 
@@ -102,7 +103,7 @@ def parser() -> argparse.ArgumentParser:
     certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
     certify.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/)")
     certify.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
-    certify.add_argument("--rate", type=float, default=2_000.0, metavar="R",
+    certify.add_argument("--rate", type=float, default=LIVE_RATE, metavar="R",
                          help="records/s of the live-input rows (the others drain a backlog)")
     certify.set_defaults(func=_certify)
 

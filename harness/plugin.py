@@ -13,6 +13,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.interrupt import terminate_like_ctrl_c
+from harness.matrix import LIVE_RATE
 
 MARKERS = {
     "unit": "pure logic, no Docker",
@@ -26,7 +27,7 @@ SETTINGS = {
     # name: (command-line option, environment variable, ini key, default)
     "stall_timeout": ("--stall-timeout", "HARNESS_STALL_TIMEOUT", "harness_stall_timeout", "180"),
     "sink": ("--sink", "HARNESS_SINK", "harness_sink", ""),
-    "rate": ("--rate", "HARNESS_RATE", "harness_rate", "2000"),  # records/s of the matrix's live-input rows
+    "rate": ("--rate", "HARNESS_RATE", "harness_rate", f"{LIVE_RATE:g}"),  # records/s of the matrix's live rows
 }
 FAILED = pytest.StashKey[bool]()
 

@@ -22,12 +22,12 @@ from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
 from harness.history import History, read_history
 from harness.latency import end_to_end
-from harness.live_input import LiveInput
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.reader import CommittedReader, ReadResult, in_produce_order
 from harness.reference import reference_output
 from harness.report import write_scenario_page
+from harness.scenario_input import ScenarioInput
 from harness.schedule import Schedule
 from harness.state_stores import STATE_STORES
 from harness.topics import create_topics, unique_name
@@ -144,8 +144,8 @@ class Scenario:
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
 
-        input_ = LiveInput(kafka.bootstrap_direct, input_topic, self.partitions, self.pipeline.inputs(self.workload),
-                           self.rate, self.history)
+        input_ = ScenarioInput(kafka.bootstrap_direct, input_topic, self.partitions,
+                               self.pipeline.inputs(self.workload), self.rate, self.history)
         if not self.rate:
             started = time.monotonic()
             say(f"{self.name}: producing {self.workload.records} records to {input_topic}")

@@ -13,7 +13,7 @@ from harness.topics import end_offsets
 from harness.workload import InputRecord, SendLog, WorkloadProducer
 
 
-class LiveInput:
+class ScenarioInput:
     """Produces `inputs` to `topic`, now (`produce`) or on a thread of its own (`start`, `stop`)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, inputs: Iterable[InputRecord], rate: float,
