@@ -114,7 +114,7 @@ def main() -> None:
     images.build_all()
     pipeline = load_pipeline(f"fixtures.pipelines.{args.pipeline}")
     workload = pipeline.workload(Workload(args.records, seed=3, **WORKLOADS[args.pipeline]))
-    expected = pipeline.model(json.loads(r.to_json()) for r in workload.generate())
+    expected = pipeline.expected(workload.inputs())
     total = args.records if args.pipeline == "passthrough" else len(expected)
     with Cluster(workers=0) as cluster:
         bootstrap = cluster.kafka.bootstrap_direct
