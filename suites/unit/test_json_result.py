@@ -1,0 +1,61 @@
+"""A pipeline's JSON results are read the same on the fast path (Spark's compact to_json, one pattern) as
+on the slow one (json.loads and a check of every field): the same value, or ValueError for both."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fixtures.pipelines.records import JsonResult
+
+pytestmark = pytest.mark.unit
+FIELDS = {"user": str, "window_start": int, "count": int, "alert": bool}
+READ = JsonResult(FIELDS, "a window result")
+
+
+def slow(value: bytes) -> dict:
+    return READ._checked(json.loads(value))
+
+
+def same(value: bytes) -> None:
+    try:
+        want: object = slow(value)
+    except ValueError as error:  # json's decode errors are ValueErrors too
+        want = type(error)
+    try:
+        got: object = READ(value)
+    except ValueError as error:
+        got = type(error)
+    assert (got == want) if isinstance(want, dict) else isinstance(got, type), (value, got, want)
+    if isinstance(want, dict):
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()]  # type: ignore[union-attr]
+
+
+results = st.fixed_dictionaries({"user": st.text(), "window_start": st.integers(), "count": st.integers(),
+                                 "alert": st.booleans()})
+
+
+@given(results, st.booleans())
+def test_valid_results_read_alike_compact_or_not(result: dict, compact: bool) -> None:
+    value = json.dumps(result, separators=(",", ":") if compact else None).encode()
+    same(value)
+    assert READ(value) == result
+
+
+@given(st.binary(max_size=80) | st.from_regex(rb'\{"user":"[a-z\\"\x01]*","window_start":-?0*[0-9]{1,3},'
+                                               rb'"count":[0-9.e-]{1,4},"alert":(true|false|1|null)\}',
+                                               fullmatch=True))
+def test_anything_else_reads_alike_or_is_refused_by_both(value: bytes) -> None:
+    same(value)
+
+
+@pytest.mark.parametrize("value", [
+    b'{"user":"k","window_start":01,"count":3,"alert":false}',  # a leading zero is not JSON
+    b'{"user":"k\x01","window_start":1,"count":3,"alert":false}',  # nor is a raw control character
+    b'{"user":"k","window_start":1,"count":3.0,"alert":false}',
+    b'{"user":"k","window_start":1,"count":3}',
+])
+def test_near_misses_are_refused(value: bytes) -> None:
+    with pytest.raises(ValueError):
+        READ(value)
