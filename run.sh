@@ -17,7 +17,7 @@ python3 -m pip install -q --root-user-action=ignore -e '.[test]'
 python3 -m harness doctor --fix
 python3 -m harness images build
 case "$job" in
-  certify) exec python3 -m harness certify --sink fixtures.sinks.transactional --quick "$@" ;;
+  certify) exec python3 -m harness certify --sink transactional --quick "$@" ;;
   smoke) exec python3 -m harness smoke "$@" ;;
   test) exec python3 -m pytest -m "unit or smoke or integration or gate" "$@" ;;
 esac

@@ -1,6 +1,6 @@
 """Certification time for one sink: per-scenario median and the whole matrix, from one run.
 
-    python benchmarks/certify.py [--sink fixtures.sinks.transactional] [--quick]
+    python benchmarks/certify.py [--sink transactional] [--quick]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ GOAL_MINUTES = 30
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sink", default="fixtures.sinks.transactional")
+    parser.add_argument("--sink", default="transactional")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     terminate_like_ctrl_c()

@@ -112,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     terminate_like_ctrl_c()
     images.build_all()
-    pipeline = load_pipeline(f"fixtures.pipelines.{args.pipeline}")
+    pipeline = load_pipeline(f"harness.catalog.pipelines.{args.pipeline}")
     workload = pipeline.workload(Workload(args.records, seed=3, **WORKLOADS[args.pipeline]))
     expected = pipeline.expected(workload.inputs())
     total = args.records if args.pipeline == "passthrough" else len(expected)

@@ -1,7 +1,7 @@
 """False alarms of the reference sink: run its matrix N times, count scenarios that did not pass.
 
-    python benchmarks/flake.py [--runs 10] [--first-seed 1] [--quick] [--pipeline fixtures.pipelines.fraud_windows]
-                               [--sink fixtures.sinks.transactional]
+    python benchmarks/flake.py [--runs 10] [--first-seed 1] [--quick] [--pipeline fraud_windows]
+                               [--sink transactional]
 
 Every scenario of the reference exactly-once sink must pass; any other verdict is a false alarm
 (goal: 0). A full run of 10 matrices takes hours; --quick runs the quick matrix, and --first-seed
@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--pipeline", default="fixtures.pipelines.passthrough")
-    parser.add_argument("--sink", default="fixtures.sinks.transactional", help="a sink that must pass every scenario")
+    parser.add_argument("--pipeline", default="passthrough")
+    parser.add_argument("--sink", default="transactional", help="a sink that must pass every scenario")
     args = parser.parse_args()
     terminate_like_ctrl_c()
     alarms: Counter[str] = Counter()

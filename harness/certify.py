@@ -19,11 +19,12 @@ from harness.cluster.topology import Cluster
 from harness.code_spec import SinkSpec, resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, HarnessError
 from harness.faults.spec import parse_schedule
-from harness.matrix import LIVE_RATE, MatrixScenario, kind_from_points, scenarios_for
+from harness.matrix import ANY, LIVE_RATE, MATRIX, MatrixScenario, kind_from_points, scenarios_for
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.report import write_index
-from harness.scenario import Scenario, ScenarioResult, run_report_dir
+from harness.report.folders import run_report_dir
+from harness.scenario import Scenario, ScenarioResult
 from harness.workload import Workload
 
 
@@ -55,10 +56,15 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
                result.verdict.error), result
 
 
-def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "fixtures.pipelines.passthrough",
-            out: Path | None = None, stall_timeout: float = 180.0, rate: float = LIVE_RATE) -> int:
+def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "passthrough",
+            out: Path | None = None, stall_timeout: float = 180.0, rate: float = LIVE_RATE,
+            dry_run: bool = False) -> int:
     loaded = load_pipeline(pipeline)
     sink = resolve_sink(sink_spec)
+    if dry_run:
+        print_plan(sink, loaded, quick)
+        return EXIT_OK
+    started = time.monotonic()
     images.build_all()
     rows: list[Row] = []
     with Cluster() as cluster:
@@ -83,9 +89,25 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
             write_index(run_report_dir(cluster.run_id))
     write_certificate(folder, sink, loaded, kind, quick, seed, rows)
     print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
+    passed = sum(r.outcome == "pass" for r in rows)
+    minutes, secs = divmod(round(time.monotonic() - started), 60)
+    print(f"{sink.spec}: {'certified exactly-once' if passed == len(rows) else 'not certified'}, "
+          f"{passed}/{len(rows)} scenarios passed, {'quick' if quick else 'full'} matrix, {minutes} min {secs} s")
     if any(r.outcome == "unknown" for r in rows):
         return EXIT_INFRASTRUCTURE
     return EXIT_OK if all(r.outcome == "pass" for r in rows) else EXIT_ANOMALIES
+
+
+def print_plan(sink: SinkSpec, pipeline: Pipeline, quick: bool) -> None:
+    """The rows a certification would run: the baseline first, then those that apply to the kind of sink
+    it shows (transactional or plain), and the state rows when the pipeline keeps state."""
+    print(f"{sink.spec} with pipeline {pipeline.name}, {'quick' if quick else 'full'} matrix "
+          "(the baseline shows the sink's kind;\n"
+          "the rows for the other kind are left out, the state rows run only when the pipeline keeps state):")
+    for row in [r for r in MATRIX if r.quick or not quick]:
+        applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
+                                                                                     f"{row.applies_to} sinks")
+        print(f"  {row.name:<48} {' '.join(row.faults) or '(no fault)':<36} {applies}")
 
 
 def _print_row(row: Row, n: int, total: int | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.interrupt import terminate_like_ctrl_c
 from harness.matrix import LIVE_RATE
+from harness.report.folders import REPORTS_ENV
 from harness.state_stores import STATE_STORES
 
 
@@ -49,18 +51,21 @@ def _certify(args: argparse.Namespace) -> int:
     from harness import certify
 
     return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out, args.stall_timeout,
-                           args.rate)
+                           args.rate, args.dry_run)
 
 
 STALL_TIMEOUT = 180.0
-PIPELINE_HELP = ("dotted module (fixtures.pipelines.fraud_windows) or path/to/pipeline.py; without a model, "
-                 "checked against fault-free runs of itself")
+PIPELINE_HELP = ("a catalog name (passthrough, fraud_windows, ...), a dotted module or path/to/pipeline.py; "
+                 "without a model, checked against fault-free runs of itself")
+SINK_HELP = "a catalog name (transactional, builtin_kafka, ...), a dotted module or file.py:sink"
 STALL_HELP = "seconds a scenario may go without progress before it is incomplete (no fixed deadline)"
 
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    root.add_argument("--reports", type=Path, metavar="DIR",
+                      help=f"where reports go (env {REPORTS_ENV}; default ./reports of the current folder)")
     commands = root.add_subparsers(dest="command", required=True)
 
     doctor = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
@@ -73,14 +78,14 @@ def parser() -> argparse.ArgumentParser:
     build.set_defaults(func=_images_build)
 
     smoke = commands.add_parser("smoke", help="start the cluster and run the passthrough pipeline end to end")
-    smoke.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
+    smoke.add_argument("--pipeline", default="passthrough", help=PIPELINE_HELP)
     smoke.add_argument("--records", type=int, default=20_000)
     smoke.add_argument("--partitions", type=int, default=4)
     smoke.set_defaults(func=_smoke)
 
     run = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
-    run.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
-    run.add_argument("--sink", default="fixtures.sinks.builtin_kafka", help="dotted module or file.py:sink")
+    run.add_argument("--pipeline", default="passthrough", help=PIPELINE_HELP)
+    run.add_argument("--sink", default="builtin_kafka", help=SINK_HELP)
     run.add_argument("--fault", action="append", default=[], metavar="SPEC",
                      help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
     run.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")
@@ -96,22 +101,23 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     certify = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")
-    certify.add_argument("--sink", required=True, help="dotted module (fixtures.sinks.transactional) or file.py:sink")
+    certify.add_argument("--sink", required=True, help=SINK_HELP)
     certify.add_argument("--quick", action="store_true", help="the subset that catches every known-bad sink")
     certify.add_argument("--seed", type=int, default=1)
     certify.add_argument("--records", type=int, default=20_000)
-    certify.add_argument("--pipeline", default="fixtures.pipelines.passthrough", help=PIPELINE_HELP)
+    certify.add_argument("--pipeline", default="passthrough", help=PIPELINE_HELP)
     certify.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/)")
     certify.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
     certify.add_argument("--rate", type=float, default=LIVE_RATE, metavar="R",
                          help="records/s of the live-input rows (the others drain a backlog)")
+    certify.add_argument("--dry-run", action="store_true", help="print the scenarios it would run, run none")
     certify.set_defaults(func=_certify)
 
     check = commands.add_parser("check", help="check existing input and output topics against a pipeline's model")
     check.add_argument("--bootstrap", required=True, help="bootstrap servers (host:port)")
     check.add_argument("--input", required=True, help="input topic")
     check.add_argument("--output", required=True, help="output topic")
-    check.add_argument("--pipeline", default="fixtures.pipelines.passthrough",
+    check.add_argument("--pipeline", default="passthrough",
                        help="dotted module or path/to/pipeline.py, with a model")
     check.add_argument("--stable-timeout", type=float, default=30.0,
                        help="seconds to wait for open transactions to close before reporting `stuck`")
@@ -121,6 +127,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.reports is not None:  # the environment carries it to every part of the run, as for pytest
+        os.environ[REPORTS_ENV] = str(args.reports.resolve())
     terminate_like_ctrl_c()
     try:
         return int(args.func(args))

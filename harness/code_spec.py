@@ -1,6 +1,7 @@
-"""Code as users name it: a dotted module (`fixtures.sinks.transactional`) or a file outside the
-repository (`path/to/my_sink.py:sink`, `path/to/pipeline.py`). Resolved and checked on the host
-before anything starts; a file is shipped to the driver, which adds it for the executors."""
+"""Code as users name it: a short name from the harness's catalog (`transactional`, `fraud_windows`), a
+dotted module (`harness.catalog.sinks.transactional`) or a file (`path/to/my_sink.py:sink`,
+`path/to/pipeline.py`). Resolved and checked on the host before anything starts; a file is shipped to
+the driver, which adds it for the executors."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class CodeSpec:
 
 
 SinkSpec = CodeSpec
+CATALOG = "harness.catalog"
 _SHIPPED: set[str] = set()  # module names of users' files this process imported
 
 
@@ -50,13 +52,23 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
         _check_unshadowed(spec, what, path)
         return CodeSpec(spec, path.stem, named or attribute, path, shipped=True)
     module, _, named = spec.partition(":")
+    if module.isidentifier() and module in catalog(what):
+        module = f"{CATALOG}.{what}s.{module}"
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         found = None
     if found is None or found.origin is None:
-        raise BadInput(f"{what} '{spec}' cannot be imported (no such module)")
+        raise BadInput(f"{what} '{spec}' cannot be imported (no such module; the catalog's {what}s: "
+                       f"{', '.join(catalog(what))})")
     return CodeSpec(spec, module, named or attribute, Path(found.origin), shipped=False)
+
+
+def catalog(what: str) -> list[str]:
+    """The short names of the catalog's sinks or pipelines (the modules that define one)."""
+    folder = Path(importlib.import_module(f"{CATALOG}.{what}s").__file__ or "").parent
+    marker = "def sink(" if what == "sink" else "def transform("
+    return sorted(p.stem for p in folder.glob("*.py") if marker in p.read_text())
 
 
 def _check_unshadowed(spec: str, what: str, path: Path) -> None:

@@ -1,4 +1,6 @@
-"""The pytest plugin: markers, options, the session-wide cluster, logs kept for every failed test.
+"""The pytest plugin (entry point `pytest11`, found on its own once installed): markers, options, the
+session-wide cluster, the `eo_scenario` fixture for users' own tests, the certification matrix of a
+sink given with `--sink`, and logs kept for every failed test.
 
 Settings resolve in one place, `setting()`: marker > command line > environment > ini.
 """
@@ -6,7 +8,9 @@ Settings resolve in one place, `setting()`: marker > command line > environment 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +18,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.interrupt import terminate_like_ctrl_c
 from harness.matrix import LIVE_RATE
+from harness.report.folders import REPORTS_ENV
 
 MARKERS = {
     "unit": "pure logic, no Docker",
@@ -28,7 +33,9 @@ SETTINGS = {
     "stall_timeout": ("--stall-timeout", "HARNESS_STALL_TIMEOUT", "harness_stall_timeout", "180"),
     "sink": ("--sink", "HARNESS_SINK", "harness_sink", ""),
     "rate": ("--rate", "HARNESS_RATE", "harness_rate", f"{LIVE_RATE:g}"),  # records/s of the matrix's live rows
+    "reports": ("--reports", REPORTS_ENV, "harness_reports", "reports"),  # relative to the current folder
 }
+SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
 
 
@@ -44,6 +51,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
+    os.environ[REPORTS_ENV] = str(Path(config_setting(config, "reports")).resolve())
+    if config_setting(config, "sink") and str(SINK_MATRIX) not in config.args:
+        config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
 
 
 def config_setting(config: pytest.Config, name: str) -> str:
@@ -78,7 +88,7 @@ def cluster() -> Iterator[Any]:
     """The cluster, started once per session (images built first if missing), removed at the end."""
     from harness.cluster import images
     from harness.cluster.topology import Cluster
-    from harness.scenario import run_report_dir
+    from harness.report.folders import run_report_dir
 
     try:
         images.build_all()
@@ -97,7 +107,7 @@ def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     """Keep every container's log in the test's report folder when a test that uses the cluster fails."""
     yield
     if "cluster" in request.fixturenames and request.node.stash.get(FAILED, False):
-        from harness.scenario import run_report_dir
+        from harness.report.folders import run_report_dir
 
         running = request.getfixturevalue("cluster")
         running.save_logs(run_report_dir(running.run_id) / request.node.name / "logs")
@@ -114,3 +124,31 @@ def stall_timeout(request: pytest.FixtureRequest) -> float:
     """Seconds without progress (input consumed, a batch planned, a fault, a restart) before a scenario
     stops waiting and is `incomplete`: there is no fixed deadline, so larger workloads finish."""
     return float(setting(request, "stall_timeout"))
+
+
+@pytest.fixture
+def eo_scenario(request: pytest.FixtureRequest, cluster: Any, stall_timeout: float) -> Callable[..., Any]:
+    """Run one scenario on the session's cluster and return its ScenarioResult (`.exactly_once`,
+    `.summary()`, `.verdict`, `.events()`); its report folder is named after the test id.
+
+        result = eo_scenario(pipeline="pipelines/orders.py", sink="sinks/upsert.py:sink",
+                             faults=["kill:driver@txn.commit"], records=50_000)
+        assert result.exactly_once, result.summary()
+    """
+    from harness.faults.spec import parse_schedule
+    from harness.scenario import Scenario
+    from harness.workload import Workload
+
+    calls: list[str] = []
+
+    def run(pipeline: str = "passthrough", sink: str = "transactional", faults: Sequence[str] = (),
+            records: int = 20_000, seed: int = 1, rate: float = 0.0, state_store: str = "hdfs") -> Any:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
+        calls.append(name)
+        if len(calls) > 1:
+            name = f"{name}-{len(calls)}"
+        return Scenario(cluster, name, pipeline=pipeline, sink=sink, faults=parse_schedule(list(faults)),
+                        workload=Workload(records, seed=seed), stall_timeout=stall_timeout, rate=rate,
+                        state_store=state_store).run()
+
+    return run

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from harness.cluster.topology import Cluster
     from harness.pipeline import Pipeline
 
-REFERENCE_SINK = "fixtures.sinks.driver_transactional"  # certified exactly-once, and the faster reference
+REFERENCE_SINK = "driver_transactional"  # certified exactly-once, and the faster reference
 RUNS = 2
 
 _outputs: dict[tuple, list[Record] | HarnessError] = {}

@@ -11,7 +11,8 @@ from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInpu
 from harness.faults.spec import FaultStep, parse_schedule, random_schedule, schedule_from_json, schedule_to_json
 from harness.pipeline import load_pipeline
 from harness.report import write_index
-from harness.scenario import Scenario, run_report_dir
+from harness.report.folders import run_report_dir
+from harness.scenario import Scenario
 from harness.smoke import table
 from harness.workload import Workload
 

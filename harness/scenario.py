@@ -27,18 +27,12 @@ from harness.progress import say
 from harness.reader import CommittedReader, ReadResult, in_produce_order
 from harness.reference import reference_output
 from harness.report import write_scenario_page
+from harness.report.folders import run_report_dir
 from harness.scenario_input import ScenarioInput
 from harness.schedule import Schedule
 from harness.state_stores import STATE_STORES
 from harness.topics import create_topics, unique_name
 from harness.workload import InputRecord, SendLog, Workload
-
-REPORTS = Path(__file__).resolve().parents[1] / "reports"
-
-
-def run_report_dir(run_id: str) -> Path:
-    """`reports/<run>/`: one folder per run, one sub-folder per scenario."""
-    return REPORTS / run_id
 
 
 @dataclass
@@ -56,6 +50,15 @@ class ScenarioResult:
     stateful: bool = False  # the query kept state (seen in its checkpoint)
     rate: float = 0.0  # live input at this many records/s (0: a backlog)
     latency: dict | None = None  # live input: input acked to output written, per second (see harness.latency)
+
+    @property
+    def exactly_once(self) -> bool:
+        """Passed: every fault fired and had an effect, and the output is exactly the model's (or the reference's)."""
+        return self.verdict.outcome == "pass"
+
+    def summary(self) -> str:
+        """The verdict in one line, and where its report is."""
+        return f"{self.name}: {self.verdict.summary()}" + (f"; report: {self.report_dir}" if self.report_dir else "")
 
     def events(self, *types: str) -> list[dict]:
         """Events of the scenario's history, of the given types (all when none are given)."""
@@ -86,8 +89,8 @@ class Scenario:
         self,
         cluster: Cluster,
         name: str,
-        pipeline: str | Pipeline = "fixtures.pipelines.passthrough",
-        sink: str | SinkSpec = "fixtures.sinks.builtin_kafka",
+        pipeline: str | Pipeline = "passthrough",
+        sink: str | SinkSpec = "builtin_kafka",
         faults: list[FaultStep] | None = None,
         workload: Workload = Workload(20_000),
         partitions: int = 4,

@@ -6,7 +6,8 @@ from harness.cluster.topology import Cluster
 from harness.errors import EXIT_ANOMALIES, EXIT_OK
 from harness.pipeline import load_pipeline
 from harness.report import write_index
-from harness.scenario import Scenario, ScenarioResult, run_report_dir
+from harness.report.folders import run_report_dir
+from harness.scenario import Scenario, ScenarioResult
 from harness.workload import Workload
 
 

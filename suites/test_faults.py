@@ -10,9 +10,9 @@ from harness.faults.spec import parse_schedule
 from harness.scenario import Scenario, ScenarioResult
 
 pytestmark = pytest.mark.chaos
-BUILTIN = "fixtures.sinks.builtin_kafka"
-DRIVER_TXN = "fixtures.sinks.driver_transactional"
-REHEARSING_TXN = "fixtures.sinks.rehearsing_driver_transactional"
+BUILTIN = "builtin_kafka"
+DRIVER_TXN = "driver_transactional"
+REHEARSING_TXN = "rehearsing_driver_transactional"
 
 
 def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]

@@ -142,8 +142,8 @@ def test_bad_input_is_one_line_with_its_exit_status(cluster, crafted) -> None:
     bootstrap, input_topic, _ = crafted
     missing = harness_check(bootstrap, input_topic, "no-such-topic")
     assert missing.returncode == 2 and "topic 'no-such-topic' does not exist" in missing.stderr
-    unknown = harness_check(bootstrap, input_topic, input_topic, "--pipeline", "fixtures.pipelines.nope")
-    assert unknown.returncode == 2 and "pipeline 'fixtures.pipelines.nope' cannot be imported" in unknown.stderr
+    unknown = harness_check(bootstrap, input_topic, input_topic, "--pipeline", "harness.catalog.pipelines.nope")
+    assert unknown.returncode == 2 and "pipeline 'harness.catalog.pipelines.nope' cannot be imported" in unknown.stderr
     unreachable = harness_check("127.0.0.1:1", input_topic, input_topic)
     assert unreachable.returncode == 3 and "cannot reach Kafka" in unreachable.stderr
 
@@ -156,7 +156,7 @@ def anomaly_counts(stdout: str) -> dict[str, int]:
 
 def test_window_results_are_checked_by_count(cluster) -> None:
     bootstrap = cluster.kafka.bootstrap_direct
-    pipeline = load_pipeline("fixtures.pipelines.fraud_windows")
+    pipeline = load_pipeline("fraud_windows")
     workload = pipeline.workload(Workload(4_000, seed=9))
     input_topic = unique_name("oracle-windows", "in")
     create_topics(cluster.kafka.admin(), [input_topic], 4)
@@ -171,7 +171,7 @@ def test_window_results_are_checked_by_count(cluster) -> None:
 
     ids = sorted(expected)
     correct = [result(i) for i in ids]
-    check_windows = ("--pipeline", "fixtures.pipelines.fraud_windows")
+    check_windows = ("--pipeline", "fraud_windows")
     run = harness_check(bootstrap, input_topic, new_output(cluster, correct, keyed=False), *check_windows)
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -184,7 +184,7 @@ def test_window_results_are_checked_by_count(cluster) -> None:
 
 def test_a_changelog_is_checked_by_running_value(cluster) -> None:
     bootstrap = cluster.kafka.bootstrap_direct
-    pipeline = load_pipeline("fixtures.pipelines.running_totals")
+    pipeline = load_pipeline("running_totals")
     workload = Workload(3_000, seed=11, keys=20)
     input_topic = unique_name("oracle-totals", "in")
     create_topics(cluster.kafka.admin(), [input_topic], 4)
@@ -205,7 +205,7 @@ def test_a_changelog_is_checked_by_running_value(cluster) -> None:
 
     users = sorted(finals)
     valid = [update(u, c) for u in users for c in sorted({max(1, finals[u] // 3), finals[u]})]
-    check_totals = ("--pipeline", "fixtures.pipelines.running_totals")
+    check_totals = ("--pipeline", "running_totals")
     run = harness_check(bootstrap, input_topic, changelog(valid), *check_totals)
     assert run.returncode == 0, run.stdout + run.stderr
 

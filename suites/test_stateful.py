@@ -14,11 +14,11 @@ from harness.matrix import MATRIX
 from harness.scenario import Scenario, ScenarioResult
 
 pytestmark = pytest.mark.chaos
-FRAUD = "fixtures.pipelines.fraud_windows"
-TOTALS = "fixtures.pipelines.running_totals"
-DEDUP = "fixtures.pipelines.dedup"
-TXN = "fixtures.sinks.transactional"
-BUILTIN = "fixtures.sinks.builtin_kafka"
+FRAUD = "fraud_windows"
+TOTALS = "running_totals"
+DEDUP = "dedup"
+TXN = "transactional"
+BUILTIN = "builtin_kafka"
 
 # (pipeline, fault, state store) the reference sink must pass: every state row of the matrix with the
 # fraud windows, a kill before a transaction's commit, and the other pipelines where state is committed
@@ -32,9 +32,9 @@ REFERENCE = [
 ]
 # (known-bad pipeline, the fault that re-runs a batch, the anomaly it must show with the reference sink)
 KNOWN_BAD = [
-    pytest.param("fixtures.pipelines.bad_side_store_totals", "kill:driver@txn.pre_commit#2", "wrong_value",
+    pytest.param("bad_side_store_totals", "kill:driver@txn.pre_commit#2", "wrong_value",
                  id="bad_side_store_totals"),
-    pytest.param("fixtures.pipelines.bad_side_store_dedup", "kill:driver@txn.pre_commit#2", "lost",
+    pytest.param("bad_side_store_dedup", "kill:driver@txn.pre_commit#2", "lost",
                  id="bad_side_store_dedup"),
 ]
 # (pipeline, the anomalies Spark's built-in sink shows when a driver kill re-runs a batch)

@@ -17,8 +17,8 @@ from harness.workload import Workload
 
 pytestmark = pytest.mark.chaos
 USER_PIPELINES = Path(__file__).resolve().parents[1] / "fixtures" / "user_pipelines"
-TXN = "fixtures.sinks.transactional"
-BUILTIN = "fixtures.sinks.builtin_kafka"
+TXN = "transactional"
+BUILTIN = "builtin_kafka"
 WORKLOAD = Workload(10_000, seed=3)
 
 

@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from docker.errors import ImageNotFound
@@ -19,8 +20,8 @@ from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars
 from harness.errors import ImageBuildFailed
 from harness.progress import say, step
 
-REPO = Path(__file__).resolve().parents[2]
-DOCKERFILES = REPO / "fixtures" / "images"
+PACKAGE = Path(str(resources.files("harness")))  # a clone's harness/ or an installed one: the same files
+DOCKERFILES = PACKAGE / "images"  # package data: the image build inputs
 PREFIX = "eo-harness"
 
 
@@ -48,7 +49,7 @@ class Image:
         sha = hashlib.sha256()
         sha.update("\n".join(self.pins).encode())
         for path in self._source_files():
-            sha.update(str(path.relative_to(REPO)).encode())
+            sha.update(str(path.relative_to(PACKAGE.parent)).encode())  # the same tag for both
             sha.update(path.read_bytes())
         if self.parent is not None:
             sha.update(self.parent.tag.encode())

@@ -12,7 +12,7 @@ from harness.cluster.service import Service
 
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
-SOURCE = "/opt/harness"
+SOURCE = "/opt/eo"  # on the Python path; the harness package is mounted at SOURCE/harness
 DAEMON_MEMORY = "256m"
 EXECUTOR_LOGS = (
     'for f in /tmp/spark-work/*/*/stderr /tmp/spark-work/*/*/stdout; do [ -f "$f" ] && '
@@ -37,7 +37,8 @@ class SparkMaster(Service):
 
 
 class SparkWorker(Service):
-    """A worker with one core; its executors see the checkpoint folder and the harness source."""
+    """A worker with one core; its executors see the checkpoint folder and the harness package (`source`,
+    where this process imports it from: a clone or an installed package)."""
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
@@ -46,7 +47,7 @@ class SparkWorker(Service):
         super().__init__(image, alias, network, labels)
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
-        self.with_volume_mapping(str(source), SOURCE, "ro")
+        self.with_volume_mapping(str(source), f"{SOURCE}/harness", "ro")
         self.with_command(
             f"spark-class org.apache.spark.deploy.worker.Worker --host {alias} --cores 1 --memory {memory} "
             f"--work-dir /tmp/spark-work {master.url}"
@@ -72,7 +73,7 @@ class SparkDriver(Service):
     ) -> None:
         super().__init__(image, alias, network, labels)
         self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
-        self.with_volume_mapping(str(source), SOURCE, "ro")
+        self.with_volume_mapping(str(source), f"{SOURCE}/harness", "ro")
         self.with_env("PYTHONPATH", SOURCE)
         conf = {
             "spark.driver.host": alias,

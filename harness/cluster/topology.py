@@ -21,7 +21,6 @@ from harness.errors import InfrastructureError
 from harness.gate.proxy import KafkaGate, Peer
 from harness.progress import say
 
-REPO = images.REPO
 # One toxiproxy link per role, so a role's link can be cut alone: role -> port inside toxiproxy.
 LINKS = {"driver": 9101, "executors": 9102}
 ROLE_PREFIXES = {"driver-": "driver", "spark-worker-": "executors"}
@@ -46,7 +45,7 @@ class Cluster:
         self.workers = [
             SparkWorker(
                 images.SPARK.tag, self.network, self.labels, f"spark-worker-{n}", self.master,
-                self.checkpoints, REPO,
+                self.checkpoints, images.PACKAGE,
             ).with_memory_limit("1800m")
             for n in range(1, workers + 1)
         ]
@@ -122,7 +121,7 @@ class Cluster:
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
             images.SPARK.tag, self.network, self.labels, f"driver-{hostname}", self.master,
-            self.checkpoints, REPO, app_args,
+            self.checkpoints, images.PACKAGE, app_args,
         ).with_memory_limit("1500m")
         self.drivers.append(driver)
         return driver

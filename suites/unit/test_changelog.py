@@ -14,7 +14,7 @@ from harness.reader import OutputRecord, ReadResult
 from harness.workload import Workload
 
 pytestmark = pytest.mark.unit
-PIPELINE = load_pipeline("fixtures.pipelines.running_totals")
+PIPELINE = load_pipeline("running_totals")
 INPUTS = [json.loads(r.to_json()) for r in Workload(3_000, seed=4, keys=20).generate()]
 EXPECTED = PIPELINE.model(INPUTS)
 USERS = sorted({want.key for want in EXPECTED.values()})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.code_spec import resolve_sink
+from harness.code_spec import catalog, resolve_sink
 from harness.errors import BadInput
 from harness.faults.spec import parse_step
 from harness.matrix import MATRIX, PLAIN, TRANSACTIONAL, kind_from_points, scenarios_for
@@ -28,10 +28,11 @@ def harness(*args: str) -> subprocess.CompletedProcess:
     "args, message",
     [
         (["run", "--fault", "kill:toaster@produce"], "unknown target 'toaster'"),
-        (["run", "--sink", "fixtures.sinks.nope"], "sink 'fixtures.sinks.nope' cannot be imported"),
-        (["run", "--pipeline", "fixtures.pipelines.nope"], "pipeline 'fixtures.pipelines.nope' cannot be imported"),
+        (["run", "--sink", "nope"], "sink 'nope' cannot be imported (no such module; the catalog's sinks: bad_"),
+        (["run", "--sink", "my.sinks.nope"], "sink 'my.sinks.nope' cannot be imported"),
+        (["run", "--pipeline", "nope"], "pipeline 'nope' cannot be imported"),
         (["certify", "--sink", "/no/such/sink.py:sink"], "no such file"),
-        (["smoke", "--pipeline", "fixtures.pipelines.nope"], "pipeline 'fixtures.pipelines.nope' cannot be imported"),
+        (["smoke", "--pipeline", "nope"], "pipeline 'nope' cannot be imported"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(args: list[str], message: str) -> None:
@@ -96,14 +97,17 @@ def test_a_pipeline_file_with_only_transform_and_workload_is_differential_and_sh
     records = list(pipeline.inputs(Workload(4, seed=3)))
     assert records == [InputRecord("3-000000000", b"0", b"0", 0), InputRecord("3-000000001", None, b"3", 1),
                        InputRecord("3-000000002", b"2", b"6", 2), InputRecord("3-000000003", None, b"9", 3)]
-    assert load_pipeline("fixtures.pipelines.passthrough").oracle == "model"
+    assert load_pipeline("harness.catalog.pipelines.passthrough").oracle == "model"
 
 
-def test_repository_sinks_resolve_without_pyspark_on_the_host() -> None:
+def test_catalog_sinks_resolve_by_short_or_dotted_name_without_pyspark_on_the_host() -> None:
     for name in ("transactional", "driver_transactional", "builtin_kafka", "bad_no_marker_check"):
-        spec = resolve_sink(f"fixtures.sinks.{name}")
-        assert spec.argument == f"fixtures.sinks.{name}:sink" and not spec.shipped
-        assert len(spec.source_sha256) == 64
+        for spec in (resolve_sink(name), resolve_sink(f"harness.catalog.sinks.{name}")):
+            assert spec.argument == f"harness.catalog.sinks.{name}:sink" and not spec.shipped
+            assert len(spec.source_sha256) == 64
+    assert {"transactional", "builtin_kafka"} <= set(catalog("sink"))
+    assert {"passthrough", "fraud_windows", "running_totals", "dedup"} <= set(catalog("pipeline"))
+    assert "records" not in catalog("pipeline")  # a helper module, not a pipeline
 
 
 def test_matrix_rows_parse_and_apply_by_kind() -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.pipelines.records import JsonResult
+from harness.catalog.pipelines.records import JsonResult
 
 pytestmark = pytest.mark.unit
 FIELDS = {"user": str, "window_start": int, "count": int, "alert": bool}

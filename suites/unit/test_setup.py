@@ -39,11 +39,11 @@ def test_debian_mirror_comes_from_the_host_apt_sources() -> None:
 
 def test_unknown_pipeline_is_bad_input_before_anything_starts() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "harness", "smoke", "--pipeline", "fixtures.pipelines.nope"],
+        [sys.executable, "-m", "harness", "smoke", "--pipeline", "harness.catalog.pipelines.nope"],
         capture_output=True, text=True, cwd=REPO, timeout=60,
     )
     assert run.returncode == 2
-    assert "pipeline 'fixtures.pipelines.nope' cannot be imported" in run.stderr
+    assert "pipeline 'harness.catalog.pipelines.nope' cannot be imported" in run.stderr
 
 
 def test_kraft_cluster_ids_never_start_with_a_dash() -> None:

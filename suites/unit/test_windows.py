@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures.pipelines import fraud_windows
+from harness.catalog.pipelines import fraud_windows
 from harness.checker import OutputCheck, check
 from harness.pipeline import load_pipeline
 from harness.reader import OutputRecord, ReadResult
 from harness.workload import CLOSING_KEY, Workload
 
 pytestmark = pytest.mark.unit
-PIPELINE = load_pipeline("fixtures.pipelines.fraud_windows")
+PIPELINE = load_pipeline("fraud_windows")
 
 
 def inputs(records: int = 20_000, seed: int = 1) -> list[dict]:
@@ -96,7 +96,7 @@ def test_a_correct_output_in_any_order_passes(seed: int) -> None:
 
 
 def test_the_dedup_model_expects_each_id_once() -> None:
-    dedup = load_pipeline("fixtures.pipelines.dedup")
+    dedup = load_pipeline("dedup")
     records = [json.loads(r.to_json()) for r in dedup.workload(Workload(5_000, seed=2)).generate()]
     assert len(records) > 5_100
     assert list(dedup.model(records)) == [r.id for r in Workload(5_000, seed=2).generate()]

@@ -1,0 +1,14 @@
+"""Where reports go: `./reports` of the current folder, or the folder given by --reports (the CLI and
+the pytest plugin put it in the environment, so every part of a run and its children agree)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPORTS_ENV = "HARNESS_REPORTS"
+
+
+def run_report_dir(run_id: str) -> Path:
+    """`reports/<run>/`: one folder per run, one sub-folder per scenario."""
+    return Path(os.environ.get(REPORTS_ENV) or "reports").resolve() / run_id
