@@ -16,6 +16,7 @@ from harness.progress import say
 from harness.schedule import Schedule
 
 SETTLE_SECONDS = 4.0  # quiet after the last batch before a stateful query counts as done (triggers are 1 s)
+QUIET_REPORT_SECONDS = 25.0  # with no progress, a progress line every 5 + 25 s
 
 
 class ConsumptionWait:
@@ -54,6 +55,7 @@ class ConsumptionWait:
         last_seen: tuple[int, ...] = ()
         last_batches = (0, 0)
         next_report = 0.0
+        last_said: tuple | None = None
         while True:
             now = time.monotonic()
             consumed = folder.consumed(self.topic)
@@ -74,10 +76,10 @@ class ConsumptionWait:
                 if faults_done() or not self._stream_can_still_trigger():
                     say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
                     return None
-            if now > next_report:
+            if now > next_report and (seen != last_said or now > next_report + QUIET_REPORT_SECONDS):
                 say(f"{self.name}: consumed {done}/{total}, batches committed {len(folder.committed())}, "
                     f"faults fired {len(schedule.fired)}/{len(schedule.steps)}")
-                next_report = now + 5
+                next_report, last_said = now + 5, seen  # a line when something moved, else every 30 s
             why = self.supervisor.exited()
             if now - moved > self.stall_timeout:
                 why = f"no progress for {self.stall_timeout:.0f} s"

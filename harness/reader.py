@@ -19,6 +19,7 @@ from typing import Protocol
 
 from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, KafkaException, Message, TopicPartition
 
+from harness.client_log import logged
 from harness.errors import BadInput, InfrastructureError
 from harness.transactions import open_transactions
 
@@ -148,7 +149,7 @@ class CommittedReader:
 
     def _consumer(self, isolation: str) -> Consumer:
         return Consumer(
-            {
+            logged({
                 "bootstrap.servers": self.bootstrap,
                 "group.id": f"harness-reader-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
@@ -157,7 +158,7 @@ class CommittedReader:
                 "fetch.max.bytes": 64 * 1024 * 1024,
                 "max.partition.fetch.bytes": 16 * 1024 * 1024,
                 "log_level": 2,  # connection errors surface as one InfrastructureError, not a stream of logs
-            }
+            })
         )
 
     def partitions(self, consumer: Consumer, topic: str) -> list[int]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from harness.checker import FAIL, UNKNOWN, Anomaly, OutputCheck, Verdict
 from harness.checker.differential import Capture, DifferentialCheck
 from harness.checkpoint import BatchWatcher, CheckpointFolder
+from harness.client_log import kept_in
 from harness.cluster.topology import Cluster
 from harness.code_spec import CodeSpec, SinkSpec, resolve_sink
 from harness.consumption import ConsumptionWait
@@ -125,7 +126,8 @@ class Scenario:
 
     def run(self) -> ScenarioResult:
         try:
-            result = self._run()
+            with kept_in(self.report_dir):
+                result = self._run()
         finally:
             self.history.close()
         write_scenario_page(self.report_dir, result.to_dict(), result.read.records)

@@ -32,7 +32,10 @@ def end_offsets(admin_bootstrap: str, topic: str, partitions: int) -> dict[int, 
     """High watermarks of `topic` (what the pipeline must consume)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": admin_bootstrap, "group.id": f"harness-offsets-{uuid.uuid4().hex}"})
+    from harness.client_log import logged
+
+    group = f"harness-offsets-{uuid.uuid4().hex}"
+    consumer = Consumer(logged({"bootstrap.servers": admin_bootstrap, "group.id": group}))
     try:
         return {
             p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from harness.client_log import logged
 from harness.errors import InfrastructureError
 from harness.history import History
 
@@ -122,13 +123,13 @@ class WorkloadProducer:
 
     def __init__(self, bootstrap: str) -> None:
         self.producer = Producer(
-            {
+            logged({
                 "bootstrap.servers": bootstrap,
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
                 "compression.type": "lz4",
-            }
+            })
         )
 
     def produce(self, topic: str, inputs: Iterable[InputRecord], rate: float = 0.0,

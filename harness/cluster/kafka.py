@@ -11,6 +11,7 @@ from confluent_kafka.admin import AdminClient
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
+from harness.client_log import logged
 from harness.cluster.service import Service
 from harness.errors import NotReady
 
@@ -72,7 +73,7 @@ class KafkaBroker(Service):
         return self
 
     def admin(self) -> AdminClient:
-        return AdminClient({"bootstrap.servers": self.bootstrap_direct})
+        return AdminClient(logged({"bootstrap.servers": self.bootstrap_direct}))
 
     def _wait_for_metadata(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
