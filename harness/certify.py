@@ -126,7 +126,7 @@ def write_certificate(folder: Path, sink: SinkSpec, pipeline: Pipeline, kind: st
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "verdict": "certified exactly-once" if passed else "not certified",
         "matrix": "quick" if quick else "full", "seed": seed,
-        "versions": {"harness": harness.__version__, "spark": versions.PYSPARK, "kafka": versions.KAFKA,
+        "versions": {"harness": harness.__version__, "spark": versions.stack().spark, "kafka": versions.stack().kafka,
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
                        "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,

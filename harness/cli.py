@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness import versions
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.interrupt import terminate_like_ctrl_c
 from harness.matrix import LIVE_RATE
@@ -66,6 +67,10 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
     root.add_argument("--reports", type=Path, metavar="DIR",
                       help=f"where reports go (env {REPORTS_ENV}; default ./reports of the current folder)")
+    root.add_argument("--kafka", metavar="VERSION", help=f"Kafka broker release (env {versions.KAFKA_ENV}; known "
+                      f"to work: {', '.join(versions.KAFKA_VERSIONS)}; default {versions.KAFKA_VERSIONS[0]})")
+    root.add_argument("--spark", metavar="VERSION", help=f"Spark release, 3.5 or 4.0 lines (env {versions.SPARK_ENV}; "
+                      f"known to work: {', '.join(versions.SPARK_VERSIONS)}; default {versions.SPARK_VERSIONS[0]})")
     commands = root.add_subparsers(dest="command", required=True)
 
     doctor = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
@@ -129,8 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.reports is not None:  # the environment carries it to every part of the run, as for pytest
         os.environ[REPORTS_ENV] = str(args.reports.resolve())
+    for env, asked in ((versions.KAFKA_ENV, args.kafka), (versions.SPARK_ENV, args.spark)):
+        if asked:
+            os.environ[env] = asked
     terminate_like_ctrl_c()
     try:
+        versions.stack()  # a malformed version is bad input before anything starts
         return int(args.func(args))
     except HarnessError as error:
         print(f"harness: error: {error}", file=sys.stderr)

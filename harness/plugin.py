@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness import versions
 from harness.errors import HarnessError
 from harness.interrupt import terminate_like_ctrl_c
 from harness.matrix import LIVE_RATE
@@ -34,6 +35,8 @@ SETTINGS = {
     "sink": ("--sink", "HARNESS_SINK", "harness_sink", ""),
     "rate": ("--rate", "HARNESS_RATE", "harness_rate", f"{LIVE_RATE:g}"),  # records/s of the matrix's live rows
     "reports": ("--reports", REPORTS_ENV, "harness_reports", "reports"),  # relative to the current folder
+    "kafka": ("--kafka", versions.KAFKA_ENV, "harness_kafka", versions.KAFKA_VERSIONS[0]),  # the broker's release
+    "spark": ("--spark", versions.SPARK_ENV, "harness_spark", versions.SPARK_VERSIONS[0]),  # Spark's release
 }
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
@@ -52,6 +55,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker}: {text}")
     terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
     os.environ[REPORTS_ENV] = str(Path(config_setting(config, "reports")).resolve())
+    for name in ("kafka", "spark"):  # the images of the session's cluster follow them
+        os.environ[SETTINGS[name][1]] = config_setting(config, name)
+    try:
+        versions.stack()
+    except HarnessError as error:
+        raise pytest.UsageError(str(error)) from None
     if config_setting(config, "sink") and str(SINK_MATRIX) not in config.args:
         config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
 

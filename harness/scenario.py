@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import versions
 from harness.checker import FAIL, UNKNOWN, Anomaly, OutputCheck, Verdict
 from harness.checker.differential import Capture, DifferentialCheck
 from harness.checkpoint import BatchWatcher, CheckpointFolder
@@ -80,6 +81,7 @@ class ScenarioResult:
             "stateful": self.stateful,
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+            "versions": {"kafka": versions.stack().kafka, "spark": versions.stack().spark},
         }
 
 

@@ -1,4 +1,17 @@
-"""Every pinned version of the system under test, in one place: changing one rebuilds the images."""
+"""Every pinned version of the system under test, in one place: changing one rebuilds the images.
+
+Kafka and Spark are the user's choice (`--kafka`, `--spark`; env HARNESS_KAFKA, HARNESS_SPARK; ini
+harness_kafka, harness_spark): each combination gets images of its own, tagged by the hash of their
+inputs. Any release can be asked for; the ones below are known to work here (see the README).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from harness.errors import BadInput
 
 DEBIAN_SUITE = "bookworm"
 DEBIAN_PACKAGES = (
@@ -10,20 +23,58 @@ DEBIAN_PACKAGES = (
     "ca-certificates",
 )
 
-# Spark's Kafka connector must match pyspark exactly; 4.0.0 is the newest release whose
-# connector and token-provider jars are both published (4.1+/4.2 lack the token provider).
-PYSPARK = "4.0.0"
 CONFLUENT_KAFKA = "2.16.1"
-SCALA = "2.13"
-SPARK_KAFKA_CONNECTOR = f"org.apache.spark:spark-sql-kafka-0-10_{SCALA}:{PYSPARK}"
-
-KAFKA = "4.1.1"
 LOG4J = "2.24.3"
-
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 TOXIPROXY = "v2.12.0"
 
+# Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
+# defence), 3.x v1. Spark's Kafka connector must match pyspark exactly; 4.0 is the newest line whose
+# connector and token-provider jars are both published (4.1+ lack the token provider).
+KAFKA_VERSIONS = ("4.1.1", "3.9.1")
+SPARK_VERSIONS = ("4.0.0", "3.5.7")
+KAFKA_ENV = "HARNESS_KAFKA"
+SPARK_ENV = "HARNESS_SPARK"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The Kafka and Spark versions of a run."""
+
+    kafka: str
+    spark: str
+
+    @property
+    def scala(self) -> str:
+        """Spark's Scala binary version (pyspark 3.x ships 2.12 jars, 4.x 2.13)."""
+        return "2.12" if self.spark.startswith("3.") else "2.13"
+
+    @property
+    def connector(self) -> str:
+        return f"org.apache.spark:spark-sql-kafka-0-10_{self.scala}:{self.spark}"
+
+
+def stack() -> Stack:
+    """The versions asked for (through the environment), else the defaults; BadInput for a non-version."""
+    return Stack(_pick("Kafka", os.environ.get(KAFKA_ENV, ""), KAFKA_VERSIONS),
+                 _pick("Spark", os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS))
+
+
+def _pick(name: str, asked: str, known: tuple[str, ...]) -> str:
+    """`4.1.1` as it is; `3.5` or `3.5.x`: the known release of that line; empty: the default."""
+    if not asked:
+        return known[0]
+    line = re.fullmatch(r"(\d+\.\d+)(\.x)?", asked)
+    if line:
+        for version in known:
+            if version.startswith(line[1] + "."):
+                return version
+        raise BadInput(f"{name} {asked}: no known release of that line; known to work: {', '.join(known)}")
+    if not re.fullmatch(r"\d+\.\d+\.\d+", asked):
+        raise BadInput(f"{name} version '{asked}' is not a version like {known[0]}; known to work: {', '.join(known)}")
+    return asked
+
 
 def image_python_requirements() -> list[str]:
-    """The Python packages installed into every image's virtual environment."""
-    return [f"pyspark=={PYSPARK}", f"confluent-kafka=={CONFLUENT_KAFKA}"]
+    """The Python packages installed into every image's virtual environment (pyspark only into Spark's)."""
+    return [f"confluent-kafka=={CONFLUENT_KAFKA}"]

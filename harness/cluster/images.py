@@ -6,8 +6,10 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from docker.errors import ImageNotFound
 from harness import versions
 from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
-from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars
+from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars, fetch_wheels
 from harness.errors import ImageBuildFailed
 from harness.progress import say, step
 
@@ -61,22 +63,40 @@ class Image:
         return sorted(p for p in (DOCKERFILES / self.name).rglob("*") if p.is_file())
 
 
-def _stage_kafka(context: Path, log: Path) -> None:
-    fetch_maven_jars(
-        DOCKERFILES / "kafka" / "pom.xml",
-        context / "libs",
-        {"kafka.version": versions.KAFKA, "log4j.version": versions.LOG4J, "scala.binary": versions.SCALA},
-        log,
-    )
+def _stage_kafka(version: str, context: Path, log: Path) -> None:
+    with _fetching("Kafka", version, versions.KAFKA_VERSIONS):
+        fetch_maven_jars(
+            DOCKERFILES / "kafka" / "pom.xml",
+            context / "libs",
+            {"kafka.version": version, "log4j.version": versions.LOG4J, "scala.binary": KAFKA_SCALA},
+            log,
+        )
 
 
-def _stage_spark(context: Path, log: Path) -> None:
-    fetch_maven_jars(
-        DOCKERFILES / "spark" / "pom.xml",
-        context / "jars",
-        {"spark.version": versions.PYSPARK, "scala.binary": versions.SCALA},
-        log,
-    )
+def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
+    wheels = cache_dir() / "wheels"
+    with _fetching("Spark", stack.spark, versions.SPARK_VERSIONS):
+        fetch_wheels([f"pyspark=={stack.spark}"], wheels, log)
+        fetch_maven_jars(
+            DOCKERFILES / "spark" / "pom.xml",
+            context / "jars",
+            {"spark.version": stack.spark, "scala.binary": stack.scala},
+            log,
+        )
+    (context / "wheels").mkdir()
+    for wheel in [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl")]:
+        shutil.copy2(wheel, context / "wheels")
+
+
+@contextmanager
+def _fetching(name: str, version: str, known: tuple[str, ...]) -> Iterator[None]:
+    """A release that cannot be fetched is one line naming it and the releases known to work."""
+    try:
+        yield
+    except ImageBuildFailed as error:
+        where = str(error).splitlines()[0]
+        raise ImageBuildFailed(f"{name} {version} cannot be fetched here (known to work: {', '.join(known)}); "
+                               f"{where}") from None
 
 
 def _stage_toxiproxy(context: Path, log: Path) -> None:
@@ -85,15 +105,32 @@ def _stage_toxiproxy(context: Path, log: Path) -> None:
     )
 
 
-BASE = Image(
-    "base",
-    (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()),
-    None,
-)
-KAFKA = Image("kafka", (versions.KAFKA, versions.LOG4J, versions.SCALA), _stage_kafka, BASE)
-SPARK = Image("spark", (versions.SPARK_KAFKA_CONNECTOR,), _stage_spark, BASE)
+KAFKA_SCALA = "2.13"  # Kafka's own Scala build; Spark's follows its version (Stack.scala)
+BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None)
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE)
-ALL = (BASE, KAFKA, SPARK, TOXIPROXY)
+
+
+@dataclass(frozen=True)
+class Images:
+    """The images of one run's versions (see harness.versions)."""
+
+    stack: versions.Stack
+    base: Image
+    kafka: Image
+    spark: Image
+    toxiproxy: Image
+
+    @property
+    def all(self) -> tuple[Image, ...]:
+        return (self.base, self.kafka, self.spark, self.toxiproxy)
+
+
+def current() -> Images:
+    """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
+    stack = versions.stack()
+    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE)
+    spark = Image("spark", (stack.spark, stack.connector), partial(_stage_spark, stack), BASE)
+    return Images(stack, BASE, kafka, spark, TOXIPROXY)
 
 
 def present(image: Image) -> bool:
@@ -107,13 +144,15 @@ def present(image: Image) -> bool:
 
 def missing() -> list[Image]:
     """The images that a cluster start would need built first."""
-    return [image for image in ALL if not present(image)]
+    return [image for image in current().all if not present(image)]
 
 
 def build_all() -> None:
-    """Build every image that is not present; an unchanged tree builds nothing."""
+    """Build every image of this run's versions that is not present; an unchanged tree builds nothing."""
     started = time.monotonic()
-    for image in ALL:
+    wanted = current()
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}")
+    for image in wanted.all:
         if present(image):
             say(f"image {image.tag}: present")
             continue

@@ -5,17 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from docker.errors import NotFound
-from testcontainers.core.config import ConnectionMode, testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
 from harness.errors import NotReady
-
-# Ryuk, testcontainers' reaper, is an image that cannot be pulled here; labels.sweep_leftovers does its job.
-testcontainers_config.ryuk_disabled = True
-# The engine is local (even when the harness itself runs in a container): published ports are on loopback.
-testcontainers_config.connection_mode_override = ConnectionMode.docker_host
-testcontainers_config.tc_host_override = "127.0.0.1"
 
 LOG_TAIL_LINES = 40
 

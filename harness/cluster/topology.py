@@ -14,6 +14,7 @@ from testcontainers.core.network import Network
 from harness.cluster import images, labels
 from harness.cluster.engine import docker_client
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
+from harness.cluster.reaper import Reaper, engine_socket
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
 from harness.cluster.toxiproxy import ToxiproxyServer
@@ -32,24 +33,26 @@ class Cluster:
     def __init__(self, workers: int = 2, run_id: str | None = None) -> None:
         self.run_id = run_id or labels.new_run_id()
         self.labels = labels.labels(self.run_id)
+        self.images = images.current()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"eo-harness-{self.run_id}-"))
         self.checkpoints = self.workdir / "checkpoints"
         self.checkpoints.mkdir()
         self.network = Network(docker_network_kw={"labels": self.labels})
-        self.kafka = KafkaBroker(images.KAFKA.tag, self.network, self.labels)
-        self.toxiproxy = ToxiproxyServer(images.TOXIPROXY.tag, self.network, self.labels)
+        self.kafka = KafkaBroker(self.images.kafka.tag, self.network, self.labels)
+        self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
         for port in LINKS.values():
             self.toxiproxy.with_published_port(port)
         self.gate: KafkaGate | None = None
-        self.master = SparkMaster(images.SPARK.tag, self.network, self.labels)
+        self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
             SparkWorker(
-                images.SPARK.tag, self.network, self.labels, f"spark-worker-{n}", self.master,
+                self.images.spark.tag, self.network, self.labels, f"spark-worker-{n}", self.master,
                 self.checkpoints, images.PACKAGE,
             ).with_memory_limit("1800m")
             for n in range(1, workers + 1)
         ]
         self.drivers: list[SparkDriver] = []
+        self.reaper: Reaper | None = None
 
     @property
     def services(self) -> list[Service]:
@@ -65,6 +68,11 @@ class Cluster:
                 "images missing: " + ", ".join(i.tag for i in missing) + "; run `python -m harness images build`"
             )
         say(f"starting the cluster (run {self.run_id}) ...")
+        engine = engine_socket()
+        if engine is None:
+            say("no reaper for an engine over TCP: a killed run is removed by the next run's sweep")
+        else:
+            self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
         self.network.create()
         try:
             gateway = self._gateway()
@@ -120,7 +128,7 @@ class Cluster:
         # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
-            images.SPARK.tag, self.network, self.labels, f"driver-{hostname}", self.master,
+            self.images.spark.tag, self.network, self.labels, f"driver-{hostname}", self.master,
             self.checkpoints, images.PACKAGE, app_args,
         ).with_memory_limit("1500m")
         self.drivers.append(driver)
@@ -151,6 +159,8 @@ class Cluster:
         if self.gate is not None:
             self.gate.stop()
         labels.remove_run(self.run_id)
+        if self.reaper is not None:
+            self.reaper.release()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> Cluster:

@@ -112,12 +112,15 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
 def write_index(run_folder: Path) -> Path:
     """`reports/<run>/index.html`: every scenario of the run with its verdict."""
     rows = []
+    stacks = set()
     for result_file in sorted(run_folder.glob("*/result.json")):
         result = json.loads(result_file.read_text())
         verdict = result["verdict"]
         rows.append((result_file.parent.name, verdict))
-    body = "<h1>Run " + escape(run_folder.name) + "</h1><table><tr><th>scenario</th><th>verdict</th>" \
-        "<th>guarantee</th><th>anomalies</th></tr>"
+        stacks.add(", ".join(f"{k} {v}" for k, v in sorted(result.get("versions", {}).items())))
+    body = "<h1>Run " + escape(run_folder.name) + "</h1>" \
+        + "".join(f"<p>versions: {escape(stack)}</p>" for stack in sorted(stacks) if stack) \
+        + "<table><tr><th>scenario</th><th>verdict</th><th>guarantee</th><th>anomalies</th></tr>"
     for name, verdict in rows:
         found = ", ".join(f"{k}={v['count']}" for k, v in verdict["anomalies"].items()) or "-"
         body += (

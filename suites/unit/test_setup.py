@@ -11,6 +11,7 @@ import pytest
 
 from harness import versions
 from harness.cluster import fetch, images, labels
+from harness.errors import BadInput
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
@@ -22,9 +23,23 @@ def test_host_confluent_kafka_pin_matches_the_images() -> None:
 
 
 def test_image_tags_are_stable_hashes_and_children_follow_the_base() -> None:
-    assert images.KAFKA.tag == images.KAFKA.tag
-    assert re.fullmatch(r"eo-harness-kafka:[0-9a-f]{12}", images.KAFKA.tag)
-    assert len({image.tag for image in images.ALL}) == len(images.ALL)
+    assert images.current().kafka.tag == images.current().kafka.tag
+    assert re.fullmatch(r"eo-harness-kafka:[0-9a-f]{12}", images.current().kafka.tag)
+    assert len({image.tag for image in images.current().all}) == len(images.current().all)
+
+
+def test_each_version_asked_for_has_images_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    default = images.current()
+    monkeypatch.setenv(versions.KAFKA_ENV, "3.9.1")
+    monkeypatch.setenv(versions.SPARK_ENV, "3.5.x")
+    older = images.current()
+    assert (older.stack.kafka, older.stack.spark, older.stack.scala) == ("3.9.1", "3.5.7", "2.12")
+    assert older.kafka.tag != default.kafka.tag and older.spark.tag != default.spark.tag
+    assert older.base.tag == default.base.tag and older.toxiproxy.tag == default.toxiproxy.tag
+    for bad in ("latest", "3.5.1.2", "9.9"):
+        monkeypatch.setenv(versions.KAFKA_ENV, bad)
+        with pytest.raises(BadInput, match="known to work: 4.1.1, 3.9.1"):
+            versions.stack()
 
 
 def test_owner_of_this_process_is_alive_and_a_dead_one_is_not() -> None:
