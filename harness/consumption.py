@@ -40,16 +40,16 @@ class ConsumptionWait:
 
         Returns None when it was, or why not (`incomplete`, with the progress made).
         """
-        reason = self._wait(lambda: self.schedule.all_fired)
+        reason = self._wait(lambda: self.schedule.all_fired, final=False)
         if reason is None:
             self.schedule.close()
             self.schedule.nemesis.heal_all()
-            reason = self._wait(lambda: True)
+            reason = self._wait(lambda: True, final=True)
         if reason is not None:
             self.history.record("incomplete", **reason)
         return reason
 
-    def _wait(self, faults_done: Callable[[], bool]) -> dict | None:
+    def _wait(self, faults_done: Callable[[], bool], final: bool) -> dict | None:
         folder, schedule, restarting = self.folder, self.schedule, self.supervisor.restarting
         started = moved = batches_moved = time.monotonic()
         last_seen: tuple[int, ...] = ()
@@ -74,7 +74,8 @@ class ConsumptionWait:
                 last_seen, moved = seen, now
             if finished and not restarting.is_set():
                 if faults_done() or not self._stream_can_still_trigger():
-                    say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
+                    if final:  # said once, after the heal
+                        say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
                     return None
             if now > next_report and (seen != last_said or now > next_report + QUIET_REPORT_SECONDS):
                 say(f"{self.name}: consumed {done}/{total}, batches committed {len(folder.committed())}, "
