@@ -46,6 +46,8 @@ CHECKS = (
     Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
     Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
     Check("go", lambda: shutil.which("go") is not None, "install Go (golang-go)"),
+    Check("chromium (the CI suite's report check)", lambda: shutil.which("chromium") is not None,
+          "python -m harness doctor --fix"),
     IMAGES,
 )
 
@@ -63,15 +65,15 @@ def run(fix: bool) -> int:
 
 
 def install_engine() -> None:
-    """As root on Debian: install docker.io and debootstrap, then start dockerd if none answers."""
+    """As root on Debian: install docker.io, debootstrap and chromium, then start dockerd if none answers."""
     if os.geteuid() != 0:
         say("doctor --fix needs root (apt-get and dockerd); skipping the install")
         return
-    if shutil.which("dockerd") is None or shutil.which("debootstrap") is None:
-        say("installing docker.io and debootstrap with apt-get ...")
+    if not all(map(shutil.which, ("dockerd", "debootstrap", "chromium"))):
+        say("installing docker.io, debootstrap and chromium with apt-get ...")
         subprocess.run(["apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
         subprocess.run(
-            ["apt-get", "install", "-y", "-q", "docker.io", "debootstrap"],
+            ["apt-get", "install", "-y", "-q", "docker.io", "debootstrap", "chromium"],
             check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
         )
     if not _engine_answers():

@@ -13,6 +13,8 @@ from pathlib import Path
 from harness.checker.verdict import MEANINGS
 from harness.history import read_history
 from harness.reader import Record
+from harness.report.events import events_html
+from harness.report.swimlanes import swimlanes_svg
 from harness.report.timeline import timeline_svg
 
 STYLE = """
@@ -43,15 +45,6 @@ def _table(rows: list[dict]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _event_rows(events: list[dict]) -> list[dict]:
-    start = events[0]["t"] if events else 0.0
-    return [
-        {"at": f"+{e['t'] - start:.1f} s", "event": e["type"],
-         "details": {k: v for k, v in e.items() if k not in ("t", "type")}}
-        for e in events
-    ]
-
-
 def _latency(result: dict) -> dict | None:
     return result.get("input", {}).get("latency")
 
@@ -72,6 +65,7 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
     """`folder/index.html` for one scenario, from its result and history."""
     history = folder / "history.jsonl"
     events = [e for e in read_history(history) if e["type"] != "send"] if history.exists() else []
+    written = {(r.partition(), r.offset()): r.timestamp()[1] for r in records}
     verdict = result["verdict"]
     outcome = verdict["outcome"]
     summary = _table(
@@ -90,17 +84,21 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -
     ) or "<p>No anomalies.</p>"
     log_files = sorted((folder / "logs").glob("*.log"))
     logs = "".join(f'<li><a href="logs/{escape(p.name)}">{escape(p.name)}</a></li>' for p in log_files)
-    shown = [e for e in events if e["type"] not in ("batch.planned",)]
     body = (
         f"<h1>Scenario {escape(result['scenario'])}: "
         f"<span class='{escape(outcome)}'>{escape(outcome.upper())}</span></h1>"
         + (f"<p class='unknown'>error: {escape(verdict['error'])}</p>" if verdict.get("error") else "")
         + summary
-        + "<h2>Timeline</h2><p>Output records per second (broker timestamps), committed batches (dashed), "
-        "fault windows (shaded), events (red dots).</p>"
-        + timeline_svg((r.timestamp()[1] for r in records), events, (_latency(result) or {}).get("per_second"))
+        + "<h2>Swimlanes</h2><p>A lane per container: transactions from first write to commit (green), "
+        "abort (red) or never ended (orange); plain produce requests as grey ticks; container starts as "
+        "dark flags; faults shaded where they hit. Batches: planned (grey), state saved (blue), committed "
+        "(green). Anomalies: red dots in the output lane, when their record was written. Hover for details.</p>"
+        + swimlanes_svg(events, verdict["anomalies"], written)
+        + "<h2>Output over time</h2><p>Output records per second (broker timestamps), committed batches "
+        "(dashed), fault windows (shaded), events (red dots).</p>"
+        + timeline_svg(written.values(), events, (_latency(result) or {}).get("per_second"))
         + "<h2>Anomalies</h2>" + anomalies
-        + "<h2>Events</h2>" + _table(_event_rows(shown[:500]))
+        + "<h2>Events</h2><p>By type, in plain words: open a type to see its events.</p>" + events_html(events)
         + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"
         "<li><a href='result.json'>result.json</a></li>" + logs + "</ul>"
     )

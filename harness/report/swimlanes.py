@@ -1,0 +1,152 @@
+"""A swimlane timeline of one scenario (SVG, no JavaScript): a lane for the batches, one per driver and
+executor container and one for the broker, each transaction a bar from its first write to its commit
+or abort (colored by outcome), plain produce requests as ticks, fault windows shaded and labelled
+across the lane they hit, and the anomalies marked in an output lane at the time their record was
+written (found by its partition and offset)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+
+WIDTH, LANE, LEFT, RIGHT, TOP = 1000, 34, 190, 20, 24
+COLORS = {"committed": "#27ae60", "aborted": "#c0392b", "open": "#e67e22"}
+BROKER = "kafka"
+
+
+def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
+                  written_ms: Mapping[tuple[int, int], int]) -> str:
+    """The scenario's lanes; `written_ms` maps (partition, offset) of output records to their timestamp."""
+    times = [e["t"] for e in events if "t" in e]
+    if not times:
+        return "<p>No events to draw.</p>"
+    start, end = min(times), max(times)
+    span = max(end - start, 1.0)
+    lanes = _lanes(events)
+    height = TOP + LANE * len(lanes) + 30
+
+    def x(t: float) -> float:
+        return LEFT + (min(max(t, start), end) - start) / span * (WIDTH - LEFT - RIGHT)
+
+    def y(lane: str) -> float:
+        return TOP + LANE * lanes.index(lane)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" class="swimlanes" '
+             f'font-family="sans-serif" font-size="11">']
+    for n, lane in enumerate(lanes):
+        shade = "#f4f6f7" if n % 2 else "#fff"
+        parts.append(f'<rect x="0" y="{y(lane)}" width="{WIDTH}" height="{LANE}" fill="{shade}"/>'
+                     f'<text x="6" y="{y(lane) + LANE / 2 + 4}" class="lane">{escape(lane)}</text>')
+    parts += _faults(events, lanes, x, y, height)
+    parts += _batches(events, x, y("batches"))
+    parts += _transactions(events, x, y)
+    parts += _containers(events, lanes, x, y)
+    parts += _anomalies(anomalies, written_ms, x, y("output"))
+    parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - 26}" y2="{height - 26}" stroke="#333"/>'
+                 f'<text x="{LEFT}" y="{height - 10}">0 s</text>'
+                 f'<text x="{WIDTH - RIGHT - 40}" y="{height - 10}">{span:.0f} s</text></svg>')
+    return "".join(parts)
+
+
+def _lanes(events: list[dict]) -> list[str]:
+    """batches, then drivers and executors in order of appearance, the broker, the output."""
+    seen: dict[str, None] = {}
+    for event in events:
+        name = event.get("container") or (event.get("trigger") or {}).get("container")
+        if name and name != BROKER:
+            seen[name] = None
+    return ["batches", *seen, BROKER, "output"]
+
+
+def _batches(events: list[dict], x, top: float) -> list[str]:  # type: ignore[no-untyped-def]
+    marks = {"batch.planned": ("#7f8c8d", 4, "planned"), "state.committed": ("#2980b9", 14, "state committed"),
+             "batch.committed": ("#27ae60", 24, "committed")}
+    parts = []
+    for event in events:
+        if event["type"] in marks:
+            color, dy, what = marks[event["type"]]
+            parts.append(f'<rect x="{x(event["t"]) - 1:.1f}" y="{top + dy}" width="3" height="8" fill="{color}">'
+                         f'<title>batch {event.get("batch")} {what}</title></rect>')
+    return parts
+
+
+def _transactions(events: list[dict], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    """A bar per transaction (container, connection, transactional id): first write to its commit or
+    abort, or to the next producer with its id (fenced, so aborted), or open to the end."""
+    open_at: dict[tuple, dict] = {}
+    bars: list[tuple[dict, float, str]] = []
+    ticks: dict[tuple[str, int], int] = {}
+    for event in events:
+        if event["type"] != "point" or not event.get("container"):
+            continue
+        point = event["point"]
+        if point == "produce":
+            key = (event["container"], int(event["t"]))
+            ticks[key] = ticks.get(key, 0) + 1
+            continue
+        txn = (event["container"], event.get("connection"), event.get("transactional_id"))
+        if point == "txn.init":  # a new producer with this id fences (and aborts) what an old one left open
+            for fenced in [t for t in open_at if t[2] == txn[2]]:
+                bars.append((open_at.pop(fenced), event["t"], "aborted"))
+        elif point == "txn.first_write" and txn not in open_at:
+            open_at[txn] = event
+        elif point in ("txn.commit", "txn.abort") and txn in open_at:
+            outcome = "committed" if point == "txn.commit" and event.get("committed") else "aborted"
+            bars.append((open_at.pop(txn), event["t"], outcome))
+    last = max(e["t"] for e in events)
+    bars += [(first, last, "open") for first in open_at.values()]
+    parts = []
+    for first, ended, outcome in bars:
+        top = y(first["container"]) + 8
+        title = f"{first.get('transactional_id')}: {outcome} after {ended - first['t']:.1f} s"
+        parts.append(f'<rect x="{x(first["t"]):.1f}" y="{top}" width="{max(x(ended) - x(first["t"]), 2):.1f}" '
+                     f'height="{LANE - 16}" fill="{COLORS[outcome]}" opacity="0.75">'
+                     f'<title>{escape(title)}</title></rect>')
+    for (container, second), count in ticks.items():
+        parts.append(f'<rect x="{x(second):.1f}" y="{y(container) + 10}" width="2" height="{LANE - 20}" '
+                     f'fill="#566573"><title>{count} produce requests at {escape(container)}</title></rect>')
+    return parts
+
+
+def _containers(events: list[dict], lanes: list[str], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    parts = []
+    for event in events:
+        if event["type"] in ("container.start", "container.remove") and event.get("container") in lanes:
+            what = "started" if event["type"] == "container.start" else "removed"
+            parts.append(f'<path d="M{x(event["t"]):.1f},{y(event["container"]) + 2} l5,0 l-5,8 z" fill="#34495e">'
+                         f'<title>{escape(event["container"])} {what}</title></path>')
+    return parts
+
+
+def _faults(events: list[dict], lanes: list[str], x, y, height: float) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each fault from injection to its heal (or the end), shaded across the lane it hit."""
+    parts = []
+    ends = {e.get("fault"): e["t"] for e in events if e["type"] in ("fault.heal", "recovery")}
+    last = max(e["t"] for e in events)
+    for event in events:
+        if event["type"] != "fault.inject":
+            continue
+        spec = str(event.get("fault", ""))
+        target = (event.get("trigger") or {}).get("container")
+        if "broker" in spec.split("@")[0]:
+            target = BROKER
+        ended = max(ends.get(spec, last), event["t"] + 0.5)
+        top, tall = (y(target), LANE) if target in lanes else (TOP, height - TOP - 26)
+        parts.append(f'<rect x="{x(event["t"]):.1f}" y="{top}" width="{max(x(ended) - x(event["t"]), 3):.1f}" '
+                     f'height="{tall}" fill="#f5b7b1" opacity="0.7"><title>{escape(spec)}</title></rect>'
+                     f'<text x="{x(event["t"]) + 3:.1f}" y="{top + 10}" fill="#922b21">{escape(spec)}</text>')
+    return parts
+
+
+def _anomalies(anomalies: Mapping[str, dict], written_ms: Mapping[tuple[int, int], int], x,  # type: ignore[no-untyped-def]
+               top: float) -> list[str]:
+    parts = []
+    for name, anomaly in anomalies.items():
+        for example in anomaly.get("examples", []):
+            at = written_ms.get((example.get("partition"), example.get("offset")))  # type: ignore[arg-type]
+            if at is None:
+                continue
+            label = f"{name} at partition {example['partition']} offset {example['offset']}"
+            parts.append(f'<circle cx="{x(at / 1000):.1f}" cy="{top + LANE / 2}" r="5" fill="#c0392b">'
+                         f'<title>{escape(label)}</title></circle>')
+    return parts
