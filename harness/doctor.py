@@ -46,7 +46,7 @@ CHECKS = (
     Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
     Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
     Check("go", lambda: shutil.which("go") is not None, "install Go (golang-go)"),
-    Check("chromium (the CI suite's report check)", lambda: shutil.which("chromium") is not None,
+    Check("chromium", lambda: shutil.which("chromium") is not None,  # the CI suite's check of the report
           "python -m harness doctor --fix"),
     IMAGES,
 )
