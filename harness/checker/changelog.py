@@ -32,10 +32,10 @@ class ChangelogChecker(WindowsChecker):
         self.regression = Anomaly("regression")
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        super().feed(records, identities, wants)
+        updates = [self.update(record.value()) for record in records]  # each record read once
+        self._feed_values(records, [value for _, value in updates], identities, wants)
         highest = self.highest
-        for record in records:
-            key, value = self.update(record.value())
+        for record, (key, value) in zip(records, updates, strict=True):
             where = (record.partition(), key)
             top = highest.get(where)
             if top is not None and value < top:

@@ -34,8 +34,12 @@ class WindowsChecker:
         self.repeats: list[tuple[str, object, int, int]] = []  # identity, value, partition, offset
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        for record, identity, want in zip(records, identities, wants, strict=True):
-            seen = (self.value(record.value()), record.partition(), record.offset())
+        self._feed_values(records, [self.value(record.value()) for record in records], identities, wants)
+
+    def _feed_values(self, records: list[Record], values: list[object], identities: list[str],
+                     wants: list[Expected | None]) -> None:
+        for record, value, identity, want in zip(records, values, identities, wants, strict=True):
+            seen = (value, record.partition(), record.offset())
             if want is None:  # a repeat, or a result the model does not have: told apart at the end
                 self.repeats.append((identity, *seen))
             else:
