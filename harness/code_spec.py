@@ -25,7 +25,8 @@ class CodeSpec:
     module: str
     attribute: str
     source: Path
-    shipped: bool  # a file outside the repository: copied next to the checkpoints, added with addPyFile
+    shipped: bool  # code outside the harness: copied next to the checkpoints, added with addPyFile
+    package: Path | None = None  # a dotted module outside the harness: its top-level package, shipped zipped
 
     @property
     def source_sha256(self) -> str:
@@ -39,6 +40,7 @@ class CodeSpec:
 
 SinkSpec = CodeSpec
 CATALOG = "harness.catalog"
+HARNESS = Path(__file__).resolve().parent
 _SHIPPED: set[str] = set()  # module names of users' files this process imported
 
 
@@ -61,7 +63,13 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     if found is None or found.origin is None:
         raise BadInput(f"{what} '{spec}' cannot be imported (no such module; the catalog's {what}s: "
                        f"{', '.join(catalog(what))})")
-    return CodeSpec(spec, module, named or attribute, Path(found.origin), shipped=False)
+    origin = Path(found.origin).resolve()
+    if origin.is_relative_to(HARNESS):  # the containers have the harness package
+        return CodeSpec(spec, module, named or attribute, origin, shipped=False)
+    # a user's module: its top-level package goes to the driver and executors whole, so its imports work
+    top = importlib.util.find_spec(module.split(".")[0])
+    package = Path(top.submodule_search_locations[0]) if top and top.submodule_search_locations else None
+    return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package)
 
 
 def catalog(what: str) -> list[str]:
@@ -88,7 +96,7 @@ def _check_unshadowed(spec: str, what: str, path: Path) -> None:
 def import_code(code: CodeSpec, what: str) -> ModuleType:
     """Import the module on the host; BadInput naming it when it does not import."""
     try:
-        if not code.shipped:
+        if not code.shipped or not code.spec.partition(":")[0].endswith(".py"):  # a module, not a file
             return importlib.import_module(code.module)
         loaded = importlib.util.spec_from_file_location(code.module, code.source)
         assert loaded is not None and loaded.loader is not None

@@ -264,11 +264,15 @@ class Scenario:
 
     @staticmethod
     def _ship(code: CodeSpec, host_checkpoint: Path, checkpoint: str) -> str:
-        """Copy a file from outside the repository next to the checkpoint (the driver sees it there)."""
+        """Copy code from outside the harness next to the checkpoint (the driver sees it there): a file as it
+        is, a module of a package as its whole top-level package, zipped."""
         folder = host_checkpoint.parent / f"{host_checkpoint.name}-code"
         folder.mkdir(exist_ok=True)
-        shutil.copy2(code.source, folder / code.source.name)
-        return f"{checkpoint}-code/{code.source.name}"
+        if code.package is None:
+            shutil.copy2(code.source, folder / code.source.name)
+            return f"{checkpoint}-code/{code.source.name}"
+        archive = shutil.make_archive(str(folder / code.package.name), "zip", code.package.parent, code.package.name)
+        return f"{checkpoint}-code/{Path(archive).name}"
 
 
 def _ignore(type: str, **fields: object) -> None:

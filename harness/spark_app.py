@@ -21,7 +21,7 @@ from harness.state_stores import STATE_STORES
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pipeline", required=True, help="dotted module with transform(source) -> DataFrame")
-    parser.add_argument("--pipeline-file", help="a pipeline file outside the repository, shipped with addPyFile")
+    parser.add_argument("--pipeline-file", help="a pipeline file or zipped package, shipped with addPyFile")
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--input-topic", required=True)
     parser.add_argument("--output-topic", required=True)
@@ -29,7 +29,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--trigger-seconds", type=float, default=1.0)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
     parser.add_argument("--sink", required=True, help="module:attribute of the sink function")
-    parser.add_argument("--sink-file", help="a sink file outside the repository, shipped with addPyFile")
+    parser.add_argument("--sink-file", help="a sink file or zipped package, shipped with addPyFile")
     parser.add_argument("--sink-id", required=True)
     parser.add_argument("--marker-topic", required=True)
     parser.add_argument("--state-store", choices=sorted(STATE_STORES), default="hdfs")
@@ -37,9 +37,10 @@ def arguments() -> argparse.Namespace:
 
 
 def import_shipped(spark: SparkSession, module: str, shipped: str | None):  # type: ignore[no-untyped-def]
-    """Import a module; a file shipped from outside the repository goes to the executors too."""
+    """Import a module; code shipped from outside the harness (a file, or a package zipped) goes to the
+    executors too."""
     if shipped:
-        sys.path.insert(0, os.path.dirname(shipped))
+        sys.path.insert(0, shipped if shipped.endswith(".zip") else os.path.dirname(shipped))
         spark.sparkContext.addPyFile(shipped)
     return importlib.import_module(module)
 

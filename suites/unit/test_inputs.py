@@ -4,6 +4,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from harness.errors import BadInput
 from harness.faults.spec import parse_step
 from harness.matrix import MATRIX, PLAIN, TRANSACTIONAL, kind_from_points, scenarios_for
 from harness.pipeline import load_pipeline
+from harness.scenario import Scenario
 from harness.workload import InputRecord, Workload
 
 pytestmark = pytest.mark.unit
@@ -108,6 +110,25 @@ def test_catalog_sinks_resolve_by_short_or_dotted_name_without_pyspark_on_the_ho
     assert {"transactional", "builtin_kafka"} <= set(catalog("sink"))
     assert {"passthrough", "fraud_windows", "running_totals", "dedup"} <= set(catalog("pipeline"))
     assert "records" not in catalog("pipeline")  # a helper module, not a pipeline
+
+
+def test_a_users_dotted_module_ships_its_whole_top_level_package(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "acme_streaming"
+    (package / "sinks").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sinks" / "__init__.py").write_text("")
+    (package / "common.py").write_text("SERVERS = 'x'\n")
+    (package / "sinks" / "upsert.py").write_text("from acme_streaming.common import SERVERS\n\n"
+                                                 "def sink(frame, context):\n    return None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = resolve_sink("acme_streaming.sinks.upsert")
+    assert (spec.shipped, spec.package, spec.argument) == (True, package, "acme_streaming.sinks.upsert:sink")
+    (tmp_path / "checkpoints").mkdir()
+    shipped = Scenario._ship(spec, tmp_path / "checkpoints" / "s1", "/checkpoints/s1")
+    assert shipped == "/checkpoints/s1-code/acme_streaming.zip"
+    names = zipfile.ZipFile(tmp_path / "checkpoints" / "s1-code" / "acme_streaming.zip").namelist()
+    assert {"acme_streaming/common.py", "acme_streaming/sinks/upsert.py"} <= set(names)
 
 
 def test_matrix_rows_parse_and_apply_by_kind() -> None:
