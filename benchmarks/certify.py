@@ -1,4 +1,5 @@
-"""Certification time for one sink: per-scenario median and the whole matrix, from one run.
+"""Certification time for one sink: per-scenario median, where the time goes (each phase's median over
+the scenarios that have it) and the whole matrix, from one run.
 
     python benchmarks/certify.py [--sink transactional] [--quick]
 """
@@ -34,6 +35,11 @@ def main() -> None:
     print(f"scenarios: {len(seconds)}; per scenario median {statistics.median(seconds):.0f} s "
           f"(min {min(seconds):.0f}, max {max(seconds):.0f})")
     print(f"whole matrix, cluster start included: {total / 60:.1f} min (goal <= {GOAL_MINUTES} min)")
+    print("phase (seconds)          median     min     max  scenarios")
+    names = dict.fromkeys(name for s in scenarios for name in (s.get("phases") or {}))
+    for name in names:
+        values = [s["phases"][name] for s in scenarios if name in (s.get("phases") or {})]
+        print(f"{name:<24} {statistics.median(values):>6.1f} {min(values):>7.1f} {max(values):>7.1f}  {len(values):>9}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ class Row:
     seconds: float
     report: str
     error: str | None = None
+    phases: dict | None = None  # where the time went (harness.phases)
 
 
 def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: int, records: int,
@@ -53,7 +54,7 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
         return Row(row, "unknown", {}, time.monotonic() - started, f"{row.name}/index.html", str(error)), None
     anomalies = {name: a.count for name, a in result.verdict.anomalies.items()}
     return Row(row, result.verdict.outcome, anomalies, time.monotonic() - started, f"{row.name}/index.html",
-               result.verdict.error), result
+               result.verdict.error, result.phases), result
 
 
 def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "passthrough",
@@ -130,7 +131,7 @@ def write_certificate(folder: Path, sink: SinkSpec, pipeline: Pipeline, kind: st
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
                        "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,
-                       "error": r.error} for r in rows],
+                       "error": r.error, "phases": r.phases} for r in rows],
     }
     (folder / "certificate.json").write_text(json.dumps(certificate, indent=2))
     (folder / "junit.xml").write_text(_junit(sink, rows))

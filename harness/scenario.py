@@ -24,6 +24,7 @@ from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
 from harness.history import History, read_history
 from harness.latency import end_to_end
+from harness.phases import phases
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.reader import CommittedReader, ReadResult, in_produce_order
@@ -52,6 +53,7 @@ class ScenarioResult:
     stateful: bool = False  # the query kept state (seen in its checkpoint)
     rate: float = 0.0  # live input at this many records/s (0: a backlog)
     latency: dict | None = None  # live input: input acked to output written, per second (see harness.latency)
+    phases: dict = field(default_factory=dict)  # where the time went (see harness.phases)
 
     @property
     def exactly_once(self) -> bool:
@@ -81,6 +83,7 @@ class ScenarioResult:
             "stateful": self.stateful,
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+            "phases": self.phases,
             "versions": {"kafka": versions.stack().kafka, "spark": versions.stack().spark},
         }
 
@@ -132,6 +135,9 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
+        events = [e for e in read_history(self.report_dir / "history.jsonl") if e["type"] != "send"]
+        result.phases = phases(events)
+        (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
         write_scenario_page(self.report_dir, result.to_dict(), result.read.records)
         return result
 
@@ -233,7 +239,6 @@ class Scenario:
             self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir,
             folder.stateful(), self.rate, latency,
         )
-        (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
         return result
 
     def _oracle(self, reference: list | None, sends: SendLog, folder: CheckpointFolder, input_topic: str,
