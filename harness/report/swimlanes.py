@@ -119,9 +119,10 @@ def _containers(events: list[dict], lanes: list[str], x, y) -> list[str]:  # typ
 
 
 def _faults(events: list[dict], lanes: list[str], x, y, height: float) -> list[str]:  # type: ignore[no-untyped-def]
-    """Each fault from injection to its heal (or the end), shaded across the lane it hit."""
+    """Each fault from injection to its heal (or, with none, its last effect), shaded across the lane it hit."""
     parts = []
-    ends = {e.get("fault"): e["t"] for e in events if e["type"] in ("fault.heal", "recovery")}
+    effects = {e.get("fault"): e["t"] for e in events if e["type"] == "effect"}
+    ends = {**effects, **{e.get("fault"): e["t"] for e in events if e["type"] in ("fault.heal", "recovery")}}
     last = max(e["t"] for e in events)
     for event in events:
         if event["type"] != "fault.inject":
