@@ -75,8 +75,7 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
                                             stall_timeout, rate)
             rows.append(baseline)
             _print_row(baseline, 1, None)
-            points = {e["point"] for e in result.events("point")} if result else set()
-            kind = kind_from_points(points)
+            kind = result.sink_kind if result else kind_from_points(set())
             stateful = bool(result and result.stateful)
             plan = scenarios_for(kind, quick, stateful)[1:]
             say(f"sink {sink.spec}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "

@@ -9,7 +9,7 @@ from harness.cluster.topology import Cluster
 from harness.code_spec import resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
 from harness.faults.spec import FaultStep, parse_schedule, random_schedule, schedule_from_json, schedule_to_json
-from harness.matrix import TRANSACTIONAL, kind_from_points
+from harness.matrix import TRANSACTIONAL
 from harness.pipeline import load_pipeline
 from harness.progress import say
 from harness.report import write_index
@@ -37,7 +37,7 @@ def observed_kind(cluster: Cluster, name: str, pipeline: str, sink: str, records
     baseline = Scenario(cluster, f"{name}-baseline", pipeline=pipeline, sink=sink,
                         workload=Workload(records, seed=seed), stall_timeout=stall_timeout,
                         state_store=state_store).run()
-    kind = kind_from_points({e["point"] for e in baseline.events("point")})
+    kind = baseline.sink_kind
     say(f"sink {sink}: observed kind '{kind}' in its baseline; drawing {kind} fault points")
     return kind
 

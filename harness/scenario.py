@@ -24,6 +24,7 @@ from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
 from harness.history import History, read_history
 from harness.latency import end_to_end
+from harness.matrix import kind_from_points
 from harness.phases import phases
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
@@ -54,6 +55,11 @@ class ScenarioResult:
     rate: float = 0.0  # live input at this many records/s (0: a backlog)
     latency: dict | None = None  # live input: input acked to output written, per second (see harness.latency)
     phases: dict = field(default_factory=dict)  # where the time went (see harness.phases)
+
+    @property
+    def sink_kind(self) -> str:
+        """Whether the sink wrote in transactions, from the gate points this run reached."""
+        return kind_from_points({e["point"] for e in self.events("point")})
 
     @property
     def exactly_once(self) -> bool:

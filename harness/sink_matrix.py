@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.faults.spec import parse_schedule
-from harness.matrix import MATRIX, MatrixScenario, kind_from_points
+from harness.matrix import MATRIX, MatrixScenario
 from harness.plugin import config_setting
 from harness.scenario import Scenario, ScenarioResult
 
@@ -44,7 +44,7 @@ def kind_of(cluster: Any, sink: str, kinds: dict[str, str], baseline: ScenarioRe
     if sink not in kinds:
         if baseline is None:
             baseline = run_row(cluster, sink, ROWS["baseline"], f"kind-{short_name(sink)}", 0)
-        kinds[sink] = kind_from_points({e["point"] for e in baseline.events("point")})
+        kinds[sink] = baseline.sink_kind
     return kinds[sink]
 
 
