@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -126,7 +126,7 @@ def write_certificate(folder: Path, sink: SinkSpec, pipeline: Pipeline, kind: st
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "verdict": "certified exactly-once" if passed else "not certified",
         "matrix": "quick" if quick else "full", "seed": seed,
-        "versions": {"harness": harness.__version__, "spark": versions.stack().spark, "kafka": versions.stack().kafka,
+        "versions": {"harness": harness.__version__, **asdict(versions.stack()),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
                        "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness import versions
@@ -90,7 +90,7 @@ class ScenarioResult:
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
-            "versions": {"kafka": versions.stack().kafka, "spark": versions.stack().spark},
+            "versions": asdict(versions.stack()),
         }
 
 
@@ -143,8 +143,9 @@ class Scenario:
             self.history.close()
         events = [e for e in read_history(self.report_dir / "history.jsonl") if e["type"] != "send"]
         result.phases = phases(events)
-        (self.report_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
-        write_scenario_page(self.report_dir, result.to_dict(), result.read.records)
+        summary = result.to_dict()
+        (self.report_dir / "result.json").write_text(json.dumps(summary, indent=2))
+        write_scenario_page(self.report_dir, summary, result.read.records, events)
         return result
 
     def _run(self) -> ScenarioResult:

@@ -55,7 +55,7 @@ RECORDS = [OutputRecord(0, n, None, b'{"id":"a"}', int((T0 + 8 + n) * 1000)) for
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     (folder / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in HISTORY))
-    return write_scenario_page(folder, RESULT, RECORDS)
+    return write_scenario_page(folder, RESULT, RECORDS, HISTORY)
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,6 @@ from html import escape
 from pathlib import Path
 
 from harness.checker.verdict import MEANINGS
-from harness.history import read_history
 from harness.reader import Record
 from harness.report.events import events_html
 from harness.report.swimlanes import swimlanes_svg
@@ -61,10 +60,9 @@ def _input(result: dict) -> str:
             f"{latency['median_ms'] / 1000:.2f} s, p99 {latency['p99_ms'] / 1000:.2f} s (orange line)")
 
 
-def write_scenario_page(folder: Path, result: dict, records: Iterable[Record]) -> Path:
-    """`folder/index.html` for one scenario, from its result and history."""
-    history = folder / "history.jsonl"
-    events = [e for e in read_history(history) if e["type"] != "send"] if history.exists() else []
+def write_scenario_page(folder: Path, result: dict, records: Iterable[Record], events: list[dict]) -> Path:
+    """`folder/index.html` for one scenario, from its result, its output and its history's events (sends
+    left out: they are the input, not the story)."""
     written = {(r.partition(), r.offset()): r.timestamp()[1] for r in records}
     verdict = result["verdict"]
     outcome = verdict["outcome"]
