@@ -46,7 +46,7 @@ _SHIPPED: set[str] = set()  # module names of users' files this process imported
 
 def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     """Where `spec` is: a file (`.py`, optionally `:attribute`) or a dotted module; BadInput if nowhere."""
-    if ".py:" in spec or spec.endswith(".py"):
+    if is_file(spec):
         path_text, _, named = spec.partition(":")
         path = Path(path_text).expanduser().resolve()
         if not path.is_file():
@@ -70,6 +70,11 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     top = importlib.util.find_spec(module.split(".")[0])
     package = Path(top.submodule_search_locations[0]) if top and top.submodule_search_locations else None
     return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package)
+
+
+def is_file(spec: str) -> bool:
+    """`path/to/code.py` or `path/to/code.py:attribute`, as opposed to a module's name."""
+    return ".py:" in spec or spec.endswith(".py")
 
 
 def catalog(what: str) -> list[str]:
@@ -96,7 +101,7 @@ def _check_unshadowed(spec: str, what: str, path: Path) -> None:
 def import_code(code: CodeSpec, what: str) -> ModuleType:
     """Import the module on the host; BadInput naming it when it does not import."""
     try:
-        if not code.shipped or not code.spec.partition(":")[0].endswith(".py"):  # a module, not a file
+        if not is_file(code.spec):
             return importlib.import_module(code.module)
         loaded = importlib.util.spec_from_file_location(code.module, code.source)
         assert loaded is not None and loaded.loader is not None

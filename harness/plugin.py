@@ -7,6 +7,7 @@ Settings resolve in one place, `setting()`: marker > command line > environment 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -148,14 +149,13 @@ def eo_scenario(request: pytest.FixtureRequest, cluster: Any, stall_timeout: flo
     from harness.scenario import Scenario
     from harness.workload import Workload
 
-    calls: list[str] = []
+    test_id = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
+    calls = itertools.count(1)
 
     def run(pipeline: str = "passthrough", sink: str = "transactional", faults: Sequence[str] = (),
             records: int = 20_000, seed: int = 1, rate: float = 0.0, state_store: str = "hdfs") -> Any:
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
-        calls.append(name)
-        if len(calls) > 1:
-            name = f"{name}-{len(calls)}"
+        n = next(calls)  # a test's second scenario gets a name of its own
+        name = test_id if n == 1 else f"{test_id}-{n}"
         return Scenario(cluster, name, pipeline=pipeline, sink=sink, faults=parse_schedule(list(faults)),
                         workload=Workload(records, seed=seed), stall_timeout=stall_timeout, rate=rate,
                         state_store=state_store).run()

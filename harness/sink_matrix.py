@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness.code_spec import is_file
 from harness.faults.spec import parse_schedule
 from harness.matrix import MATRIX, MatrixScenario
 from harness.plugin import config_setting
@@ -36,7 +37,7 @@ def sink_kinds(cluster: Any) -> dict[str, str]:
 
 def short_name(sink: str) -> str:
     """A sink spec as a scenario name's prefix: `transactional`, or `my_sink` for path/to/my_sink.py:sink."""
-    module = sink.partition(".py")[0] if ".py" in sink else sink.partition(":")[0]
+    module = sink.partition(":")[0].removesuffix(".py") if is_file(sink) else sink.partition(":")[0]
     return re.split(r"[./]", module)[-1]
 
 
