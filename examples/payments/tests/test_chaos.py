@@ -14,4 +14,5 @@ def test_payments_survive_a_driver_kill_at_commit(eo_scenario):
     result = eo_scenario(pipeline=str(PROJECT / "pipelines" / "payments.py"),
                          sink=f"{PROJECT / 'sinks' / 'payments_sink.py'}:sink",
                          faults=["kill:driver@txn.commit"], records=5_000)
+    assert result.events("effect"), "the driver kill fired but had no effect"
     assert result.exactly_once, result.summary()
