@@ -22,6 +22,7 @@ from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, K
 from harness.client_log import logged
 from harness.errors import BadInput, InfrastructureError
 from harness.transactions import open_transactions
+from harness.workload import SEQUENCE_HEADER
 
 
 class Record(Protocol):
@@ -38,15 +39,18 @@ class Record(Protocol):
 
     def timestamp(self) -> tuple[int, int]: ...
 
+    def headers(self) -> list[tuple[str, bytes]] | None: ...
+
 
 class OutputRecord:
     """A record made by hand (unit tests, crafted outputs), with the same methods as a Message."""
 
-    __slots__ = ("_partition", "_offset", "_key", "_value", "_timestamp")
+    __slots__ = ("_partition", "_offset", "_key", "_value", "_timestamp", "_headers")
 
-    def __init__(self, partition: int, offset: int, key: bytes | None, value: bytes, timestamp: int = 0) -> None:
-        self._partition, self._offset, self._key, self._value, self._timestamp = (
-            partition, offset, key, value, timestamp
+    def __init__(self, partition: int, offset: int, key: bytes | None, value: bytes, timestamp: int = 0,
+                 headers: list[tuple[str, bytes]] | None = None) -> None:
+        self._partition, self._offset, self._key, self._value, self._timestamp, self._headers = (
+            partition, offset, key, value, timestamp, headers
         )
 
     def partition(self) -> int:
@@ -63,6 +67,9 @@ class OutputRecord:
 
     def timestamp(self) -> tuple[int, int]:
         return TIMESTAMP_CREATE_TIME, self._timestamp
+
+    def headers(self) -> list[tuple[str, bytes]] | None:
+        return self._headers
 
 
 @dataclass
@@ -85,9 +92,24 @@ class ReadResult:
 
 
 def in_produce_order(records: list[Record]) -> list[Record]:
-    """Records of several partitions in the order they were produced (their create timestamps): a
-    model that follows event time through its input needs that order, not the reader's interleaving."""
-    return sorted(records, key=lambda record: record.timestamp()[1])
+    """Records of several partitions in the order they were produced: a model that follows event time
+    through its input needs that order, not the reader's interleaving.
+
+    The harness's producer numbers its records (`SEQUENCE_HEADER`), which is exact. A topic written by
+    anyone else falls back to create timestamps, then partition and offset: records of one millisecond
+    on different partitions have no known order there, only a repeatable one."""
+    sequence = [_sequence(record) for record in records]
+    if None not in sequence:
+        return [records[i] for i in sorted(range(len(records)), key=sequence.__getitem__)]
+    return sorted(records, key=lambda record: (record.timestamp()[1], record.partition(), record.offset()))
+
+
+def _sequence(record: Record) -> int | None:
+    """The record's place in the produce order, when the harness's producer wrote it."""
+    for name, value in record.headers() or ():
+        if name == SEQUENCE_HEADER:
+            return int(value)
+    return None
 
 
 @contextmanager

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from harness.catalog.pipelines import fraud_windows
 from harness.checker import OutputCheck, check
 from harness.pipeline import load_pipeline
-from harness.reader import OutputRecord, ReadResult
-from harness.workload import CLOSING_KEY, Workload
+from harness.reader import OutputRecord, ReadResult, in_produce_order
+from harness.workload import CLOSING_KEY, SEQUENCE_HEADER, InputRecord, Workload
 
 pytestmark = pytest.mark.unit
 PIPELINE = load_pipeline("fraud_windows")
@@ -52,6 +52,26 @@ def test_an_input_that_could_be_late_is_refused_by_the_model() -> None:
     records.insert(50, {**records[0], "id": "late", "ts": records[49]["ts"] - fraud_windows.DELAY_MS})
     with pytest.raises(ValueError, match="could be dropped as late"):
         fraud_windows.model(records)
+
+
+def test_records_of_one_millisecond_on_other_partitions_are_read_back_in_produce_order() -> None:
+    """A fast producer stamps thousands of records with one create time; the closing record (event time
+    far ahead) must not be ordered before the records sent just before it, or the model calls them late."""
+    produced = list(PIPELINE.inputs(Workload(2_000)))
+    partitions: list[list[OutputRecord]] = [[], [], [], []]
+    for n, record in enumerate(produced):
+        p = 3 if record.key == CLOSING_KEY.encode() else n % 3  # the reader meets partition 3 first
+        partitions[p].append(OutputRecord(p, len(partitions[p]), record.key, record.value, timestamp=1_000,
+                                          headers=[(SEQUENCE_HEADER, str(n).encode())]))
+    as_read = [r for partition in reversed(partitions) for r in partition]  # the reader's interleaving
+    ordered = in_produce_order(as_read)
+    assert [r.value() for r in ordered] == [r.value for r in produced]
+    assert PIPELINE.expected(InputRecord.read(r) for r in ordered) == PIPELINE.expected(iter(produced))
+
+
+def test_a_topic_without_produce_order_is_ordered_by_time_then_partition_and_offset() -> None:
+    records = [OutputRecord(1, 0, None, b"c", 5), OutputRecord(0, 1, None, b"b", 5), OutputRecord(0, 0, None, b"a", 4)]
+    assert [r.value() for r in in_produce_order(records)] == [b"a", b"b", b"c"]
 
 
 def test_identity_refuses_what_is_not_a_window_result() -> None:
