@@ -94,6 +94,18 @@ class ScenarioResult:
         }
 
 
+BATCHES = 5  # micro-batches a backlog is read in
+
+
+def batch_size(records: int) -> int:
+    """Records per micro-batch (maxOffsetsPerTrigger): the backlog in about `BATCHES` batches, at least 1,000.
+
+    A batch costs mostly the same whatever its size (its jobs, a task and a transaction per partition),
+    so a run's time follows its number of batches; five leave room for every batch point the matrix
+    uses (up to batch 3) and for a replay after it, and keep a million records to five batches."""
+    return max(1_000, -(-records // BATCHES))
+
+
 class Scenario:
     """Composes the cluster, workload, driver, schedule, nemesis, reader and checkers for one run."""
 
@@ -107,7 +119,7 @@ class Scenario:
         workload: Workload = Workload(20_000),
         partitions: int = 4,
         stall_timeout: float = 180.0,
-        max_offsets_per_trigger: int = 2_000,
+        max_offsets_per_trigger: int | None = None,
         state_store: str = "hdfs",
         capture: bool = False,
         rate: float = 0.0,
@@ -123,7 +135,7 @@ class Scenario:
         self.workload = self.pipeline.workload(workload)
         self.partitions = partitions
         self.stall_timeout = stall_timeout
-        self.max_offsets_per_trigger = max_offsets_per_trigger
+        self.max_offsets_per_trigger = max_offsets_per_trigger or batch_size(self.workload.records)
         if state_store not in STATE_STORES:
             raise BadInput(f"state store '{state_store}': one of {', '.join(STATE_STORES)}")
         self.state_store = state_store

@@ -151,7 +151,23 @@ def random_schedule(seed: int, steps: int = 1, transactional: bool = True) -> li
         target = {"partition": rng.choice(ROLES), "delay": "sender"}.get(
             action, rng.choice(("sender", "executor", "driver") if point in GATE_POINTS else ("executor", "driver"))
         )
-        number = float(rng.randint(1, 5)) if point in BATCH_POINTS else None
+        number = float(rng.randint(1, 3)) if point in BATCH_POINTS else None  # a backlog is read in 5 batches
         duration = float(rng.randint(2, 10)) if action in TIMED else None
         schedule.append(FaultStep(action, target, point, number, rng.randint(1, 3), None, duration))
+    return schedule
+
+
+def random_nemesis(seed: int, seconds: float, every: float = 10.0) -> list[FaultStep]:
+    """The common approach to chaos, for comparison with faults at protocol points: kill or pause a
+    random executor or driver at random times, about one fault every `every` s over `seconds` (the
+    stream's expected run time). Same seed, same steps; at least one."""
+    rng = random.Random(seed)
+    schedule: list[FaultStep] = []
+    at = rng.expovariate(1 / every)
+    while at < seconds or not schedule:
+        action, target = rng.choice((("kill", "executor"), ("kill", "driver"), ("pause", "executor"),
+                                     ("pause", "driver")))
+        duration = float(rng.randint(2, 15)) if action == "pause" else None
+        schedule.append(FaultStep(action, target, "time", round(min(at, seconds), 1), 1, None, duration))
+        at += rng.expovariate(1 / every)
     return schedule

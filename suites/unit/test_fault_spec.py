@@ -7,6 +7,7 @@ from harness.faults.spec import (
     FaultStep,
     parse_schedule,
     parse_step,
+    random_nemesis,
     random_schedule,
     schedule_from_json,
     schedule_to_json,
@@ -70,4 +71,20 @@ def test_random_schedules_are_seeded_and_valid() -> None:
     assert random_schedule(7, 5) != random_schedule(8, 5)
     for seed in range(50):
         for step in random_schedule(seed, 3, transactional=seed % 2 == 0):
+            assert parse_step(str(step)) == step
+
+
+def test_a_random_nemesis_is_seeded_spread_over_the_run_and_parses() -> None:
+    assert random_nemesis(3, 60) == random_nemesis(3, 60)
+    assert random_nemesis(3, 60) != random_nemesis(4, 60)
+    counts = [len(random_nemesis(seed, 100, every=10)) for seed in range(200)]
+    assert 8 <= sum(counts) / len(counts) <= 12, "about one fault every 10 s"
+    assert min(counts) >= 1, "never an empty schedule, even for a short run"
+    for seed in range(50):
+        steps = random_nemesis(seed, 30)
+        assert [s.number for s in steps] == sorted(s.number for s in steps)
+        for step in steps:
+            assert step.point == "time" and 0 <= (step.number or 0) <= 30
+            assert (step.action, step.target) in {("kill", "executor"), ("kill", "driver"),
+                                                  ("pause", "executor"), ("pause", "driver")}
             assert parse_step(str(step)) == step

@@ -5,6 +5,7 @@ from collections import Counter
 
 import pytest
 
+from harness.scenario import batch_size
 from harness.workload import Workload
 
 pytestmark = pytest.mark.unit
@@ -42,3 +43,9 @@ def test_repeats_are_sent_soon_after_and_leave_the_other_records_as_they_were() 
             sent += 1
         else:  # a repeat, within the 50 originals after its own
             assert sent - original[record.id] <= 50
+
+
+def test_a_backlog_is_read_in_about_five_batches_of_at_least_a_thousand() -> None:
+    assert batch_size(20_000) == 4_000 and batch_size(1_000_000) == 200_000
+    assert batch_size(100) == 1_000
+    assert -(-20_001 // batch_size(20_001)) == 5
