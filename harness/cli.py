@@ -29,6 +29,16 @@ def _images_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _engine(args: argparse.Namespace) -> int:
+    from harness.cluster import engines
+
+    if args.engine_command == "start":
+        print(engines.start(args.name, args.pool))
+    else:
+        engines.stop(args.name)
+    return 0
+
+
 def _smoke(args: argparse.Namespace) -> int:
     from harness import smoke
 
@@ -81,6 +91,15 @@ def parser() -> argparse.ArgumentParser:
     images_commands = images.add_subparsers(dest="images_command", required=True)
     build = images_commands.add_parser("build", help="build every image that is missing")
     build.set_defaults(func=_images_build)
+
+    engine = commands.add_parser("engine", help="another Docker engine on this machine (for --docker-hosts)")
+    engine_commands = engine.add_subparsers(dest="engine_command", required=True)
+    engine_start = engine_commands.add_parser("start", help="start engine NAME; print its DOCKER_HOST")
+    engine_start.add_argument("name")
+    engine_start.add_argument("--pool", type=int, default=1, help="its address pool, 10.20<N>.0.0/16 (one per engine)")
+    engine_stop = engine_commands.add_parser("stop", help="stop engine NAME")
+    engine_stop.add_argument("name")
+    engine.set_defaults(func=_engine)
 
     smoke = commands.add_parser("smoke", help="start the cluster and run the passthrough pipeline end to end")
     smoke.add_argument("--pipeline", default="passthrough", help=PIPELINE_HELP)

@@ -8,6 +8,7 @@ Settings resolve in one place, `setting()`: marker > command line > environment 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -38,9 +39,12 @@ SETTINGS = {
     "reports": ("--reports", REPORTS_ENV, "harness_reports", "reports"),  # relative to the current folder
     "kafka": ("--kafka", versions.KAFKA_ENV, "harness_kafka", versions.KAFKA_VERSIONS[0]),  # the broker's release
     "spark": ("--spark", versions.SPARK_ENV, "harness_spark", versions.SPARK_VERSIONS[0]),  # Spark's release
+    # comma-separated DOCKER_HOSTs: pytest-xdist's worker i runs its cluster on engine i (modulo their number)
+    "docker_hosts": ("--docker-hosts", "HARNESS_DOCKER_HOSTS", "harness_docker_hosts", ""),
 }
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
+SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,6 +68,45 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     if config_setting(config, "sink") and str(SINK_MATRIX) not in config.args:
         config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
+    from harness.cluster.labels import new_run_id
+
+    worker = getattr(config, "workerinput", None)  # set in pytest-xdist's workers
+    config.stash[SESSION] = worker["harness_session"] if worker else new_run_id()
+    hosts = [host.strip() for host in config_setting(config, "docker_hosts").split(",") if host.strip()]
+    if hosts:
+        os.environ["DOCKER_HOST"] = hosts[_worker_index(config) % len(hosts)]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, in the controller: every worker learns the session's id."""
+    node.workerinput["harness_session"] = node.config.stash[SESSION]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In the controller of a pytest-xdist run: one index over the scenarios of every worker's run."""
+    config = session.config
+    if getattr(config, "workerinput", None) is not None or not config.pluginmanager.hasplugin("dsession"):
+        return
+    from harness.report import write_index
+    from harness.report.folders import run_report_dir
+
+    folder = run_report_dir(config.stash[SESSION])
+    parts = sorted(folder.parent.glob(f"{folder.name}-gw*"))
+    if parts:
+        write_index(folder, parts)
+
+
+def _worker_index(config: pytest.Config) -> int:
+    """This process's pytest-xdist worker number (gw3: 3); 0 without xdist."""
+    worker = getattr(config, "workerinput", None)
+    return int(worker["workerid"].removeprefix("gw")) if worker else 0
+
+
+def _run_id(config: pytest.Config) -> str | None:
+    """A worker's cluster is named after the session and the worker (reports/<session>-gw0/ ...)."""
+    worker = getattr(config, "workerinput", None)
+    return f"{config.stash[SESSION]}-{worker['workerid']}" if worker else None
 
 
 def config_setting(config: pytest.Config, name: str) -> str:
@@ -94,22 +137,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[Any]:
-    """The cluster, started once per session (images built first if missing), removed at the end."""
+def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The cluster, started once per session (per worker under pytest-xdist, on the worker's engine; images
+    built first if missing), removed at the end; the run's index page lists its scenarios."""
     from harness.cluster import images
+    from harness.cluster.engine import engine_socket_url
     from harness.cluster.topology import Cluster
+    from harness.report import write_index
     from harness.report.folders import run_report_dir
 
     try:
         images.build_all()
-        running = Cluster().start()
+        running = Cluster(run_id=_run_id(request.config)).start()
     except HarnessError as error:
         pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
+    folder = run_report_dir(running.run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run.json").write_text(json.dumps({"run": running.run_id, "engine": engine_socket_url()}))
     try:
         yield running
     finally:
-        running.save_logs(run_report_dir(running.run_id) / "cluster")
+        running.save_logs(folder / "cluster")
         running.stop()
+        write_index(folder)
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 import docker
@@ -22,3 +23,8 @@ def docker_client() -> docker.DockerClient:
             "fix: `python -m harness doctor --fix` installs docker.io and starts dockerd"
         ) from None
     return client
+
+
+def engine_socket_url() -> str:
+    """Which engine this process talks to (DOCKER_HOST, or Docker's default socket)."""
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"

@@ -5,13 +5,13 @@ fallback (an engine the reaper cannot reach through a unix socket gets no reaper
 
 from __future__ import annotations
 
-import os
 import socket
 
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster import reaper_process
+from harness.cluster.engine import engine_socket_url
 from harness.errors import NotReady
 
 SOURCE = "/opt/eo/reaper_process.py"
@@ -51,5 +51,5 @@ class Reaper(DockerContainer):
 
 def engine_socket() -> str | None:
     """The unix socket the engine answers on (mounted into the reaper); None for an engine over TCP."""
-    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    host = engine_socket_url()
     return host.removeprefix("unix://") if host.startswith("unix://") else None

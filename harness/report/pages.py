@@ -105,25 +105,32 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record], e
     return page
 
 
-def write_index(run_folder: Path) -> Path:
-    """`reports/<run>/index.html`: every scenario of the run with its verdict."""
+def write_index(run_folder: Path, parts: list[Path] | None = None) -> Path:
+    """`reports/<run>/index.html`: every scenario of the run with its verdict; with `parts`, of several
+    runs (the workers of one pytest-xdist session), each with the engine it ran on."""
     rows = []
     stacks = set()
-    for result_file in sorted(run_folder.glob("*/result.json")):
-        result = json.loads(result_file.read_text())
-        verdict = result["verdict"]
-        rows.append((result_file.parent.name, verdict))
-        stacks.add(", ".join(f"{k} {v}" for k, v in sorted(result.get("versions", {}).items())))
+    engines = []
+    for part in parts or [run_folder]:
+        prefix = "" if part == run_folder else f"../{part.name}/"
+        if (part / "run.json").exists():
+            engines.append(f"{part.name}: engine {json.loads((part / 'run.json').read_text())['engine']}")
+        for result_file in sorted(part.glob("*/result.json")):
+            result = json.loads(result_file.read_text())
+            rows.append((prefix + result_file.parent.name, result_file.parent.name, result["verdict"]))
+            stacks.add(", ".join(f"{k} {v}" for k, v in sorted(result.get("versions", {}).items())))
     body = "<h1>Run " + escape(run_folder.name) + "</h1>" \
         + "".join(f"<p>versions: {escape(stack)}</p>" for stack in sorted(stacks) if stack) \
+        + "".join(f"<p>{escape(line)}</p>" for line in engines) \
         + "<table><tr><th>scenario</th><th>verdict</th><th>guarantee</th><th>anomalies</th></tr>"
-    for name, verdict in rows:
+    for link, name, verdict in rows:
         found = ", ".join(f"{k}={v['count']}" for k, v in verdict["anomalies"].items()) or "-"
         body += (
-            f"<tr><td><a href='{escape(name)}/index.html'>{escape(name)}</a></td>"
+            f"<tr><td><a href='{escape(link)}/index.html'>{escape(name)}</a></td>"
             f"<td class='{escape(verdict['outcome'])}'>{escape(verdict['outcome'])}</td>"
             f"<td>{escape(verdict['guarantee'])}</td><td>{escape(found)}</td></tr>"
         )
+    run_folder.mkdir(parents=True, exist_ok=True)
     page = run_folder / "index.html"
     page.write_text(_page(f"run {run_folder.name}", body + "</table>"))
     return page
