@@ -55,7 +55,7 @@ def test_two_workers_run_on_two_engines(tmp_path: Path) -> None:
             assert list(worker.glob("*/result.json")), f"{worker.name} ran no scenario"
         merged = reports / workers[0].name.rsplit("-gw", 1)[0] / "index.html"
         page = merged.read_text()
-        assert page.count("test_reference_sink") == 2 and first in page and second in page
+        assert page.count("/index.html'>test_reference_sink") == 2 and first in page and second in page
         assert (tmp_path / "junit.xml").read_text().count("<testcase") == 2
         for engine in (first, second):
             client = docker.DockerClient(base_url=engine)

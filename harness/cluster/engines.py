@@ -1,12 +1,14 @@
 """More Docker engines on this machine, to spread a matrix over engines (`--docker-hosts`) and to test that.
 
-Each has its own socket, data root, exec root and address pool, no default bridge and no iptables rules
-of its own, as Docker documents for several daemons on one host, so it never touches the first engine's
-networks. Its images are built into it like into any engine (the host's download caches are shared).
+Each has its own socket, data root, exec root, default bridge (an interface made for it) and address
+pool, and no iptables rules of its own, as Docker documents for several daemons on one host, so it never
+touches the first engine's networks. Its images are built into it like into any engine (the host's
+download caches are shared).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +20,7 @@ from harness.progress import say
 
 DATA = Path("/var/lib/eo-harness-engines")
 RUN = Path("/run/eo-harness-engines")
+DEFAULT_BRIDGE = "docker0"  # the first engine's
 
 
 def host(name: str) -> str:
@@ -42,11 +45,15 @@ def start(name: str, pool: int = 1) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     log = DATA / f"{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    bridge = _bridge(name, pool)
+    _forward(pool, add=True)
+    first_bridge = _addresses(DEFAULT_BRIDGE)
     say(f"starting Docker engine '{name}' on {url} (log: {log}) ...")
+    (folder / "pool").write_text(str(pool))
     with log.open("ab") as out:
         subprocess.Popen(
             ["dockerd", "--host", url, "--data-root", str(DATA / name), "--exec-root", str(folder / "exec"),
-             "--pidfile", str(folder / "docker.pid"), "--bridge", "none", "--iptables=false",
+             "--pidfile", str(folder / "docker.pid"), "--bridge", bridge, "--iptables=false",
              "--default-address-pool", f"base=10.{200 + pool}.0.0/16,size=24"],
             stdout=out, stderr=out, start_new_session=True,
         )
@@ -55,19 +62,72 @@ def start(name: str, pool: int = 1) -> str:
         if time.monotonic() > deadline:
             raise DockerUnavailable(f"engine '{name}' did not answer within 60 s; see {log}")
         time.sleep(1)
+    _restore(first_bridge)
     return url
 
 
 def stop(name: str) -> None:
-    """Stop engine `name` (its containers stop with it; its images stay in its data root)."""
+    """Stop engine `name` and remove its bridge (its containers stop with it; its images stay)."""
     pidfile = RUN / name / "docker.pid"
-    if not pidfile.exists():
+    if pidfile.exists():
+        pid = int(pidfile.read_text())
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+    pool = RUN / name / "pool"
+    if pool.exists():
+        _forward(int(pool.read_text()), add=False)
+    if Path(f"/sys/class/net/{_bridge_name(name)}").exists():
+        subprocess.run(["ip", "link", "delete", _bridge_name(name)], check=False)
+
+
+def _bridge_name(name: str) -> str:
+    return f"eoh-{name}"[:15]  # an interface name has at most 15 characters
+
+
+def _bridge(name: str, pool: int) -> str:
+    """The engine's default bridge (docker0 belongs to the first engine): made once, 10.199.<pool>.1/24."""
+    bridge = _bridge_name(name)
+    if not Path(f"/sys/class/net/{bridge}").exists():
+        for command in (["ip", "link", "add", "name", bridge, "type", "bridge"],
+                        ["ip", "addr", "add", f"10.199.{pool}.1/24", "dev", bridge],
+                        ["ip", "link", "set", bridge, "up"]):
+            subprocess.run(command, check=True, capture_output=True)
+    return bridge
+
+
+def _forward(pool: int, add: bool) -> None:
+    """Let the engine's containers reach each other: the first engine sets the FORWARD policy to DROP,
+    and bridged traffic passes iptables (br_netfilter), so without iptables rules of its own this
+    engine's networks would be cut. Added once, removed on stop."""
+    for rule in (["-s", f"10.{200 + pool}.0.0/16", "-j", "ACCEPT"], ["-d", f"10.{200 + pool}.0.0/16", "-j", "ACCEPT"]):
+        present = subprocess.run(["iptables", "-C", "FORWARD", *rule], capture_output=True).returncode == 0
+        if add and not present:
+            subprocess.run(["iptables", "-I", "FORWARD", "1", *rule], check=True, capture_output=True)
+        elif not add and present:
+            subprocess.run(["iptables", "-D", "FORWARD", *rule], check=True, capture_output=True)
+
+
+def _addresses(interface: str) -> list[str]:
+    """The IPv4 addresses (CIDR) of an interface; none when it does not exist."""
+    if not Path(f"/sys/class/net/{interface}").exists():
+        return []
+    shown = subprocess.run(["ip", "-j", "-4", "addr", "show", "dev", interface], capture_output=True, text=True)
+    return [f"{a['local']}/{a['prefixlen']}" for entry in json.loads(shown.stdout or "[]")
+            for a in entry.get("addr_info", [])]
+
+
+def _restore(addresses: list[str]) -> None:
+    """dockerd 20.10 deletes docker0 when it starts with another default bridge, which cuts the first
+    engine's default network (the reaper's): put it back as it was."""
+    if not addresses or Path(f"/sys/class/net/{DEFAULT_BRIDGE}").exists():
         return
-    pid = int(pidfile.read_text())
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 60
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
+    subprocess.run(["ip", "link", "add", "name", DEFAULT_BRIDGE, "type", "bridge"], check=True, capture_output=True)
+    for address in addresses:
+        subprocess.run(["ip", "addr", "add", address, "dev", DEFAULT_BRIDGE], check=True, capture_output=True)
+    subprocess.run(["ip", "link", "set", DEFAULT_BRIDGE, "up"], check=True, capture_output=True)
+    say(f"{DEFAULT_BRIDGE} restored ({', '.join(addresses)}): the new engine's dockerd had removed it")
