@@ -58,11 +58,13 @@ def start(name: str, pool: int = 1) -> str:
             stdout=out, stderr=out, start_new_session=True,
         )
     deadline = time.monotonic() + 60
-    while not answers(url):
-        if time.monotonic() > deadline:
-            raise DockerUnavailable(f"engine '{name}' did not answer within 60 s; see {log}")
-        time.sleep(1)
-    _restore(first_bridge)
+    try:
+        while not answers(url):
+            if time.monotonic() > deadline:
+                raise DockerUnavailable(f"engine '{name}' did not answer within 60 s; see {log}")
+            time.sleep(1)
+    finally:
+        _restore(first_bridge)
     return url
 
 
