@@ -20,7 +20,7 @@ import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
-from harness.checker import Expected, OutputCheck
+from harness.checker import Expected
 from harness.cluster import images
 from harness.cluster.topology import Cluster
 from harness.interrupt import terminate_like_ctrl_c
@@ -94,7 +94,7 @@ def reader_and_checker(bootstrap: str, topic: str, pipeline: Pipeline, expected:
     if measure_memory:
         tracemalloc.start()
     started = time.perf_counter()
-    output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)
+    output_check = pipeline.output_check(expected)
     read = CommittedReader(bootstrap).read(topic, on_batch=output_check.feed)
     verdict = output_check.verdict(read)
     elapsed = time.perf_counter() - started

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from harness.checker import FAIL, PASS, OutputCheck
+from harness.checker import FAIL, PASS
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, BadInput
 from harness.pipeline import load_pipeline
 from harness.reader import CommittedReader, in_produce_order
@@ -26,8 +26,7 @@ def run(bootstrap: str, input_topic: str, output_topic: str, pipeline_name: str,
                                      for r in in_produce_order(inputs.records))
     except (ValueError, KeyError, TypeError) as error:
         raise BadInput(f"input topic '{input_topic}' holds records the model cannot read: {error!r}") from None
-    assert pipeline.identity is not None
-    output_check = OutputCheck(pipeline.checkers(), expected, pipeline.identity)
+    output_check = pipeline.output_check(expected)
     output = reader.read(output_topic, stable_timeout=stable_timeout, count_uncommitted=True,
                          on_batch=output_check.feed)
     verdict = output_check.verdict(output)

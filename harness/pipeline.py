@@ -6,6 +6,8 @@ Only `transform(source) -> DataFrame` is required (it runs in the driver). Optio
 - `model(inputs)` and `identity(value)`: the exact oracle. The model sees the harness workload's records
   as dicts, or a pipeline's own inputs as InputRecords. Without them the oracle is differential: the
   output is compared with a fault-free run's (see harness.checker.differential);
+- `identities(values)`: the batch form of `identity` (a list of record values in, their identities out),
+  for speed where a pipeline's output is large;
 - `checkers()` (default: every identity exactly once, and per-key order when `ORDERED_BY_KEY`),
   `WORKLOAD` (Workload fields the model needs, e.g. event-time spacing), `OUTPUT_MODE` ("update" for
   a changelog).
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 
-from harness.checker import ExactlyOnceChecker, Expected, PerKeyOrderChecker
+from harness.checker import ExactlyOnceChecker, Expected, OutputCheck, PerKeyOrderChecker
 from harness.checker.compose import Checker
 from harness.checker.differential import APPEND, UPDATE
 from harness.code_spec import CodeSpec, import_code, locate
@@ -42,6 +44,7 @@ class Pipeline:
     workload_settings: Mapping[str, object] = field(default_factory=dict)
     own_workload: Callable[[int, int], Iterable] | None = None
     output_mode: str = APPEND
+    identities: Callable[[list[bytes]], list[str]] | None = None
 
     @property
     def differential(self) -> bool:
@@ -60,6 +63,11 @@ class Pipeline:
         if self.ordered_by_key:
             checkers.append(PerKeyOrderChecker())
         return checkers
+
+    def output_check(self, expected: Mapping[str, Expected], required: Collection[str] | None = None) -> OutputCheck:
+        """The exact oracle for one output: this pipeline's checkers against its model's expectations."""
+        assert self.identity is not None, "a differential pipeline has no model"
+        return OutputCheck(self.checkers(), expected, self.identity, required, self.identities)
 
     def workload(self, workload: Workload) -> Workload:
         """The workload with the settings this pipeline's model relies on."""
@@ -124,7 +132,7 @@ def load_pipeline(spec: str) -> Pipeline:
         raise BadInput(f"pipeline '{spec}': OUTPUT_MODE '{mode}' is not append, update or complete")
     pipeline = Pipeline(spec, code, model, identity, bool(getattr(module, "ORDERED_BY_KEY", False)),
                         getattr(module, "checkers", None), settings, own_workload,
-                        APPEND if mode == APPEND else UPDATE)
+                        APPEND if mode == APPEND else UPDATE, getattr(module, "identities", None))
     if own_workload is not None:
         list(islice(pipeline.inputs(Workload(CHECKED_RECORDS)), CHECKED_RECORDS))  # bad records fail here
     return pipeline

@@ -270,8 +270,7 @@ class Scenario:
             return DifferentialCheck(reference, self.pipeline.output_mode)
         expected = self.pipeline.expected(r for r in self.pipeline.inputs(self.workload) if r.id in sends.acked)
         required = self._consumed_results(folder, input_topic) if incomplete else None
-        assert self.pipeline.identity is not None
-        return OutputCheck(self.pipeline.checkers(), expected, self.pipeline.identity, required)
+        return self.pipeline.output_check(expected, required)
 
     def _consumed_results(self, folder: CheckpointFolder, input_topic: str) -> set[str]:
         """The results the model expects of the input the checkpoint says was consumed: in an incomplete

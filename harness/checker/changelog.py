@@ -13,34 +13,38 @@ most one update per key and batch, so a strictly increasing subsequence is its c
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
-from harness.checker.ledger import Ledger
+from harness.checker.ledger import VALUE, Ledger
 from harness.checker.verdict import Anomaly, Expected
-from harness.checker.windows import WindowsChecker
+from harness.checker.windows import PARTITION, WindowsChecker
 from harness.reader import Record
+
+TOTAL = itemgetter(1)
 
 
 class ChangelogChecker(WindowsChecker):
-    """`update(record bytes)` reads an update as (key, running value); values of a key only grow."""
+    """`updates(record values)` reads a batch of updates as (key, running value) pairs (the pipeline's
+    batch reader); values of a key only grow."""
 
     changelog = True  # its verdict can be effectively-once
 
-    def __init__(self, update: Callable[[bytes], tuple[str, int]]) -> None:
-        super().__init__(lambda value: update(value)[1])
-        self.update = update
+    def __init__(self, updates: Callable[[list[bytes]], list[tuple[str, int]]]) -> None:
+        super().__init__(lambda values: list(map(TOTAL, updates(values))))
+        self.updates = updates
         self.highest: dict[tuple[int, str], int] = {}  # (partition, key) -> highest value read there
         self.regression = Anomaly("regression")
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        updates = [self.update(record.value()) for record in records]  # each record read once
-        self._feed_values(records, [value for _, value in updates], identities, wants)
+        updates = self.updates(list(map(VALUE, records)))  # each record read once
+        self._feed_values(records, list(map(TOTAL, updates)), identities, wants)
         highest = self.highest
-        for record, (key, value) in zip(records, updates, strict=True):
-            where = (record.partition(), key)
+        for record, partition, (key, value) in zip(records, map(PARTITION, records), updates, strict=True):
+            where = (partition, key)
             top = highest.get(where)
             if top is not None and value < top:
                 self.regression.add({"key": key, "value": value, "after_value": top,
-                                     "partition": where[0], "offset": record.offset()})
+                                     "partition": partition, "offset": record.offset()})
             else:
                 highest[where] = value
 

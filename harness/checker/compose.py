@@ -32,7 +32,8 @@ class OutputCheck:
     """The exact oracle: composed checkers over one output; a checker that crashes makes it `unknown`.
 
     Records the output cannot hold are the ledger's `unreadable`, never a crash: the checkers see only
-    readable records. `required` narrows `lost` to results of input the pipeline consumed (see Ledger).
+    readable records. `required` narrows `lost` to results of input the pipeline consumed (see Ledger);
+    `identities` is the pipeline's batch form of `identity`, when it has one.
     """
 
     def __init__(
@@ -41,9 +42,10 @@ class OutputCheck:
         expected: Mapping[str, Expected],
         identity: Callable[[bytes], str],
         required: Collection[str] | None = None,
+        identities: Callable[[list[bytes]], list[str]] | None = None,
     ) -> None:
         self.checkers = checkers
-        self.ledger = Ledger(expected, identity, required)
+        self.ledger = Ledger(expected, identity, required, identities)
         self.error: Exception | None = None
 
     def feed(self, batch: list[Record]) -> None:

@@ -10,40 +10,51 @@ EventTimeWindowCheckpointingITCase, which checks every window's sum.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress
+from operator import attrgetter, methodcaller, ne, or_
 
 from harness.checker.exactly_once import ExactlyOnceChecker
-from harness.checker.ledger import Ledger
+from harness.checker.ledger import VALUE, Ledger
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
+PARTITION = methodcaller("partition")
+EXPECTED_VALUE = attrgetter("value")
+
 
 class WindowsChecker:
-    """`value(record bytes)` reads a result's value; the model's `Expected.value` is what it must be.
+    """`values(record values)` reads a batch of results' values (the pipeline's batch reader); the
+    model's `Expected.value` is what each must be.
 
     Which copy of a repeated result is read first depends on how the reader interleaves partitions,
     so occurrences are judged together at the end: when one of them has the model's value, the others
     are `duplicate` (the same value) or `divergent` (another); when none has, the result is a
     `wrong_value` and the others are judged against the first read.
     The pipeline's identity function has already validated every record it identified, so reading
-    the value of a readable record does not fail.
+    the value of a readable record does not fail. A million results are checked by C loops (`map`,
+    `compress`, dict updates): Python loops run only over repeats and anomalies.
     """
 
-    def __init__(self, value: Callable[[bytes], object]) -> None:
-        self.value = value
-        self.first: dict[str, tuple[object, int, int]] = {}  # identity -> value, partition, offset
+    def __init__(self, values: Callable[[list[bytes]], list]) -> None:
+        self.values = values
+        self.first: dict[str, object] = {}  # identity -> the value of its first occurrence
+        self.first_record: dict[str, Record] = {}  # identity -> its first occurrence
         self.repeats: list[tuple[str, object, int, int]] = []  # identity, value, partition, offset
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        self._feed_values(records, [self.value(record.value()) for record in records], identities, wants)
+        self._feed_values(records, self.values(list(map(VALUE, records))), identities, wants)
 
     def _feed_values(self, records: list[Record], values: list[object], identities: list[str],
                      wants: list[Expected | None]) -> None:
-        for record, value, identity, want in zip(records, values, identities, wants, strict=True):
-            seen = (value, record.partition(), record.offset())
-            if want is None:  # a repeat, or a result the model does not have: told apart at the end
-                self.repeats.append((identity, *seen))
-            else:
-                self.first[identity] = seen
+        if None in wants:  # a repeat, or a result the model does not have: told apart at the end
+            firsts = list(map(bool, wants))  # an Expected is a non-empty tuple
+            for record, value, identity, first in zip(records, values, identities, firsts, strict=True):
+                if not first:
+                    self.repeats.append((identity, value, record.partition(), record.offset()))
+            identities, values, records = (list(compress(column, firsts))
+                                           for column in (identities, values, records))
+        self.first.update(zip(identities, values, strict=True))
+        self.first_record.update(zip(identities, records, strict=True))
 
     def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         anomalies = ExactlyOnceChecker().anomalies(ledger)
@@ -56,14 +67,17 @@ class WindowsChecker:
         def add(name: str, example: dict) -> None:
             anomalies.setdefault(name, Anomaly(name)).add(example)
 
-        for identity, first in self.first.items():
+        first = self.first
+        wrong = map(ne, first.values(), map(EXPECTED_VALUE, map(ledger.expected.__getitem__, first)))
+        for identity in compress(first, map(or_, wrong, map(again.__contains__, first))):  # the rest is right
+            record = self.first_record[identity]
+            occurrences = [(first[identity], record.partition(), record.offset()), *again.get(identity, [])]
             expected = ledger.expected[identity].value
-            occurrences = [first, *again.get(identity, [])]
             right = next((o for o in occurrences if o[0] == expected), None)
             if right is None:
-                right = first
-                add("wrong_value", {"id": identity, "expected": expected, "got": first[0],
-                                    "partition": first[1], "offset": first[2]})
+                right = occurrences[0]
+                add("wrong_value", {"id": identity, "expected": expected, "got": right[0],
+                                    "partition": right[1], "offset": right[2]})
             for other in occurrences:
                 if other is not right:
                     add("duplicate" if other[0] == right[0] else "divergent",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.checker import EFFECTIVELY_ONCE, EXACTLY_ONCE, OutputCheck
+from harness.checker import EFFECTIVELY_ONCE, EXACTLY_ONCE
 from harness.pipeline import load_pipeline
 from harness.reader import OutputRecord, ReadResult
 from harness.workload import Workload
@@ -40,7 +40,7 @@ def verdict(per_partition: list[list[bytes]], cuts: int, rng: random.Random):  #
         p = rng.choice([p for p in range(len(per_partition)) if at[p] < len(per_partition[p])])
         records.append(OutputRecord(p, at[p], None, per_partition[p][at[p]]))
         at[p] += 1
-    check = OutputCheck(PIPELINE.checkers(), EXPECTED, PIPELINE.identity)
+    check = PIPELINE.output_check(EXPECTED)
     bounds = sorted(rng.randint(0, len(records)) for _ in range(cuts))
     for start, end in zip([0, *bounds], [*bounds, len(records)], strict=True):
         check.feed(records[start:end])

@@ -59,3 +59,42 @@ def test_anything_else_reads_alike_or_is_refused_by_both(value: bytes) -> None:
 def test_near_misses_are_refused(value: bytes) -> None:
     with pytest.raises(ValueError):
         READ(value)
+
+
+def rows_one_by_one(values: list[bytes]) -> list[tuple] | type:
+    try:
+        return [tuple(READ(value).values()) for value in values]
+    except ValueError as error:
+        return type(error)
+
+
+def rows_as_a_batch(values: list[bytes]) -> list[tuple] | type:
+    try:
+        return JsonResult(FIELDS, "a window result").many(values)
+    except ValueError as error:
+        return type(error)
+
+
+compact = results.map(lambda result: json.dumps(result, separators=(",", ":")).encode())
+odd = st.sampled_from([b"", b"\n", b'{"user":"a\nb","window_start":1,"count":1,"alert":true}', b"\xff",
+                       b'{"user":"a","window_start":1,"count":1,"alert":true}\n{"user":"b","window_start":1,'
+                       b'"count":1,"alert":true}', b'{"user":"\xc3\xa9","window_start":1,"count":1,"alert":true}',
+                       b'{"user": "a", "window_start": 1, "count": 1, "alert": true}'])
+
+
+@given(st.lists(compact | odd, max_size=30))
+def test_a_batch_reads_as_its_values_one_by_one(values: list[bytes]) -> None:
+    """One pass over the joined batch gives each value's fields, or refuses the batch when any value
+    is refused alone: a line break inside a value, two results on one line, not UTF-8, not compact."""
+    by_batch, one_by_one = rows_as_a_batch(values), rows_one_by_one(values)
+    assert by_batch == one_by_one if isinstance(one_by_one, list) else isinstance(by_batch, type), values
+    if isinstance(one_by_one, list):
+        assert [list(map(type, row)) for row in by_batch] == [list(map(type, row)) for row in one_by_one]
+
+
+def test_a_batch_read_twice_is_read_once() -> None:
+    read = JsonResult(FIELDS, "a window result")
+    values = [b'{"user":"a","window_start":1,"count":1,"alert":true}']
+    first = read.many(values)
+    assert read.many(list(values)) is first
+    assert read.many([b'{"user":"b","window_start":1,"count":1,"alert":true}']) == [("b", 1, 1, True)]
