@@ -1,20 +1,17 @@
-"""`python -m harness certify`: run the matrix for one sink on one cluster, print verdicts as they come,
-write a certificate folder (index.html, certificate.json, JUnit XML). Exit 0 only when every scenario
-passed and none was vacuous."""
+"""`python -m harness certify`: run the matrix for one sink on one cluster (or spread over several worker
+processes, harness.certify_pool), print verdicts as they come, write a certificate folder (index.html,
+certificate.json, JUnit XML). Exit 0 only when every scenario passed and none was vacuous."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 import time
-from dataclasses import asdict, dataclass
-from importlib.metadata import version
+from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
-import harness
-from harness import versions
 from harness.cluster import images
+from harness.cluster.engine import engine_socket_url
 from harness.cluster.topology import Cluster
 from harness.code_spec import SinkSpec, resolve_sink
 from harness.errors import EXIT_ANOMALIES, EXIT_INFRASTRUCTURE, EXIT_OK, HarnessError
@@ -23,6 +20,7 @@ from harness.matrix import ANY, LIVE_RATE, MATRIX, MatrixScenario, kind_from_poi
 from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.report import write_index
+from harness.report.certificate import write_certificate
 from harness.report.folders import run_report_dir
 from harness.scenario import Scenario, ScenarioResult
 from harness.workload import Workload
@@ -39,6 +37,8 @@ class Row:
     report: str
     error: str | None = None
     phases: dict | None = None  # where the time went (harness.phases)
+    worker: str | None = None  # with --workers: the worker (w0, w1, ...) that ran it, and on which engine
+    engine: str | None = None
 
 
 def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: int, records: int,
@@ -57,36 +57,41 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
                result.verdict.error, result.phases), result
 
 
+def observed(result: ScenarioResult | None) -> tuple[str, bool]:
+    """The sink's kind and whether the pipeline keeps state, as the baseline showed them (plain and
+    stateless when it showed nothing)."""
+    return (result.sink_kind if result else kind_from_points(set())), bool(result and result.stateful)
+
+
+def plan_after_baseline(sink: SinkSpec, kind: str, stateful: bool, quick: bool) -> list[MatrixScenario]:
+    """The rows that follow the baseline, for the kind of sink and pipeline it showed."""
+    plan = scenarios_for(kind, quick, stateful)[1:]
+    say(f"sink {sink.spec}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "
+        f"{len(plan) + 1} scenarios")
+    return plan
+
+
 def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str = "passthrough",
             out: Path | None = None, stall_timeout: float = 180.0, rate: float = LIVE_RATE,
-            dry_run: bool = False) -> int:
+            dry_run: bool = False, workers: int = 1, docker_hosts: str = "") -> int:
+    from harness import certify_pool, certify_worker  # they run rows with this module's helpers
+
+    engines = certify_pool.worker_engines(workers, docker_hosts, engine_socket_url())
     loaded = load_pipeline(pipeline)
     sink = resolve_sink(sink_spec)
     if dry_run:
         print_plan(sink, loaded, quick)
+        if workers > 1:
+            print("\n".join(certify_pool.spread_note(engines)))
         return EXIT_OK
     started = time.monotonic()
-    images.build_all()
-    rows: list[Row] = []
-    with Cluster() as cluster:
-        folder = out or run_report_dir(cluster.run_id)
-        try:
-            baseline, result = run_scenario(cluster, sink, scenarios_for("any", True)[0], seed, records, pipeline,
-                                            stall_timeout, rate)
-            rows.append(baseline)
-            _print_row(baseline, 1, None)
-            kind = result.sink_kind if result else kind_from_points(set())
-            stateful = bool(result and result.stateful)
-            plan = scenarios_for(kind, quick, stateful)[1:]
-            say(f"sink {sink.spec}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "
-                f"{len(plan) + 1} scenarios")
-            for n, row in enumerate(plan, start=2):
-                outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline, stall_timeout, rate)
-                rows.append(outcome)
-                _print_row(outcome, n, len(plan) + 1)
-        finally:
-            cluster.save_logs(run_report_dir(cluster.run_id) / "cluster-logs")
-            write_index(run_report_dir(cluster.run_id))
+    if workers > 1:
+        job = certify_worker.CertifyJob(sink_spec, pipeline, seed, records, stall_timeout, rate)
+        folder, kind, rows = certify_pool.certify_spread(job, sink, engines, quick, out)
+    else:
+        if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
+            os.environ["DOCKER_HOST"] = engines[0]
+        folder, kind, rows = _on_one_cluster(sink, quick, seed, records, pipeline, out, stall_timeout, rate)
     write_certificate(folder, sink, loaded, kind, quick, seed, rows)
     print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == "pass" for r in rows)
@@ -96,6 +101,30 @@ def certify(sink_spec: str, quick: bool, seed: int, records: int, pipeline: str 
     if any(r.outcome == "unknown" for r in rows):
         return EXIT_INFRASTRUCTURE
     return EXIT_OK if all(r.outcome == "pass" for r in rows) else EXIT_ANOMALIES
+
+
+def _on_one_cluster(sink: SinkSpec, quick: bool, seed: int, records: int, pipeline: str, out: Path | None,
+                    stall_timeout: float, rate: float) -> tuple[Path, str, list[Row]]:
+    """Every row in turn on one cluster in this process: the certificate folder, the sink's kind, the rows."""
+    images.build_all()
+    rows: list[Row] = []
+    with Cluster() as cluster:
+        folder = out or run_report_dir(cluster.run_id)
+        try:
+            baseline, result = run_scenario(cluster, sink, scenarios_for("any", True)[0], seed, records, pipeline,
+                                            stall_timeout, rate)
+            rows.append(baseline)
+            print_row(baseline, 1, None)
+            kind, stateful = observed(result)
+            plan = plan_after_baseline(sink, kind, stateful, quick)
+            for n, row in enumerate(plan, start=2):
+                outcome, _ = run_scenario(cluster, sink, row, seed, records, pipeline, stall_timeout, rate)
+                rows.append(outcome)
+                print_row(outcome, n, len(plan) + 1)
+        finally:
+            cluster.save_logs(run_report_dir(cluster.run_id) / "cluster-logs")
+            write_index(run_report_dir(cluster.run_id))
+    return folder, kind, rows
 
 
 def print_plan(sink: SinkSpec, pipeline: Pipeline, quick: bool) -> None:
@@ -110,66 +139,10 @@ def print_plan(sink: SinkSpec, pipeline: Pipeline, quick: bool) -> None:
         print(f"  {row.name:<48} {' '.join(row.faults) or '(no fault)':<36} {applies}")
 
 
-def _print_row(row: Row, n: int, total: int | None) -> None:
+def print_row(row: Row, n: int, total: int | None) -> None:
+    """One finished row on stdout, as it comes (with the worker that ran it, when spread)."""
     found = ", ".join(f"{k}={v}" for k, v in row.anomalies.items()) or "-"
-    print(f"[{n}/{total or '?'}] {row.scenario.name:<42} {row.outcome.upper():<8} {row.seconds:6.0f} s  {found}",
-          flush=True)
+    ran_by = f"  ({row.worker})" if row.worker else ""
+    print(f"[{n}/{total or '?'}] {row.scenario.name:<42} {row.outcome.upper():<8} {row.seconds:6.0f} s  {found}"
+          f"{ran_by}", flush=True)
     sys.stdout.flush()
-
-
-def write_certificate(folder: Path, sink: SinkSpec, pipeline: Pipeline, kind: str, quick: bool, seed: int,
-                      rows: list[Row]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    passed = all(r.outcome == "pass" for r in rows)
-    certificate = {
-        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": kind,
-        "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
-        "verdict": "certified exactly-once" if passed else "not certified",
-        "matrix": "quick" if quick else "full", "seed": seed,
-        "versions": {"harness": harness.__version__, **asdict(versions.stack()),
-                     "confluent_kafka": version("confluent-kafka")},
-        "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
-                       "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,
-                       "error": r.error, "phases": r.phases} for r in rows],
-    }
-    (folder / "certificate.json").write_text(json.dumps(certificate, indent=2))
-    (folder / "junit.xml").write_text(_junit(sink, rows))
-    (folder / "index.html").write_text(_html(certificate))
-
-
-def _junit(sink: SinkSpec, rows: list[Row]) -> str:
-    failures = sum(r.outcome == "fail" for r in rows)
-    errors = sum(r.outcome == "unknown" for r in rows)
-    cases = []
-    for r in rows:
-        body = ""
-        if r.outcome == "fail":
-            body = f"<failure message={quoteattr(', '.join(f'{k}={v}' for k, v in r.anomalies.items()))}/>"
-        elif r.outcome == "unknown":
-            body = f"<error message={quoteattr(r.error or 'unknown')}/>"
-        cases.append(f'<testcase classname={quoteattr(sink.spec)} name={quoteattr(r.scenario.name)} '
-                     f'time="{r.seconds:.1f}">{body}</testcase>')
-    return (f'<?xml version="1.0" encoding="utf-8"?><testsuite name={quoteattr("certify " + sink.spec)} '
-            f'tests="{len(rows)}" failures="{failures}" errors="{errors}">{"".join(cases)}</testsuite>\n')
-
-
-def _html(certificate: dict) -> str:
-    rows = "".join(
-        f"<tr><td>{escape(s['name'])}</td><td><code>{escape(' '.join(s['faults']) or '(none)')}</code></td>"
-        f"<td class='{escape(s['outcome'])}'>{escape(s['outcome'])}</td>"
-        f"<td>{escape(', '.join(f'{k}={v}' for k, v in s['anomalies'].items()) or '-')}</td>"
-        f"<td><a href='{escape(s['report'])}'>report</a></td></tr>"
-        for s in certificate["scenarios"]
-    )
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>certificate</title><style>"
-        "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
-        "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown{color:#b9770e}"
-        f"</style></head><body><h1>{escape(certificate['sink'])}: {escape(certificate['verdict'])}</h1>"
-        f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); "
-        f"kind: {escape(certificate['sink_kind'])}; matrix: {escape(certificate['matrix'])}; seed "
-        f"{certificate['seed']}; source sha256 <code>{escape(certificate['sink_source_sha256'])}</code>; "
-        f"versions: {escape(json.dumps(certificate['versions']))}</p>"
-        "<table><tr><th>scenario</th><th>faults</th><th>verdict</th><th>anomalies</th><th>evidence</th></tr>"
-        f"{rows}</table></body></html>"
-    )

@@ -61,11 +61,13 @@ def _run(args: argparse.Namespace) -> int:
 def _certify(args: argparse.Namespace) -> int:
     from harness import certify
 
+    docker_hosts = args.docker_hosts if args.docker_hosts is not None else os.environ.get(DOCKER_HOSTS_ENV, "")
     return certify.certify(args.sink, args.quick, args.seed, args.records, args.pipeline, args.out, args.stall_timeout,
-                           args.rate, args.dry_run)
+                           args.rate, args.dry_run, args.workers, docker_hosts)
 
 
 STALL_TIMEOUT = 180.0
+DOCKER_HOSTS_ENV = "HARNESS_DOCKER_HOSTS"  # as for the pytest plugin's --docker-hosts
 PIPELINE_HELP = ("a catalog name (passthrough, fraud_windows, ...), a dotted module or path/to/pipeline.py; "
                  "without a model, checked against fault-free runs of itself")
 SINK_HELP = "a catalog name (transactional, builtin_kafka, ...), a dotted module or file.py:sink"
@@ -134,6 +136,11 @@ def parser() -> argparse.ArgumentParser:
     certify.add_argument("--stall-timeout", type=float, default=STALL_TIMEOUT, metavar="S", help=STALL_HELP)
     certify.add_argument("--rate", type=float, default=LIVE_RATE, metavar="R",
                          help="records/s of the live-input rows (the others drain a backlog)")
+    certify.add_argument("--workers", type=int, default=1, metavar="N",
+                         help="spread the rows after the baseline over N worker processes, each with its own cluster")
+    certify.add_argument("--docker-hosts", metavar="URL,URL",
+                         help=f"worker i runs on engine i modulo their number (env {DOCKER_HOSTS_ENV}; "
+                         "default: every worker on the default engine)")
     certify.add_argument("--dry-run", action="store_true", help="print the scenarios it would run, run none")
     certify.set_defaults(func=_certify)
 

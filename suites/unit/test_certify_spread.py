@@ -1,0 +1,245 @@
+"""`certify --workers N`: which engine each worker gets, bad input, the bookkeeping of rows over workers,
+the merged certificate, and the worker processes themselves with a stand-in job (no Docker): rows go to
+whichever worker is free, a worker that dies leaves its row unknown, a SIGTERM stops every worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from harness.certify import Row
+from harness.certify_pool import certify_spread, worker_engines
+from harness.certify_tally import Finished, Tally, Took, Worker
+from harness.code_spec import resolve_sink
+from harness.errors import BadInput
+from harness.matrix import MATRIX, scenarios_for
+from harness.pipeline import load_pipeline
+from harness.report.certificate import write_certificate
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[2]
+ROWS = {row.name: row for row in MATRIX}
+QUICK_TXN = [row.name for row in scenarios_for("transactional", quick=True)]
+A, B = "unix:///var/run/docker.sock", "unix:///run/eo-harness-engines/second/docker.sock"
+
+
+def test_worker_i_runs_on_host_i_modulo_their_number() -> None:
+    assert worker_engines(3, f"{A}, {B}", "unix:///default") == [A, B, A]
+    assert worker_engines(2, "", "unix:///default") == ["unix:///default"] * 2
+    assert worker_engines(1, "tcp://10.0.0.2:2375", "unix:///default") == ["tcp://10.0.0.2:2375"]
+
+
+@pytest.mark.parametrize("workers, hosts, message", [
+    (0, "", "--workers must be at least 1, not 0"),
+    (2, f"{A},,{B}", "--docker-hosts has an empty entry"),
+    (2, f"{A},", "--docker-hosts has an empty entry"),
+    (2, "docker.sock", "--docker-hosts entry 'docker.sock' is not a Docker host URL"),
+    (2, "unix:// spaced", "is not a Docker host URL"),
+])
+def test_bad_counts_and_hosts_are_bad_input(workers: int, hosts: str, message: str) -> None:
+    with pytest.raises(BadInput, match=message):
+        worker_engines(workers, hosts, A)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "0"], "--workers must be at least 1"),
+    (["--workers", "2", "--docker-hosts", "nope"], "entry 'nope' is not a Docker host URL"),
+])
+def test_the_command_says_it_in_one_line_with_status_2(args: list[str], message: str) -> None:
+    run = subprocess.run([sys.executable, "-m", "harness", "certify", "--sink", "transactional", "--dry-run", *args],
+                         capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert run.stderr.strip().splitlines() == [f"harness: error: {run.stderr.split('error: ', 1)[1].strip()}"]
+    assert message in run.stderr
+
+
+def test_a_dry_run_says_how_rows_would_be_spread() -> None:
+    run = subprocess.run([sys.executable, "-m", "harness", "certify", "--sink", "transactional", "--dry-run",
+                          "--quick", "--workers", "3", "--docker-hosts", f"{A},{B}"],
+                         capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert f"w0 on {A}\n  w1 on {B}\n  w2 on {A}\n" in run.stdout and "takes the next row" in run.stdout
+
+
+def finished(worker: int, name: str, outcome: str = "pass", **anomalies: int) -> Finished:
+    return Finished(worker, Row(ROWS[name], outcome, anomalies, 60.0, f"{name}/index.html"), "transactional", False)
+
+
+@pytest.fixture
+def reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path / "reports"))
+    return tmp_path / "reports"
+
+
+def test_rows_come_back_linked_from_the_certificate_and_a_dead_workers_row_is_unknown(reports: Path) -> None:
+    workers = [Worker(0, A, "run-w0"), Worker(1, B, "run-w1")]
+    tally = Tally(workers, reports / "run")
+    plan = [ROWS[name] for name in QUICK_TXN]
+    assert tally.observed(plan[0]) == ("plain", False)  # no baseline came back: plain and stateless
+    tally.took(Took(0, plan[0]))
+    baseline = tally.finished(finished(0, "baseline"))
+    assert (baseline.worker, baseline.engine, baseline.report) == ("w0", A, "../run-w0/baseline/index.html")
+    assert tally.observed(plan[0]) == ("transactional", False) and tally.settled(plan[:1])
+    tally.took(Took(1, plan[1]))
+    tally.took(Took(0, plan[2]))
+    assert tally.end(0, "ended (exit status 3)").outcome == "unknown"  # its running row, never a pass
+    assert tally.end(1, "ended (exit status 1)").scenario == plan[1]
+    assert tally.settled(plan)  # every worker ended: nothing more will come
+    rows = tally.rows(plan)
+    assert [r.outcome for r in rows] == ["pass", "unknown", "unknown"] + ["unknown"] * (len(plan) - 3)
+    assert rows[2].error == f"worker w0 on {A} ended (exit status 3) while running it"
+    assert rows[2].report == f"../run-w0/{plan[2].name}/index.html"
+    assert rows[-1].error == "no worker was left to run it" and rows[-1].worker is None and rows[-1].report == ""
+
+
+def test_a_worker_ending_idle_leaves_no_row(reports: Path) -> None:
+    tally = Tally([Worker(0, A, "run-w0"), Worker(1, B, "run-w1")], reports / "run")
+    tally.finished(finished(1, "baseline"))
+    assert tally.end(0, "ended (exit status 0)") is None
+    assert not tally.settled([ROWS["baseline"], ROWS["kill-sender-txn.commit"]])  # w1 can still run it
+
+
+def test_the_merged_certificate_has_every_workers_rows_and_links_that_work(reports: Path, tmp_path: Path) -> None:
+    workers = [Worker(0, A, "run-w0"), Worker(1, B, "run-w1")]
+    out = tmp_path / "certificate"  # --out: elsewhere than the run's folder
+    tally = Tally(workers, out)
+    tally.finished(finished(0, "baseline"))
+    tally.finished(finished(1, "kill-sender-txn.commit", "fail", duplicate=12))
+    tally.took(Took(0, ROWS["kill-driver-txn.pre_commit"]))
+    tally.end(0, "failed (NotReady)")
+    plan = [ROWS[name] for name in ("baseline", "kill-sender-txn.commit", "kill-driver-txn.pre_commit")]
+    for worker, name in ((0, "baseline"), (1, "kill-sender-txn.commit")):
+        page = reports / f"run-w{worker}" / name / "index.html"
+        page.parent.mkdir(parents=True)
+        page.write_text("report")
+    write_certificate(out, resolve_sink("transactional"), load_pipeline("passthrough"), "transactional", True, 1,
+                      tally.rows(plan))
+    certificate = json.loads((out / "certificate.json").read_text())
+    scenarios = {s["name"]: s for s in certificate["scenarios"]}
+    assert list(scenarios) == [row.name for row in plan] and certificate["verdict"] == "not certified"
+    assert [(s["worker"], s["engine"], s["outcome"]) for s in scenarios.values()] == [
+        ("w0", A, "pass"), ("w1", B, "fail"), ("w0", A, "unknown")]
+    for name in ("baseline", "kill-sender-txn.commit"):
+        assert (out / scenarios[name]["report"]).read_text() == "report"
+    junit = (out / "junit.xml").read_text()
+    assert junit.count("<testcase") == 3 and 'failures="1" errors="1"' in junit
+    page = (out / "index.html").read_text()
+    assert f"href=\"../reports/run-w1/kill-sender-txn.commit/index.html\">report</a> (w1 on {B})" in page
+
+
+@dataclass(frozen=True)
+class StandInJob:
+    """Rows that pass after `seconds` (`slow`: after 3 s), without Docker; the worker that takes `dies`
+    ends after `seconds`, as in a crash. Marks in `marks`: a worker ready (its pid), a worker's session ended."""
+
+    marks: str
+    workers: int
+    seconds: float = 0.2
+    slow: str = ""
+    dies: str = ""
+
+    @contextmanager
+    def session(self, worker: Worker, images_lock: object) -> Iterator[partial]:
+        (Path(self.marks) / f"{worker.name}.ready").write_text(str(os.getpid()))
+        try:
+            yield partial(self.run, worker)
+        finally:
+            (Path(self.marks) / f"{worker.name}.ended").touch()
+
+    def run(self, worker: Worker, row: object) -> tuple[Row, str, bool]:
+        if row.name == "baseline":  # every worker is up before the rest is handed out
+            wait_for(lambda: len(list(Path(self.marks).glob("*.ready"))) == self.workers)
+        time.sleep(3.0 if row.name == self.slow else self.seconds)
+        if row.name == self.dies:
+            os._exit(3)
+        return Row(row, "pass", {}, self.seconds, f"{row.name}/index.html"), "transactional", False
+
+
+def wait_for(condition: object, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def spread(tmp_path: Path, engines: list[str], **job: object) -> tuple[Path, str, list[Row]]:
+    (tmp_path / "marks").mkdir()
+    stand_in = StandInJob(str(tmp_path / "marks"), len(engines), **job)
+    return certify_spread(stand_in, resolve_sink("transactional"), engines, True, tmp_path / "certificate")
+
+
+def test_a_slow_row_holds_up_no_other(reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    slow = QUICK_TXN[1]
+    folder, kind, rows = spread(tmp_path, [A, B], slow=slow)
+    assert (folder, kind) == (tmp_path / "certificate", "transactional")
+    assert [r.scenario.name for r in rows] == QUICK_TXN and {r.outcome for r in rows} == {"pass"}
+    by_slow_worker = {r.scenario.name for r in rows[1:] if r.worker == rows[1].worker}
+    assert by_slow_worker == {slow}, "the free worker should have run every other row"
+    assert {r.engine for r in rows} == {A, B}
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("[1/?] baseline") and len(printed) == len(QUICK_TXN)
+    assert all(line.endswith(("(w0)", "(w1)")) for line in printed)
+    assert sorted(p.name for p in (tmp_path / "marks").glob("*.ended")) == ["w0.ended", "w1.ended"]
+    (index,) = reports.glob("*/index.html")  # the run's index, over both workers' folders
+    assert f"Run {rows[0].report.split('/')[2].removesuffix('-w0').removesuffix('-w1')}" in index.read_text()
+
+
+def test_a_worker_that_dies_leaves_its_row_unknown_and_the_others_go_on(reports: Path, tmp_path: Path) -> None:
+    dies = QUICK_TXN[2]
+    _, _, rows = spread(tmp_path, [A, B], dies=dies)
+    outcomes = {r.scenario.name: r.outcome for r in rows}
+    assert outcomes.pop(dies) == "unknown" and set(outcomes.values()) == {"pass"}
+    dead = next(r for r in rows if r.scenario.name == dies)
+    assert dead.error.endswith("ended (exit status 3) while running it") and dead.worker
+
+
+def test_when_every_worker_is_gone_every_row_left_is_unknown(reports: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    _, kind, rows = spread(tmp_path, [A], dies="baseline")
+    assert kind == "plain"  # as with one cluster: a baseline that showed nothing
+    assert {r.outcome for r in rows} == {"unknown"} and rows[0].worker == "w0"
+    assert all(r.error == "no worker was left to run it" for r in rows[1:])
+    assert len(capsys.readouterr().out.splitlines()) == len(rows)  # every row printed, unknown ones too
+
+
+SIGTERMED = """
+import sys
+sys.path.insert(0, {unit!r})
+from pathlib import Path
+from harness.certify_pool import certify_spread
+from harness.code_spec import resolve_sink
+from harness.interrupt import terminate_like_ctrl_c
+from test_certify_spread import StandInJob
+terminate_like_ctrl_c()
+certify_spread(StandInJob({marks!r}, 2, seconds=600), resolve_sink("transactional"), [{a!r}, {b!r}], True, None)
+"""
+
+
+def test_a_sigterm_of_the_parent_stops_every_worker_and_waits(reports: Path, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    script = SIGTERMED.format(unit=str(Path(__file__).parent), marks=str(marks), a=A, b=B)
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(list(marks.glob("*.ready"))) == 2)
+        time.sleep(1.0)  # the baseline handed out, a row running
+        parent.send_signal(signal.SIGTERM)
+        _, stderr = parent.communicate(timeout=60)
+    finally:
+        parent.kill()
+    assert parent.returncode != 0 and "KeyboardInterrupt" in stderr
+    assert sorted(p.name for p in marks.glob("*.ended")) == ["w0.ended", "w1.ended"], stderr[-2000:]
+    for ready in marks.glob("*.ready"):
+        assert not Path(f"/proc/{ready.read_text()}").exists(), f"{ready.stem} still runs"
