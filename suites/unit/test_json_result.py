@@ -79,7 +79,8 @@ compact = results.map(lambda result: json.dumps(result, separators=(",", ":")).e
 odd = st.sampled_from([b"", b"\n", b'{"user":"a\nb","window_start":1,"count":1,"alert":true}', b"\xff",
                        b'{"user":"a","window_start":1,"count":1,"alert":true}\n{"user":"b","window_start":1,'
                        b'"count":1,"alert":true}', b'{"user":"\xc3\xa9","window_start":1,"count":1,"alert":true}',
-                       b'{"user": "a", "window_start": 1, "count": 1, "alert": true}'])
+                       b'{"user": "a", "window_start": 1, "count": 1, "alert": true}',
+                       b'{"user":"a","window_start":-0,"count":1,"alert":true}'])
 
 
 @given(st.lists(compact | odd, max_size=30))
@@ -92,9 +93,24 @@ def test_a_batch_reads_as_its_values_one_by_one(values: list[bytes]) -> None:
         assert [list(map(type, row)) for row in by_batch] == [list(map(type, row)) for row in one_by_one]
 
 
-def test_a_batch_read_twice_is_read_once() -> None:
+@given(st.lists(compact | odd, max_size=30))
+def test_identities_of_a_batch_are_written_as_one_by_one(values: list[bytes]) -> None:
+    """The fields matched as text, joined, are what an f-string of each value's parsed fields writes."""
+    try:
+        want: object = [f"{r['user']}@{r['window_start']}" for r in map(READ, values)]
+    except ValueError as error:
+        want = type(error)
+    try:
+        got: object = JsonResult(FIELDS, "a window result").joined(values, ("user", "window_start"))
+    except ValueError as error:
+        got = type(error)
+    assert got == want, values
+
+
+def test_a_batch_is_matched_once_for_its_identities_and_its_values() -> None:
     read = JsonResult(FIELDS, "a window result")
     values = [b'{"user":"a","window_start":1,"count":1,"alert":true}']
-    first = read.many(values)
-    assert read.many(list(values)) is first
+    assert read.joined(values, ("user", "window_start")) == ["a@1"]
+    matched = read.last[1]
+    assert read.many(list(values)) == [("a", 1, 1, True)] and read.last[1] is matched
     assert read.many([b'{"user":"b","window_start":1,"count":1,"alert":true}']) == [("b", 1, 1, True)]
