@@ -38,7 +38,6 @@ class WindowsChecker:
     def __init__(self, values: Callable[[list[bytes]], list]) -> None:
         self.values = values
         self.first: dict[str, object] = {}  # identity -> the value of its first occurrence
-        self.first_record: dict[str, Record] = {}  # identity -> its first occurrence
         self.repeats: list[tuple[str, object, int, int]] = []  # identity, value, partition, offset
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
@@ -51,10 +50,8 @@ class WindowsChecker:
             for record, value, identity, first in zip(records, values, identities, firsts, strict=True):
                 if not first:
                     self.repeats.append((identity, value, record.partition(), record.offset()))
-            identities, values, records = (list(compress(column, firsts))
-                                           for column in (identities, values, records))
+            identities, values = list(compress(identities, firsts)), list(compress(values, firsts))
         self.first.update(zip(identities, values, strict=True))
-        self.first_record.update(zip(identities, records, strict=True))
 
     def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         anomalies = ExactlyOnceChecker().anomalies(ledger)
@@ -69,8 +66,10 @@ class WindowsChecker:
 
         first = self.first
         wrong = map(ne, first.values(), map(EXPECTED_VALUE, map(ledger.expected.__getitem__, first)))
-        for identity in compress(first, map(or_, wrong, map(again.__contains__, first))):  # the rest is right
-            record = self.first_record[identity]
+        suspects = list(compress(first, map(or_, wrong, map(again.__contains__, first))))  # the rest is right
+        records = _first_records(ledger, set(suspects)) if suspects else {}
+        for identity in suspects:
+            record = records[identity]
             occurrences = [(first[identity], record.partition(), record.offset()), *again.get(identity, [])]
             expected = ledger.expected[identity].value
             right = next((o for o in occurrences if o[0] == expected), None)
@@ -84,3 +83,12 @@ class WindowsChecker:
                         {"id": identity, "value": right[0], "again": other[0], "partition": other[1],
                          "offset": other[2]})
         return anomalies
+
+
+def _first_records(ledger: Ledger, identities: set[str]) -> dict[str, Record]:
+    """Where each of these identities was first read: a walk over the read, only when anomalies need it."""
+    found: dict[str, Record] = {}
+    for identity, record in zip(ledger.identities, ledger.records, strict=True):
+        if identity in identities and identity not in found:
+            found[identity] = record
+    return found
