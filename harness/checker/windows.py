@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import compress
-from operator import attrgetter, methodcaller, ne, or_
+from operator import attrgetter, methodcaller, ne
 
 from harness.checker.exactly_once import ExactlyOnceChecker
 from harness.checker.ledger import VALUE, Ledger
@@ -32,12 +32,14 @@ class WindowsChecker:
     `wrong_value` and the others are judged against the first read.
     The pipeline's identity function has already validated every record it identified, so reading
     the value of a readable record does not fail. A million results are checked by C loops (`map`,
-    `compress`, dict updates): Python loops run only over repeats and anomalies.
+    `compress`): a first occurrence is compared with the model as it is read, and only those that
+    differ, the repeats and the anomalies cost Python; a first occurrence that is not kept had the
+    model's value.
     """
 
     def __init__(self, values: Callable[[list[bytes]], list]) -> None:
         self.values = values
-        self.first: dict[str, object] = {}  # identity -> the value of its first occurrence
+        self.wrong: dict[str, object] = {}  # identity -> the value of its first occurrence, not the model's
         self.repeats: list[tuple[str, object, int, int]] = []  # identity, value, partition, offset
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
@@ -50,31 +52,29 @@ class WindowsChecker:
             for record, value, identity, first in zip(records, values, identities, firsts, strict=True):
                 if not first:
                     self.repeats.append((identity, value, record.partition(), record.offset()))
-            identities, values = list(compress(identities, firsts)), list(compress(values, firsts))
-        self.first.update(zip(identities, values, strict=True))
+            identities, values, wants = (list(compress(column, firsts)) for column in (identities, values, wants))
+        differ = map(ne, values, map(EXPECTED_VALUE, wants))  # type: ignore[arg-type]
+        self.wrong.update(compress(zip(identities, values, strict=True), differ))
 
     def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         anomalies = ExactlyOnceChecker().anomalies(ledger)
         anomalies.pop("duplicate", None)  # told apart from `divergent` here, by value
         again: dict[str, list[tuple[object, int, int]]] = {}
         for identity, *seen in self.repeats:
-            if identity in self.first:  # else unexpected: the ledger's
+            if identity in ledger.expected:  # else unexpected: the ledger's
                 again.setdefault(identity, []).append(tuple(seen))  # type: ignore[arg-type]
 
         def add(name: str, example: dict) -> None:
             anomalies.setdefault(name, Anomaly(name)).add(example)
 
-        first = self.first
-        wrong = map(ne, first.values(), map(EXPECTED_VALUE, map(ledger.expected.__getitem__, first)))
-        suspects = list(compress(first, map(or_, wrong, map(again.__contains__, first))))  # the rest is right
-        records = _first_records(ledger, set(suspects)) if suspects else {}
-        for identity in suspects:
-            record = records[identity]
-            occurrences = [(first[identity], record.partition(), record.offset()), *again.get(identity, [])]
+        suspects = self.wrong.keys() | again.keys()  # every other result was read once, with its value
+        for identity, record in (_first_records(ledger, suspects) if suspects else {}).items():
             expected = ledger.expected[identity].value
+            first = (self.wrong.get(identity, expected), record.partition(), record.offset())
+            occurrences = [first, *again.get(identity, [])]
             right = next((o for o in occurrences if o[0] == expected), None)
             if right is None:
-                right = occurrences[0]
+                right = first
                 add("wrong_value", {"id": identity, "expected": expected, "got": right[0],
                                     "partition": right[1], "offset": right[2]})
             for other in occurrences:
@@ -86,7 +86,8 @@ class WindowsChecker:
 
 
 def _first_records(ledger: Ledger, identities: set[str]) -> dict[str, Record]:
-    """Where each of these identities was first read: a walk over the read, only when anomalies need it."""
+    """Where each of these identities was first read, in read order: a walk over the read, only when
+    anomalies need it."""
     found: dict[str, Record] = {}
     for identity, record in zip(ledger.identities, ledger.records, strict=True):
         if identity in identities and identity not in found:
