@@ -27,6 +27,7 @@ from harness.code_spec import SinkSpec, resolve_sink
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.interrupt import terminate_like_ctrl_c
 from harness.matrix import MatrixScenario
+from harness.progress import speak_as
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 
@@ -53,8 +54,9 @@ class CertifyJob:
     @contextmanager
     def session(self, worker: Worker, images_lock: Lock) -> Iterator[RunRow]:
         """The worker's images and cluster; its run folder keeps the cluster's logs and the run's index."""
-        with images_lock:  # builds share the host's build folders: one worker at a time
-            images.build_all()
+        if images.missing():  # an engine's first use; builds share the host's build folders: one at a time
+            with images_lock:
+                images.build_all()
         folder = run_report_dir(worker.run_id)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "run.json").write_text(json.dumps({"run": worker.run_id, "engine": worker.engine}))
@@ -77,6 +79,7 @@ def serve(worker: Worker, job: Job, tasks: Queue, results: Queue, images_lock: L
     os.environ["DOCKER_HOST"] = worker.engine  # before anything talks to Docker: the client is made once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     terminate_like_ctrl_c()
+    speak_as(worker.name)
     try:
         with job.session(worker, images_lock) as run:
             while (row := tasks.get()) is not None:

@@ -13,11 +13,18 @@ from typing import IO
 from harness.errors import HarnessError, ImageBuildFailed
 
 HEARTBEAT_SECONDS = 10.0
+_speaker = "harness"
+
+
+def speak_as(name: str) -> None:
+    """This process's progress lines carry `name`: workers of a spread certification share one console."""
+    global _speaker
+    _speaker = f"harness {name}"
 
 
 def say(message: str) -> None:
     """One progress line on stderr, so stdout stays for results."""
-    print(f"[harness] {message}", file=sys.stderr, flush=True)
+    print(f"[{_speaker}] {message}", file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 def write_certificate(folder: Path, sink: SinkSpec, pipeline: Pipeline, kind: str, quick: bool, seed: int,
                       rows: list[Row]) -> None:
+    """certificate.json, junit.xml and index.html in `folder`; report links are relative to it."""
     folder.mkdir(parents=True, exist_ok=True)
     passed = all(r.outcome == "pass" for r in rows)
     certificate = {

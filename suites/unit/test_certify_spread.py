@@ -213,9 +213,9 @@ def test_when_every_worker_is_gone_every_row_left_is_unknown(reports: Path, tmp_
     assert len(capsys.readouterr().out.splitlines()) == len(rows)  # every row printed, unknown ones too
 
 
-SIGTERMED = """
+PARENT_SCRIPT = """
 import sys
-sys.path.insert(0, {unit!r})
+sys.path[:0] = [{repo!r}, {unit!r}]
 from pathlib import Path
 from harness.certify_pool import certify_spread
 from harness.code_spec import resolve_sink
@@ -226,16 +226,20 @@ certify_spread(StandInJob({marks!r}, 2, seconds=600), resolve_sink("transactiona
 """
 
 
-def test_a_sigterm_of_the_parent_stops_every_worker_and_waits(reports: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", ["SIGTERM of the parent", "Ctrl-C in a terminal (SIGINT to every process)"])
+def test_stopping_the_parent_stops_every_worker_and_waits(reports: Path, tmp_path: Path, stop: str) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
-    script = SIGTERMED.format(unit=str(Path(__file__).parent), marks=str(marks), a=A, b=B)
+    script = PARENT_SCRIPT.format(repo=str(REPO), unit=str(Path(__file__).parent), marks=str(marks), a=A, b=B)
     parent = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        wait_for(lambda: len(list(marks.glob("*.ready"))) == 2)
+        wait_for(lambda: len(list(marks.glob("*.ready"))) == 2 or parent.poll() is not None)
         time.sleep(1.0)  # the baseline handed out, a row running
-        parent.send_signal(signal.SIGTERM)
+        if stop.startswith("SIGTERM"):
+            parent.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(parent.pid, signal.SIGINT)
         _, stderr = parent.communicate(timeout=60)
     finally:
         parent.kill()
