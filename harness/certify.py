@@ -124,6 +124,8 @@ def _on_one_cluster(sink: SinkSpec, quick: bool, seed: int, records: int, pipeli
         finally:
             cluster.save_logs(run_report_dir(cluster.run_id) / "cluster-logs")
             write_index(run_report_dir(cluster.run_id))
+    for row in rows:  # linked from the certificate folder, which --out puts elsewhere than the run's reports
+        row.report = os.path.relpath(run_report_dir(cluster.run_id) / row.report, folder)
     return folder, kind, rows
 
 
