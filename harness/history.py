@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
+
+# made once: json.dumps with options makes an encoder per call, and a run records an event per send
+ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
 
 
 class History:
@@ -24,7 +28,7 @@ class History:
 
     def record(self, type: str, **fields: Any) -> dict[str, Any]:
         event = {"t": round(time.time(), 4), "type": type, **fields}
-        line = json.dumps(event, separators=(",", ":"), default=str)
+        line = ENCODER.encode(event)
         with self._lock:
             self._file.write(line + "\n")
         return event
@@ -34,7 +38,9 @@ class History:
             self._file.close()
 
 
-def read_history(path: Path) -> list[dict[str, Any]]:
-    """Every event of a history file, in order."""
+def read_history(path: Path, types: Collection[str] = (), leave_out: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The events of a history file in order: of `types` (all when empty), but not of `leave_out`.
+    Filtered line by line: a million sends read back at once held 900 MB."""
     with path.open() as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+        events = (json.loads(line) for line in lines if line.strip())
+        return [e for e in events if (not types or e["type"] in types) and e["type"] not in leave_out]

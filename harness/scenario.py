@@ -73,15 +73,13 @@ class ScenarioResult:
     def events(self, *types: str) -> list[dict]:
         """Events of the scenario's history, of the given types (all when none are given)."""
         assert self.report_dir is not None
-        events = read_history(self.report_dir / "history.jsonl")
-        return [e for e in events if not types or e["type"] in types]
+        return read_history(self.report_dir / "history.jsonl", types)
 
     def to_dict(self) -> dict:
         return {
             "scenario": self.name,
             "verdict": self.verdict.to_dict(),
-            "sends": {"acked": len(self.sends.acked), "failed": len(self.sends.failed),
-                      "unknown": len(self.sends.unknown)},
+            "sends": {"acked": self.sends.acked, "failed": self.sends.failed, "unknown": self.sends.unknown},
             "read": {"records": len(self.read.records), "stable": self.read.stable, "high": self.read.high,
                      "stuck": self.read.stuck, "aborted": self.read.aborted,
                      "open_transactions": self.read.open_transactions},
@@ -153,7 +151,7 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
-        events = [e for e in read_history(self.report_dir / "history.jsonl") if e["type"] != "send"]
+        events = read_history(self.report_dir / "history.jsonl", leave_out={"send"})
         result.phases = phases(events)
         summary = result.to_dict()
         (self.report_dir / "result.json").write_text(json.dumps(summary, indent=2))
@@ -268,7 +266,8 @@ class Scenario:
             return Capture()
         if reference is not None:
             return DifferentialCheck(reference, self.pipeline.output_mode)
-        expected = self.pipeline.expected(r for r in self.pipeline.inputs(self.workload) if r.id in sends.acked)
+        inputs = enumerate(self.pipeline.inputs(self.workload))  # the same records in the same order as sent
+        expected = self.pipeline.expected(r for n, r in inputs if sends.was_acked(n))
         required = self._consumed_results(folder, input_topic) if incomplete else None
         return self.pipeline.output_check(expected, required)
 

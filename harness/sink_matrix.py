@@ -64,7 +64,7 @@ def check_row(result: ScenarioResult, row: MatrixScenario, expected: str) -> Non
         assert result.events("effect"), "the fault fired but no effect was recorded"
     if row.live:
         assert result.events("batch.planned")[0]["t"] < result.events("send")[-1]["t"], "input not produced live"
-        assert result.latency and result.latency["measured"] == len(result.sends.acked), result.latency
+        assert result.latency and result.latency["measured"] == result.sends.acked, result.latency
     if expected == "pass":
         assert verdict.outcome == "pass", result.summary()
     else:
