@@ -1,10 +1,12 @@
-"""Batches reach the reader's callback in order, on another thread, and its errors are not lost."""
+"""Batches reach the reader's callback in order, on another thread, and its errors are not lost; a drain
+keeps its records only when asked."""
 
 import threading
 
 import pytest
+from confluent_kafka import Message, TopicPartition
 
-from harness.reader import feeding
+from harness.reader import CommittedReader, feeding
 
 pytestmark = pytest.mark.unit
 
@@ -37,3 +39,37 @@ def test_an_error_in_the_read_is_not_masked() -> None:
         with feeding(lambda batch: None) as feed:
             feed([1])
             raise KeyError("broker gone")
+
+
+class _Partition:
+    """A consumer's stand-in over one partition of messages: `consume` hands out up to n at a time."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.left = messages
+        self.offset = 0
+
+    def assign(self, partitions: list[TopicPartition]) -> None:
+        assert [tp.partition for tp in partitions] == [0]
+
+    def consume(self, n: int, timeout: float) -> list[Message]:
+        batch, self.left = self.left[:n], self.left[n:]
+        self.offset += len(batch)
+        return batch
+
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        return [TopicPartition(tp.topic, tp.partition, self.offset) for tp in partitions]
+
+
+def test_a_drain_keeps_the_records_only_when_asked_and_counts_them_either_way() -> None:
+    messages = [Message(topic="out", partition=0, offset=n, key=b"k%d" % (n % 2), value=b"%d" % n,
+                        headers=[("eo-seq", b"%d" % n)] if n % 3 else None, timestamp=(1, 1_000 + n))
+                for n in range(25)]
+    reader = CommittedReader("nowhere:9092", batch=10)
+    records: list = []
+    batches: list[list] = []
+    assert reader._drain(_Partition(messages), "out", {0: 25}, batches.append, records) == 25
+    assert [len(b) for b in batches] == [10, 10, 5] and sum(batches, []) == records
+    fields = ("partition", "offset", "key", "value", "timestamp", "headers")
+    assert [[getattr(r, f)() for f in fields] for r in records] == [[getattr(m, f)() for f in fields] for m in messages]
+    assert records[0].key() is records[2].key()  # equal keys of a batch share one object
+    assert reader._drain(_Partition(messages), "out", {0: 25}, lambda b: None) == 25
