@@ -83,6 +83,21 @@ class ClusterPeak:
         self._thread.join()
 
 
+def measure(cluster: Cluster, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
+    """One scenario's row. Its result is dropped on return: kept while the next scenario ran, a 1M
+    baseline's output (its records and send log) counted in the fault run's peak."""
+    name = f"scale-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
+    reset_peak_rss()
+    started = time.monotonic()
+    with ClusterPeak(cluster.run_id) as peak:
+        result = Scenario(cluster, name, sink=sink, faults=parse_schedule(faults), workload=Workload(records),
+                          partitions=partitions).run()
+    seconds = time.monotonic() - started
+    consume = result.seconds.get("consume", float("nan"))
+    return Row(name, result.verdict.outcome, seconds, consume, records / consume, batch_size(records),
+               peak_rss_mib(), peak.peak / 2**20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sink", default="transactional")
@@ -96,16 +111,7 @@ def main() -> None:
     with Cluster() as cluster:
         for records, partitions in runs:
             for faults in ([], [FAULT]):
-                name = f"scale-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
-                reset_peak_rss()
-                started = time.monotonic()
-                with ClusterPeak(cluster.run_id) as peak:
-                    result = Scenario(cluster, name, sink=args.sink, faults=parse_schedule(faults),
-                                      workload=Workload(records), partitions=partitions).run()
-                seconds = time.monotonic() - started
-                consume = result.seconds.get("consume", float("nan"))
-                row = Row(name, result.verdict.outcome, seconds, consume, records / consume, batch_size(records),
-                          peak_rss_mib(), peak.peak / 2**20)
+                row = measure(cluster, args.sink, records, partitions, faults)
                 rows.append(row)
                 print(row.line(), flush=True)
     print(f"\nsink {args.sink}; fault scenario: {FAULT}")
