@@ -1,6 +1,7 @@
 """Batches reach the reader's callback in order, on another thread, and its errors are not lost; a drain
 keeps its records only when asked."""
 
+import operator
 import threading
 
 import pytest
@@ -69,7 +70,5 @@ def test_a_drain_keeps_the_records_only_when_asked_and_counts_them_either_way() 
     batches: list[list] = []
     assert reader._drain(_Partition(messages), "out", {0: 25}, batches.append, records) == 25
     assert [len(b) for b in batches] == [10, 10, 5] and sum(batches, []) == records
-    fields = ("partition", "offset", "key", "value", "timestamp", "headers")
-    assert [[getattr(r, f)() for f in fields] for r in records] == [[getattr(m, f)() for f in fields] for m in messages]
-    assert records[0].key() is records[2].key()  # equal keys of a batch share one object
+    assert all(map(operator.is_, records, messages))  # the messages themselves, not copies
     assert reader._drain(_Partition(messages), "out", {0: 25}, lambda b: None) == 25
