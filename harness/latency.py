@@ -5,12 +5,12 @@ transactional sink's output becomes visible at its commit, up to a batch after i
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from harness.reader import Record
 
 
-def end_to_end(records: list[Record], identities: list[str], acked_ms: Mapping[str, int]) -> dict | None:
+def end_to_end(records: list[Record], identities: Iterable[str], acked_ms: Mapping[str, int]) -> dict | None:
     """Median and 99th percentile over the run, and median and max per second of output; None when no
     output identity is an input's (an aggregation's results are not input records)."""
     per_second: dict[int, list[int]] = {}

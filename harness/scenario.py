@@ -251,7 +251,7 @@ class Scenario:
         self.history.record("verdict", **verdict.to_dict())
         latency = None
         if self.rate and isinstance(output_check, OutputCheck):
-            latency = end_to_end(output_check.ledger.records, output_check.ledger.identities, sends.acked_ms)
+            latency = end_to_end(output_check.ledger.records, output_check.ledger.identities(), sends.acked_ms)
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir,
             folder.stateful(), self.rate, latency,

@@ -18,7 +18,7 @@ class ExactlyOnceChecker:
         duplicates, unexpected = ledger.duplicates(), ledger.unexpected()
         if duplicates or unexpected:
             where: dict[str, Record] = {}
-            for identity, record in zip(ledger.identities, ledger.records, strict=True):
+            for identity, record in zip(ledger.identities(), ledger.records, strict=True):
                 if identity in ledger.extra:
                     where.setdefault(identity, record)
             for identity, count in duplicates.items():

@@ -89,7 +89,7 @@ def _first_records(ledger: Ledger, identities: set[str]) -> dict[str, Record]:
     """Where each of these identities was first read, in read order: a walk over the read, only when
     anomalies need it."""
     found: dict[str, Record] = {}
-    for identity, record in zip(ledger.identities, ledger.records, strict=True):
+    for identity, record in zip(ledger.identities(), ledger.records, strict=True):
         if identity in identities and identity not in found:
             found[identity] = record
     return found
