@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import itemgetter
 
-from harness.checker.ledger import VALUE, Ledger
+from harness.checker.ledger import PARTITION, VALUE, Ledger
 from harness.checker.verdict import Anomaly, Expected
-from harness.checker.windows import PARTITION, WindowsChecker
+from harness.checker.windows import WindowsChecker
 from harness.reader import Record
 
 TOTAL = itemgetter(1)

@@ -12,6 +12,7 @@ from harness.reader import Record
 
 SHOWN_BYTES = 64  # of an unreadable record's value, in its example
 VALUE = methodcaller("value")  # of a record: a Message's or an OutputRecord's, called from C
+PARTITION = methodcaller("partition")
 REQUIRED = attrgetter("required")
 REREAD = 10_000  # records whose identities are read again at once
 

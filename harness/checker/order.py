@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.checker.ledger import Ledger
+from harness.checker.ledger import PARTITION, Ledger
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
@@ -21,23 +21,25 @@ class PerKeyOrderChecker:
     """
 
     def __init__(self) -> None:
-        self.last: dict[tuple[int, str], tuple[int, str]] = {}  # (partition, key) -> highest (seq, identity)
+        self.seq: dict[tuple[int, str], int] = {}  # (partition, key) -> highest seq read there
+        self.at: dict[tuple[int, str], str] = {}  # (partition, key) -> the identity that had it
         self.violations: list[tuple[dict, str]] = []  # (example, the identity it came after)
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        last = self.last
-        for n, want in enumerate(wants):
+        highest, at = self.seq, self.at
+        for record, partition, identity, want in zip(records, map(PARTITION, records), identities, wants,
+                                                     strict=True):
             if want is None:  # a duplicate or a foreigner
                 continue
             key, seq = want.key, want.seq
-            record = records[n]
-            where = (record.partition(), key)
-            previous = last.get(where)
-            if previous is not None and seq < previous[0]:
-                self.violations.append(({"id": identities[n], "key": key, "seq": seq, "after_seq": previous[0],
-                                         "partition": where[0], "offset": record.offset()}, previous[1]))
+            where = (partition, key)
+            previous = highest.get(where)
+            if previous is not None and seq < previous:
+                self.violations.append(({"id": identity, "key": key, "seq": seq, "after_seq": previous,
+                                         "partition": partition, "offset": record.offset()}, at[where]))
             else:
-                last[where] = (seq, identities[n])
+                highest[where] = seq
+                at[where] = identity
 
     def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         reordered = Anomaly("reordered")

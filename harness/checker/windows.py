@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import compress
-from operator import attrgetter, methodcaller, ne
+from operator import attrgetter, ne
 
 from harness.checker.exactly_once import ExactlyOnceChecker
 from harness.checker.ledger import VALUE, Ledger
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
-PARTITION = methodcaller("partition")
 EXPECTED_VALUE = attrgetter("value")
 
 
