@@ -50,9 +50,8 @@ class OutputRecord(tuple):
     __slots__ = ()
 
     def __new__(cls, partition: int, offset: int, key: bytes | None, value: bytes, timestamp: int = 0,
-                headers: list[tuple[str, bytes]] | None = None,
-                timestamp_type: int = TIMESTAMP_CREATE_TIME) -> OutputRecord:
-        return tuple.__new__(cls, (partition, offset, key, value, timestamp, headers, timestamp_type))
+                headers: list[tuple[str, bytes]] | None = None) -> OutputRecord:
+        return tuple.__new__(cls, (partition, offset, key, value, timestamp, headers))
 
     def partition(self) -> int:
         return self[0]
@@ -67,7 +66,7 @@ class OutputRecord(tuple):
         return self[3]
 
     def timestamp(self) -> tuple[int, int]:
-        return self[6], self[4]
+        return TIMESTAMP_CREATE_TIME, self[4]
 
     def headers(self) -> list[tuple[str, bytes]] | None:
         return self[5]
