@@ -178,11 +178,10 @@ class CommittedReader:
                 "enable.auto.commit": False,
                 "isolation.level": isolation,
                 "enable.partition.eof": False,
-                # what librdkafka fetches ahead is held in C while Python works through it: 16 MB is
-                # about 100,000 records ahead of a reader that takes 10,000 at a time
-                "fetch.max.bytes": 16 * 1024 * 1024,
+                # librdkafka's own read-ahead (64 MB): capped at 16 MB it saved 48 MB at 1M records and
+                # cost the passthrough checker 0.80 to 0.68 of a plain consume (same topic, alternating)
+                "fetch.max.bytes": 64 * 1024 * 1024,
                 "max.partition.fetch.bytes": 16 * 1024 * 1024,
-                "queued.max.messages.kbytes": 16 * 1024,
                 "log_level": 2,  # connection errors surface as one InfrastructureError, not a stream of logs
             })
         )
