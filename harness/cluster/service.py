@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from docker.errors import NotFound
@@ -11,6 +12,8 @@ from testcontainers.core.network import Network
 from harness.errors import NotReady
 
 LOG_TAIL_LINES = 40
+END_MARK = "eo-harness-exit"  # the last line of `output`'s command: its exit status
+OUTPUT_ATTEMPTS = 5
 
 
 class Service(DockerContainer):
@@ -57,6 +60,23 @@ class Service(DockerContainer):
             return self._container.logs(stdout=True, stderr=True).decode(errors="replace")
         except NotFound:
             return ""
+
+    def output(self, command: list[str]) -> tuple[int, str]:
+        """Run a command in the container: its exit status and its output.
+
+        docker-py's `exec_run` now and then returns an empty output for a command that printed
+        (docker/docker-py#2042, #3332): a process list read empty made an executor kill look like a
+        Python worker's. The command's last line is therefore a mark with its exit status, and a
+        reply without the mark is lost output, run again.
+        """
+        script = f'eval "$EO_COMMAND"; printf "\\n{END_MARK} %d\\n" "$?"'  # the command kept out of sh's own argv
+        environment = {"EO_COMMAND": shlex.join(command)}  # (so that `pgrep -f` does not find the sh)
+        for _ in range(OUTPUT_ATTEMPTS):
+            reply = self.get_wrapped_container().exec_run(["sh", "-c", script], environment=environment)
+            body, mark, status = reply.output.decode(errors="replace").rpartition(f"\n{END_MARK} ")
+            if mark and status.strip().isdigit():
+                return int(status), body
+        raise RuntimeError(f"no output from {command[0]} in {self.alias} after {OUTPUT_ATTEMPTS} attempts")
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         return "\n".join(self.log_text().splitlines()[-lines:])

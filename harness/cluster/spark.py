@@ -66,10 +66,10 @@ class SparkWorker(Service):
         """The worker's log, then the stderr and stdout of every executor it ran (in its work folder)."""
         text = super().log_text()
         try:
-            result = self.exec(["sh", "-c", EXECUTOR_LOGS])
-        except (APIError, NotFound):  # the worker is not running: its container log is all there is
+            _, logs = self.output(["sh", "-c", EXECUTOR_LOGS])
+        except (APIError, NotFound, RuntimeError):  # the worker is not running: its container log is all there is
             return text
-        return text + "\n" + result.output.decode(errors="replace")
+        return text + "\n" + logs
 
 
 class SparkDriver(Service):

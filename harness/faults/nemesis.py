@@ -108,13 +108,12 @@ class Nemesis:
         raise LookupError("no worker runs an executor")
 
     def _pids(self, service: Service, pattern: str) -> list[int]:
-        result = service.exec(["pgrep", "-f", pattern])
-        return [int(pid) for pid in result.output.decode().split()]
+        return [int(pid) for pid in service.output(["pgrep", "-f", pattern])[1].split()]
 
     def _socket_owner(self, service: Service, event: GateEvent) -> int:
         """The pid that owns the gate connection's client end, from `ss` inside the container."""
-        result = service.exec(["ss", "-tnpH", "state", "established", f"( sport = :{event.peer.port} )"])
-        match = re.search(r"pid=(\d+)", result.output.decode())
+        _, sockets = service.output(["ss", "-tnpH", "state", "established", f"( sport = :{event.peer.port} )"])
+        match = re.search(r"pid=(\d+)", sockets)
         if match is None:
             raise LookupError(f"no process owns port {event.peer.port} in {service.alias}")
         return int(match.group(1))
