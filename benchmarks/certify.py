@@ -1,7 +1,7 @@
 """Certification time for one sink: per-scenario median, where the time goes (each phase's median over
 the scenarios that have it) and the whole matrix, from one run.
 
-    python benchmarks/certify.py [--sink transactional] [--quick]
+    python benchmarks/certify.py [--sink transactional] [--pipeline passthrough] [--quick]
 """
 
 from __future__ import annotations
@@ -22,16 +22,17 @@ GOALS = {"scenario_s": 45, "quick_min": 6, "full_min": 15}
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sink", default="transactional")
+    parser.add_argument("--pipeline", default="passthrough")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     terminate_like_ctrl_c()
     out = Path(tempfile.mkdtemp(prefix="certify-bench-"))
     started = time.monotonic()
-    status = certify(args.sink, args.quick, seed=1, records=20_000, out=out)
+    status = certify(args.sink, args.quick, seed=1, records=20_000, pipeline=args.pipeline, out=out)
     total = time.monotonic() - started
     scenarios = json.loads((out / "certificate.json").read_text())["scenarios"]
     seconds = [s["seconds"] for s in scenarios]
-    print(f"sink {args.sink}, {'quick' if args.quick else 'full'} matrix, exit status {status}")
+    print(f"sink {args.sink}, pipeline {args.pipeline}, {'quick' if args.quick else 'full'} matrix, exit status {status}")
     print(f"scenarios: {len(seconds)}; per scenario median {statistics.median(seconds):.0f} s "
           f"(min {min(seconds):.0f}, max {max(seconds):.0f}; goal <= {GOALS['scenario_s']} s)")
     goal = GOALS["quick_min" if args.quick else "full_min"]
