@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
-import re
 from multiprocessing.queues import Queue
 from pathlib import Path
 
 from harness.certify import Row, plan_after_baseline, print_row
 from harness.certify_tally import Failed, Finished, Tally, Took, Worker
 from harness.certify_worker import Job, serve
+from harness.cluster.engine import docker_hosts as parse_docker_hosts
 from harness.cluster.labels import new_run_id
 from harness.code_spec import SinkSpec
 from harness.errors import EXIT_BAD_INPUT, BadInput
@@ -28,7 +28,6 @@ from harness.progress import say
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 
-HOST_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")  # unix:///path/docker.sock, tcp://host:2376, ssh://user@host
 POLL_SECONDS = 1.0  # how often a quiet parent looks for workers that ended
 
 
@@ -37,11 +36,7 @@ def worker_engines(workers: int, docker_hosts: str, default: str) -> list[str]:
     Bad input (one line, exit 2): fewer than one worker, a host that is empty or not a URL."""
     if workers < 1:
         raise BadInput(f"--workers must be at least 1, not {workers}")
-    hosts = [host.strip() for host in docker_hosts.split(",")] if docker_hosts.strip() else []
-    for host in hosts:
-        if not HOST_URL.fullmatch(host):
-            problem = f"entry {host!r} is not a Docker host URL" if host else "has an empty entry"
-            raise BadInput(f"--docker-hosts {problem} (e.g. unix:///var/run/docker.sock,tcp://10.0.0.2:2375)")
+    hosts = parse_docker_hosts(docker_hosts)
     return [hosts[i % len(hosts)] if hosts else default for i in range(workers)]
 
 

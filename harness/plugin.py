@@ -68,11 +68,15 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     if config_setting(config, "sink") and str(SINK_MATRIX) not in config.args:
         config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
+    from harness.cluster.engine import docker_hosts
     from harness.cluster.labels import new_run_id
 
     worker = getattr(config, "workerinput", None)  # set in pytest-xdist's workers
     config.stash[SESSION] = worker["harness_session"] if worker else new_run_id()
-    hosts = [host.strip() for host in config_setting(config, "docker_hosts").split(",") if host.strip()]
+    try:
+        hosts = docker_hosts(config_setting(config, "docker_hosts"))
+    except HarnessError as error:
+        raise pytest.UsageError(str(error)) from None
     if hosts:
         os.environ["DOCKER_HOST"] = hosts[_worker_index(config) % len(hosts)]
 

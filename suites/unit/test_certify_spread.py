@@ -64,6 +64,15 @@ def test_the_command_says_it_in_one_line_with_status_2(args: list[str], message:
     assert message in run.stderr
 
 
+def test_pytest_refuses_the_same_bad_hosts(tmp_path: Path) -> None:
+    """`pytest --docker-hosts` dropped an empty entry quietly; it is a usage error, as in `certify`."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "--docker-hosts", f"{A},,{B}", str(tmp_path)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    assert "--docker-hosts has an empty entry" in run.stderr
+
+
 def test_a_dry_run_says_how_rows_would_be_spread() -> None:
     run = subprocess.run([sys.executable, "-m", "harness", "certify", "--sink", "transactional", "--dry-run",
                           "--quick", "--workers", "3", "--docker-hosts", f"{A},{B}"],
