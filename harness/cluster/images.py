@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -152,12 +153,28 @@ def build_all() -> None:
     started = time.monotonic()
     wanted = current()
     say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}")
-    for image in wanted.all:
-        if present(image):
-            say(f"image {image.tag}: present")
-            continue
-        _build(image)
+    with _building():
+        for image in wanted.all:
+            if present(image):
+                say(f"image {image.tag}: present")
+                continue
+            _build(image)
     say(f"images ready in {time.monotonic() - started:.1f} s")
+
+
+@contextmanager
+def _building() -> Iterator[None]:
+    """One build at a time on this machine: pytest-xdist workers or certify's workers that find an image
+    missing at once would share its build folder. The second waits, then finds the image present."""
+    lock = cache_dir() / "build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("images: another process is building them; waiting for it")
+            fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def _build(image: Image) -> None:

@@ -66,3 +66,19 @@ def test_kraft_cluster_ids_never_start_with_a_dash() -> None:
 
     ids = [cluster_id() for _ in range(2_000)]  # about 31 would start with '-' without the check
     assert len(set(ids)) == 2_000 and all(len(i) == 22 and not i.startswith("-") for i in ids)
+
+
+def test_one_image_build_at_a_time_on_a_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes that find an image missing share its build folder: the second waits for the first."""
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    waiter = "from harness.cluster import images\nwith images._building():\n    print('built', flush=True)\n"
+    with images._building():
+        second = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env={**os.environ, "HARNESS_CACHE": str(tmp_path)})
+        try:
+            second.wait(timeout=3)
+            raise AssertionError("the second build did not wait")
+        except subprocess.TimeoutExpired:
+            pass
+    out, err = second.communicate(timeout=30)
+    assert out == "built\n" and "another process is building them; waiting for it" in err
