@@ -21,7 +21,7 @@ from harness.pipeline import Pipeline, load_pipeline
 from harness.progress import say
 from harness.report import write_index
 from harness.report.certificate import write_certificate
-from harness.report.folders import run_report_dir
+from harness.report.folders import certificate_dir, run_report_dir
 from harness.scenario import Scenario, ScenarioResult
 from harness.workload import Workload
 
@@ -109,7 +109,7 @@ def _on_one_cluster(sink: SinkSpec, quick: bool, seed: int, records: int, pipeli
     images.build_all()
     rows: list[Row] = []
     with Cluster() as cluster:
-        folder = out or run_report_dir(cluster.run_id)
+        folder = out or certificate_dir(cluster.run_id)
         try:
             baseline, result = run_scenario(cluster, sink, scenarios_for("any", True)[0], seed, records, pipeline,
                                             stall_timeout, rate)

@@ -26,7 +26,7 @@ from harness.errors import EXIT_BAD_INPUT, BadInput
 from harness.matrix import ANY, MatrixScenario, scenarios_for
 from harness.progress import say
 from harness.report import write_index
-from harness.report.folders import run_report_dir
+from harness.report.folders import certificate_dir, run_report_dir
 
 POLL_SECONDS = 1.0  # how often a quiet parent looks for workers that ended
 
@@ -55,7 +55,7 @@ def certify_spread(job: Job, sink: SinkSpec, engines: list[str], quick: bool,
     workers = [Worker(i, engine, f"{run_id}-w{i}") for i, engine in enumerate(engines)]
     for line in spread_note(engines):
         say(line)
-    pool = Pool(job, workers, (out or run_report_dir(run_id)).resolve())
+    pool = Pool(job, workers, (out or certificate_dir(run_id)).resolve())
     try:
         kind, rows = pool.certify(sink, quick)
     except BaseException:

@@ -12,3 +12,9 @@ REPORTS_ENV = "HARNESS_REPORTS"
 def run_report_dir(run_id: str) -> Path:
     """`reports/<run>/`: one folder per run, one sub-folder per scenario."""
     return Path(os.environ.get(REPORTS_ENV) or "reports").resolve() / run_id
+
+
+def certificate_dir(run_id: str) -> Path:
+    """`reports/<run>/certificate/`: a certification's own folder when --out gives none, so that its page
+    does not replace the run's index (`reports/<run>/index.html`)."""
+    return run_report_dir(run_id) / "certificate"
