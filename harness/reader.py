@@ -15,9 +15,17 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_CREATE_TIME, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    TIMESTAMP_CREATE_TIME,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from harness.client_log import logged
 from harness.errors import BadInput, InfrastructureError
@@ -163,6 +171,14 @@ def feeding(on_batch: Callable[[list[Record]], None]) -> Iterator[Callable[[list
         raise errors[0]
 
 
+T = TypeVar("T")
+BROKER_BACK_SECONDS = 60.0
+BROKER_COMING_BACK = {  # what a watermark query meets while a broker restarts
+    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
+}
+
+
 class CommittedReader:
     """Drains a topic from the beginning with read_committed over the harness's direct listener."""
 
@@ -191,7 +207,7 @@ class CommittedReader:
     def partitions(self, consumer: Consumer, topic: str) -> list[int]:
         try:
             metadata = consumer.list_topics(topic, timeout=10)
-        except KafkaException as error:
+        except KafkaException as error:  # a wrong address says so at once; a restarted broker answers this
             raise InfrastructureError(f"cannot reach Kafka at {self.bootstrap}: {error}") from None
         described = metadata.topics.get(topic)
         if described is None or described.error is not None or not described.partitions:
@@ -199,7 +215,21 @@ class CommittedReader:
         return sorted(described.partitions)
 
     def _watermarks(self, consumer: Consumer, topic: str, partitions: list[int]) -> dict[int, int]:
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
+        return {p: self._retried(lambda p=p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1],
+                                 f"reading {topic}") for p in partitions}
+
+    def _retried(self, ask: Callable[[], T], what: str) -> T:
+        """Ask the broker; while a restarted broker takes its partitions back (no leader for a few
+        seconds) ask again, up to `BROKER_BACK_SECONDS`, rather than fail: a
+        `restart-broker` row whose input was consumed before the restart reads just after it."""
+        deadline = time.monotonic() + BROKER_BACK_SECONDS
+        while True:
+            try:
+                return ask()
+            except KafkaException as error:
+                if error.args[0].code() not in BROKER_COMING_BACK or time.monotonic() > deadline:
+                    raise InfrastructureError(f"{what} at {self.bootstrap}: {error}") from None
+            time.sleep(0.5)
 
     def read(
         self,

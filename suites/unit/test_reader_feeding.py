@@ -1,12 +1,13 @@
 """Batches reach the reader's callback in order, on another thread, and its errors are not lost; a drain
-keeps its records only when asked."""
+keeps its records only when asked; watermark queries wait out a restarted broker taking its partitions back."""
 
 import operator
 import threading
 
 import pytest
-from confluent_kafka import Message, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
+from harness.errors import InfrastructureError
 from harness.reader import CommittedReader, feeding
 
 pytestmark = pytest.mark.unit
@@ -72,3 +73,38 @@ def test_a_drain_keeps_the_records_only_when_asked_and_counts_them_either_way() 
     assert [len(b) for b in batches] == [10, 10, 5] and sum(batches, []) == records
     assert all(map(operator.is_, records, messages))  # the messages themselves, not copies
     assert reader._drain(_Partition(messages), "out", {0: 25}, lambda b: None) == 25
+
+
+class BrokerComingBack:
+    """A consumer whose watermark query meets `errors` first, as just after a broker restart."""
+
+    def __init__(self, *errors: int) -> None:
+        self.errors = list(errors)
+
+    def get_watermark_offsets(self, partition: TopicPartition, timeout: float) -> tuple[int, int]:
+        if self.errors:
+            raise KafkaException(KafkaError(self.errors.pop(0)))
+        return 0, 100 + partition.partition
+
+
+def test_watermarks_wait_for_a_restarted_broker_to_lead_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `restart-broker` row read just after the restart crashed the whole certification."""
+    monkeypatch.setattr("harness.reader.time.sleep", lambda seconds: None)
+    consumer = BrokerComingBack(KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError._TRANSPORT)
+    assert CommittedReader("kafka:9092")._watermarks(consumer, "out", [0, 1]) == {0: 100, 1: 101}  # type: ignore[arg-type]
+
+
+def test_other_broker_errors_are_infrastructure_errors_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.reader.time.sleep", lambda seconds: pytest.fail("retried"))
+    consumer = BrokerComingBack(KafkaError.TOPIC_AUTHORIZATION_FAILED)
+    with pytest.raises(InfrastructureError, match="reading out at kafka:9092"):
+        CommittedReader("kafka:9092")._watermarks(consumer, "out", [0])  # type: ignore[arg-type]
+
+
+def test_a_broker_that_never_comes_back_is_an_infrastructure_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter(range(0, 10_000, 30))
+    monkeypatch.setattr("harness.reader.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("harness.reader.time.sleep", lambda seconds: None)
+    consumer = BrokerComingBack(*[KafkaError.LEADER_NOT_AVAILABLE] * 100)
+    with pytest.raises(InfrastructureError, match="Broker: Leader not available"):
+        CommittedReader("kafka:9092")._watermarks(consumer, "out", [0])  # type: ignore[arg-type]
