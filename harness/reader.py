@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -171,7 +171,6 @@ def feeding(on_batch: Callable[[list[Record]], None]) -> Iterator[Callable[[list
         raise errors[0]
 
 
-T = TypeVar("T")
 BROKER_BACK_SECONDS = 60.0
 BROKER_COMING_BACK = {  # what a watermark query meets while a broker restarts
     KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
@@ -215,20 +214,19 @@ class CommittedReader:
         return sorted(described.partitions)
 
     def _watermarks(self, consumer: Consumer, topic: str, partitions: list[int]) -> dict[int, int]:
-        return {p: self._retried(lambda p=p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1],
-                                 f"reading {topic}") for p in partitions}
+        return {p: self._end_offset(consumer, TopicPartition(topic, p)) for p in partitions}
 
-    def _retried(self, ask: Callable[[], T], what: str) -> T:
-        """Ask the broker; while a restarted broker takes its partitions back (no leader for a few
-        seconds) ask again, up to `BROKER_BACK_SECONDS`, rather than fail: a
-        `restart-broker` row whose input was consumed before the restart reads just after it."""
+    def _end_offset(self, consumer: Consumer, partition: TopicPartition) -> int:
+        """A partition's end offset. While a restarted broker takes its partitions back (no leader for a
+        few seconds) it is asked again, up to `BROKER_BACK_SECONDS`, rather than failing the read: a
+        fault may restart the broker just before the read."""
         deadline = time.monotonic() + BROKER_BACK_SECONDS
         while True:
             try:
-                return ask()
+                return consumer.get_watermark_offsets(partition, timeout=10)[1]
             except KafkaException as error:
                 if error.args[0].code() not in BROKER_COMING_BACK or time.monotonic() > deadline:
-                    raise InfrastructureError(f"{what} at {self.bootstrap}: {error}") from None
+                    raise InfrastructureError(f"reading {partition.topic} at {self.bootstrap}: {error}") from None
             time.sleep(0.5)
 
     def read(
