@@ -21,7 +21,8 @@ from harness.checker.verdict import Anomaly, Expected
 from harness.checker.windows import WindowsChecker
 from harness.reader import Record
 
-KEY, TOTAL = itemgetter(0), itemgetter(1)
+KEY = FIRST = itemgetter(0)  # an update's key; the first of a pair
+TOTAL = itemgetter(1)
 NONE_YET = float("-inf")  # below every value: a key's first update in its partition
 
 
@@ -56,7 +57,7 @@ class ChangelogChecker(WindowsChecker):
         it. When no value is lower than the one before it, the last is the highest. Else (only with
         a regression) the run is undone and walked update by update, naming each regression.
         """
-        before = list(map(KEY, zip(map(highest.get, keys, repeat(NONE_YET)), map(highest.__setitem__, keys, totals),
+        before = list(map(FIRST, zip(map(highest.get, keys, repeat(NONE_YET)), map(highest.__setitem__, keys, totals),
                                    strict=True)))
         if not any(map(lt, totals, before)):
             return
