@@ -32,7 +32,8 @@ def main() -> None:
     total = time.monotonic() - started
     scenarios = json.loads((out / "certificate.json").read_text())["scenarios"]
     seconds = [s["seconds"] for s in scenarios]
-    print(f"sink {args.sink}, pipeline {args.pipeline}, {'quick' if args.quick else 'full'} matrix, exit status {status}")
+    print(f"sink {args.sink}, pipeline {args.pipeline}, {'quick' if args.quick else 'full'} matrix, "
+          f"exit status {status}")
     print(f"scenarios: {len(seconds)}; per scenario median {statistics.median(seconds):.0f} s "
           f"(min {min(seconds):.0f}, max {max(seconds):.0f}; goal <= {GOALS['scenario_s']} s)")
     goal = GOALS["quick_min" if args.quick else "full_min"]
