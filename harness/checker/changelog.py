@@ -14,38 +14,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import groupby, repeat
-from operator import itemgetter, lt
+from operator import countOf, itemgetter, lt
 
-from harness.checker.ledger import PARTITION, VALUE, Ledger
+from harness.checker.ledger import Ledger, partitions_of, values_of
 from harness.checker.verdict import Anomaly, Expected
 from harness.checker.windows import WindowsChecker
 from harness.reader import Record
 
-KEY = FIRST = itemgetter(0)  # an update's key; the first of a pair
-TOTAL = itemgetter(1)
+FIRST = itemgetter(0)  # of a pair
 NONE_YET = float("-inf")  # below every value: a key's first update in its partition
 
 
 class ChangelogChecker(WindowsChecker):
-    """`updates(record values)` reads a batch of updates as (key, running value) pairs (the pipeline's
-    batch reader); values of a key only grow."""
+    """`updates(record values)` reads a batch of updates as two columns, their keys and their running
+    values (the pipeline's batch reader); values of a key only grow."""
 
     changelog = True  # its verdict can be effectively-once
 
-    def __init__(self, updates: Callable[[list[bytes]], list[tuple[str, int]]]) -> None:
-        super().__init__(lambda values: list(map(TOTAL, updates(values))))
+    def __init__(self, updates: Callable[[list[bytes]], tuple[list[str], list[int]]]) -> None:
+        super().__init__(lambda values: updates(values)[1])
         self.updates = updates
         self.highest: dict[int, dict[str, int]] = {}  # partition -> key -> highest value read there
         self.regression = Anomaly("regression")
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        updates = self.updates(list(map(VALUE, records)))  # each record read once
-        totals = list(map(TOTAL, updates))
+        keys, totals = self.updates(values_of(records))  # each record read once
         self._feed_values(records, totals, identities, wants)
-        keys = list(map(KEY, updates))
         start = 0
-        for partition, run in groupby(map(PARTITION, records)):  # a batch comes in runs of one partition
-            end = start + len(list(run))
+        for partition, run in groupby(partitions_of(records)):  # a batch comes in runs of one partition
+            end = start + countOf(run, partition)
             self._follow(self.highest.setdefault(partition, {}), keys[start:end], totals[start:end],
                          records[start:end])
             start = end

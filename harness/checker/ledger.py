@@ -7,6 +7,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from itertools import repeat
 from operator import attrgetter, methodcaller
 
+from confluent_kafka import Message
+
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
@@ -50,7 +52,7 @@ class Ledger:
     def add(self, batch: list[Record]) -> tuple[list[Record], list[str], list[Expected | None]]:
         """Check a batch off; return its readable records, their identities and, for first occurrences,
         what the model expects."""
-        values = list(map(VALUE, batch))
+        values = values_of(batch)
         try:
             identities = self.batch_identities(values)
             if None in values or not set(map(type, identities)) <= {str}:
@@ -90,7 +92,7 @@ class Ledger:
         """Each readable record's identity, in read order, read again: only anomalies to locate and live
         latency need them after the read, so a million identity strings are not kept through it."""
         for start in range(0, len(self.records), REREAD):
-            values = list(map(VALUE, self.records[start:start + REREAD]))
+            values = values_of(self.records[start:start + REREAD])
             try:
                 yield from self.batch_identities(values)
             except Exception:  # noqa: BLE001 - the batch form refuses what the record form reads
@@ -123,6 +125,23 @@ class Ledger:
     @property
     def distinct(self) -> int:
         return len(self.expected) - len(self.remaining) + len(self.unexpected())
+
+
+def values_of(records: list[Record]) -> list[bytes]:
+    """Each record's value. A read's records are Messages, whose own method is called from C about
+    three times faster than through `methodcaller`; records made by hand take the general way."""
+    try:
+        return list(map(Message.value, records))
+    except TypeError:  # some record is not a Message
+        return list(map(VALUE, records))
+
+
+def partitions_of(records: list[Record]) -> list[int]:
+    """Each record's partition, the same way as `values_of`."""
+    try:
+        return list(map(Message.partition, records))
+    except TypeError:
+        return list(map(PARTITION, records))
 
 
 def shown(value: bytes) -> str:

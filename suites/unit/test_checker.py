@@ -255,3 +255,16 @@ def test_an_incomplete_run_loses_only_what_it_consumed_and_is_unknown_without_ev
                   required=consumed)
     assert {name: a.count for name, a in lossy.anomalies.items()} == {"lost": 1, "duplicate": 1, "incomplete": 1}
     assert lossy.outcome == "fail" and lossy.guarantee == NONE
+
+
+def test_values_and_partitions_read_alike_from_messages_and_records_made_by_hand() -> None:
+    """A read's Messages take the fast way, anything else the general one, with the same result."""
+    from confluent_kafka import Message
+
+    from harness.checker.ledger import partitions_of, values_of
+
+    messages = [Message(topic="t", partition=p, offset=p, value=b"v%d" % p) for p in range(3)]
+    by_hand = [OutputRecord(p, p, None, b"v%d" % p) for p in range(3)]
+    for records in (messages, by_hand, messages[:1] + by_hand[1:], []):
+        assert values_of(records) == [b"v0", b"v1", b"v2"][:len(records)]
+        assert partitions_of(records) == [0, 1, 2][:len(records)]

@@ -91,6 +91,8 @@ def test_a_batch_reads_as_its_values_one_by_one(values: list[bytes]) -> None:
     assert by_batch == one_by_one if isinstance(one_by_one, list) else isinstance(by_batch, type), values
     if isinstance(one_by_one, list):
         assert [list(map(type, row)) for row in by_batch] == [list(map(type, row)) for row in one_by_one]
+        columns = JsonResult(FIELDS, "a window result").columns(values, tuple(FIELDS))
+        assert list(zip(*columns)) == by_batch and len(columns) == len(FIELDS)  # the same, column by column
 
 
 @given(st.lists(compact | odd, max_size=30))
