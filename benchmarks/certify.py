@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from harness.certify import certify
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 
 GOALS = {"scenario_s": 45, "quick_min": 6, "full_min": 15}
 
@@ -25,7 +25,6 @@ def main() -> None:
     parser.add_argument("--pipeline", default="passthrough")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    terminate_like_ctrl_c()
     out = Path(tempfile.mkdtemp(prefix="certify-bench-"))
     started = time.monotonic()
     status = certify(args.sink, args.quick, seed=1, records=20_000, pipeline=args.pipeline, out=out)
@@ -46,4 +45,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -23,7 +23,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from harness.checker import Expected
 from harness.cluster import images
 from harness.cluster.topology import Cluster
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 from harness.pipeline import Pipeline, load_pipeline
 from harness.reader import CommittedReader
 from harness.topics import create_topics
@@ -111,7 +111,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--pipeline", choices=sorted(WORKLOADS), default="passthrough")
     args = parser.parse_args()
-    terminate_like_ctrl_c()
     images.build_all()
     pipeline = load_pipeline(f"harness.catalog.pipelines.{args.pipeline}")
     workload = pipeline.workload(Workload(args.records, seed=3, **WORKLOADS[args.pipeline]))
@@ -139,4 +138,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

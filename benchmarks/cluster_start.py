@@ -20,7 +20,7 @@ from docker.errors import APIError, NotFound
 from harness.cluster import images
 from harness.cluster.engine import docker_client
 from harness.cluster.topology import Cluster
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 from harness.scenario import Scenario
 from harness.workload import Workload
 
@@ -77,7 +77,6 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--cold", action="store_true")
     args = parser.parse_args()
-    terminate_like_ctrl_c()
 
     build = cold_build() if args.cold else None
     images.build_all()
@@ -104,4 +103,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -21,7 +21,7 @@ from harness.cluster import images
 from harness.cluster.topology import Cluster
 from harness.code_spec import catalog, resolve_sink
 from harness.faults.spec import random_nemesis
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 from harness.matrix import MatrixScenario, scenarios_for
 from harness.report.folders import run_report_dir
 
@@ -88,7 +88,6 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
     parser.add_argument("--sinks", default="", help="comma-separated; default: every bad_* sink of the catalog")
     args = parser.parse_args()
-    terminate_like_ctrl_c()
     sinks = args.sinks.split(",") if args.sinks else [name for name in catalog("sink") if name.startswith("bad_")]
     images.build_all()
     table: dict[str, dict[str, Search]] = {}
@@ -120,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.certify import certify
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 
 
 def main() -> None:
@@ -28,7 +28,6 @@ def main() -> None:
     parser.add_argument("--pipeline", default="passthrough")
     parser.add_argument("--sink", default="transactional", help="a sink that must pass every scenario")
     args = parser.parse_args()
-    terminate_like_ctrl_c()
     alarms: Counter[str] = Counter()
     scenarios = 0
     seeds = range(args.first_seed, args.first_seed + args.runs)
@@ -50,4 +49,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -16,7 +16,7 @@ import statistics
 from harness.cluster import images
 from harness.cluster.spark import SOURCE
 from harness.cluster.topology import Cluster
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 from harness.topics import create_topics, unique_name
 
 
@@ -42,7 +42,6 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    terminate_like_ctrl_c()
     images.build_all()
     routes = {"direct": [], "gate": []}
     with Cluster(workers=0) as cluster:
@@ -59,4 +58,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -22,7 +22,7 @@ from cluster_start import cluster_memory
 from harness.cluster import images
 from harness.cluster.topology import Cluster
 from harness.faults.spec import parse_schedule
-from harness.interrupt import terminate_like_ctrl_c
+from harness.interrupt import run_script
 from harness.scenario import Scenario, batch_size
 from harness.workload import Workload
 
@@ -104,7 +104,6 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
     parser.add_argument("--wide", type=int, default=200_000, help="records of the 16-partition runs (0: none)")
     args = parser.parse_args()
-    terminate_like_ctrl_c()
     runs = [(int(size), 4) for size in args.sizes.split(",")] + ([(args.wide, 16)] if args.wide else [])
     images.build_all()
     rows = []
@@ -123,4 +122,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)
