@@ -127,13 +127,15 @@ def main() -> None:
             harness.append(reader_and_checker(bootstrap, topic, pipeline, expected, total, measure_memory=False)[0])
         _, peak = reader_and_checker(bootstrap, topic, pipeline, expected, total, measure_memory=True)
     p, h = statistics.median(plain), statistics.median(harness)
-    ratios = sorted(c / q for c, q in zip(harness, plain, strict=True))  # each pair ran back to back
+    in_order = [c / q for c, q in zip(harness, plain, strict=True)]  # each pair ran back to back
+    ratios = sorted(in_order)
     print(f"{args.pipeline}: {total} output records, {size / total:.0f} bytes each, {PARTITIONS} partitions, "
           f"median of {args.repeats}")
     print(f"plain consume loop:   {p:>10,.0f} records/s (spread {min(plain):,.0f} to {max(plain):,.0f})")
     print(f"reader + checker:     {h:>10,.0f} records/s (spread {min(harness):,.0f} to {max(harness):,.0f})")
     print(f"ratio per repetition: median {statistics.median(ratios):.2f}, worst {ratios[0]:.2f}, best {ratios[-1]:.2f} "
           "(goal >= 0.7 at the median and the worst)")
+    print(f"ratios in the order run:  {' '.join(f'{r:.2f}' for r in in_order)}")
     print(f"checker peak memory:  {peak / 2**20:.0f} MiB (Python allocations, tracemalloc; goal <= 1024 MiB)")
 
 
