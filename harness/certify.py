@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,10 @@ def run_scenario(cluster: Cluster, sink: SinkSpec, row: MatrixScenario, seed: in
         if error.exit_status != EXIT_INFRASTRUCTURE:
             raise
         return Row(row, "unknown", {}, time.monotonic() - started, f"{row.name}/index.html", str(error)), None
+    except Exception as error:  # noqa: BLE001 - one row's unforeseen failure is that row's `unknown`, not the end of the matrix
+        say(f"{row.name}: unexpected error, the row is unknown:\n{traceback.format_exc().rstrip()}")
+        return Row(row, "unknown", {}, time.monotonic() - started, f"{row.name}/index.html",
+                   f"unexpected {type(error).__name__}: {error}"), None
     anomalies = {name: a.count for name, a in result.verdict.anomalies.items()}
     return Row(row, result.verdict.outcome, anomalies, time.monotonic() - started, f"{row.name}/index.html",
                result.verdict.error, result.phases), result

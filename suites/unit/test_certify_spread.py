@@ -256,3 +256,23 @@ def test_stopping_the_parent_stops_every_worker_and_waits(reports: Path, tmp_pat
     assert sorted(p.name for p in marks.glob("*.ended")) == ["w0.ended", "w1.ended"], stderr[-2000:]
     for ready in marks.glob("*.ready"):
         assert not Path(f"/proc/{ready.read_text()}").exists(), f"{ready.stem} still runs"
+
+
+def test_an_unforeseen_error_in_one_row_makes_that_row_unknown_and_the_matrix_goes_on(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bug or a failure no one foresaw (not a HarnessError) costs its row, never the whole certification."""
+    import harness.certify
+
+    class Crashing:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def run(self) -> None:
+            raise KeyError("no such container")
+
+    monkeypatch.setattr(harness.certify, "Scenario", Crashing)
+    row, result = harness.certify.run_scenario(None, resolve_sink("transactional"), ROWS["baseline"], 1, 100,  # type: ignore[arg-type]
+                                               "passthrough", 30.0, 0.0)
+    assert (row.outcome, result) == ("unknown", None)
+    assert row.error == "unexpected KeyError: 'no such container'"
+    assert "Traceback" in capsys.readouterr().err

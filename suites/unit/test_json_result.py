@@ -92,7 +92,7 @@ def test_a_batch_reads_as_its_values_one_by_one(values: list[bytes]) -> None:
     if isinstance(one_by_one, list):
         assert [list(map(type, row)) for row in by_batch] == [list(map(type, row)) for row in one_by_one]
         columns = JsonResult(FIELDS, "a window result").columns(values, tuple(FIELDS))
-        assert list(zip(*columns)) == by_batch and len(columns) == len(FIELDS)  # the same, column by column
+        assert list(zip(*columns, strict=True)) == by_batch and len(columns) == len(FIELDS)  # same, by column
 
 
 @given(st.lists(compact | odd, max_size=30))
