@@ -61,8 +61,7 @@ def _html(certificate: dict) -> str:
     rows = "".join(
         f"<tr><td>{escape(s['name'])}</td><td><code>{escape(' '.join(s['faults']) or '(none)')}</code></td>"
         f"<td class='{escape(s['outcome'])}'>{escape(s['outcome'])}</td>"
-        f"<td>{escape(', '.join(f'{k}={v}' for k, v in s['anomalies'].items()) or '-')}</td>"
-        f"<td>{_evidence(s)}</td></tr>"
+        f"<td>{escape(_found(s))}</td><td>{s['seconds']:.0f}&nbsp;s</td><td>{_evidence(s)}</td></tr>"
         for s in certificate["scenarios"]
     )
     return (
@@ -74,9 +73,17 @@ def _html(certificate: dict) -> str:
         f"kind: {escape(certificate['sink_kind'])}; matrix: {escape(certificate['matrix'])}; seed "
         f"{certificate['seed']}; source sha256 <code>{escape(certificate['sink_source_sha256'])}</code>; "
         f"versions: {escape(json.dumps(certificate['versions']))}</p>"
-        "<table><tr><th>scenario</th><th>faults</th><th>verdict</th><th>anomalies</th><th>evidence</th></tr>"
+        "<table><tr><th>scenario</th><th>faults</th><th>verdict</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )
+
+
+def _found(scenario: dict) -> str:
+    """The anomalies counted, or for an unknown row why it is unknown: what a reader looks for first."""
+    counted = ", ".join(f"{k}={v}" for k, v in scenario["anomalies"].items())
+    if scenario["outcome"] == "unknown" and scenario["error"]:
+        return f"{counted}; {scenario['error']}" if counted else scenario["error"]
+    return counted or "-"
 
 
 def _evidence(scenario: dict) -> str:

@@ -145,6 +145,8 @@ def test_the_merged_certificate_has_every_workers_rows_and_links_that_work(repor
     assert junit.count("<testcase") == 3 and 'failures="1" errors="1"' in junit
     page = (out / "index.html").read_text()
     assert f"href=\"../reports/run-w1/kill-sender-txn.commit/index.html\">report</a> (w1 on {B})" in page
+    assert "<td>duplicate=12</td><td>60&nbsp;s</td>" in page  # each row's anomalies and time
+    assert f"<td>{scenarios['kill-driver-txn.pre_commit']['error']}</td>" in page  # why a row is unknown
 
 
 @dataclass(frozen=True)
