@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.checker.ledger import PARTITION, Ledger
+from harness.checker.ledger import Ledger, partitions_of
 from harness.checker.verdict import Anomaly, Expected
 from harness.reader import Record
 
@@ -27,7 +27,7 @@ class PerKeyOrderChecker:
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
         highest, at = self.seq, self.at
-        for record, partition, identity, want in zip(records, map(PARTITION, records), identities, wants,
+        for record, partition, identity, want in zip(records, partitions_of(records), identities, wants,
                                                      strict=True):
             if want is None:  # a duplicate or a foreigner
                 continue
