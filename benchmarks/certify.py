@@ -13,21 +13,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.certify import certify
+from harness.certify.certification import certify
+from harness.certify.rows import MatrixRun
 from harness.interrupt import run_script
+from harness.settings import SETTINGS
 
 GOALS = {"scenario_s": 45, "quick_min": 6, "full_min": 15}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sink", default="transactional")
-    parser.add_argument("--pipeline", default="passthrough")
+    parser.add_argument("--sink", default=SETTINGS["sink"].default)
+    parser.add_argument("--pipeline", default=SETTINGS["pipeline"].default)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="certify-bench-"))
     started = time.monotonic()
-    status = certify(args.sink, args.quick, seed=1, records=20_000, pipeline=args.pipeline, out=out)
+    status = certify(MatrixRun(args.sink, args.pipeline), args.quick, out=out)
     total = time.monotonic() - started
     scenarios = json.loads((out / "certificate.json").read_text())["scenarios"]
     seconds = [s["seconds"] for s in scenarios]

@@ -21,13 +21,12 @@ import uuid
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from harness.checker import Expected
-from harness.cluster import images
-from harness.cluster.topology import Cluster
+from harness.client.reader import CommittedReader
+from harness.client.topics import create_topics
+from harness.client.workload import Workload
 from harness.interrupt import run_script
-from harness.pipeline import Pipeline, load_pipeline
-from harness.reader import CommittedReader
-from harness.topics import create_topics
-from harness.workload import Workload
+from harness.run.session import session
+from harness.subject.pipeline import Pipeline, load_pipeline
 
 PARTITIONS = 8
 
@@ -111,12 +110,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--pipeline", choices=sorted(WORKLOADS), default="passthrough")
     args = parser.parse_args()
-    images.build_all()
     pipeline = load_pipeline(f"harness.catalog.pipelines.{args.pipeline}")
     workload = pipeline.workload(Workload(args.records, seed=3, **WORKLOADS[args.pipeline]))
     expected = pipeline.expected(workload.inputs())
     total = args.records if args.pipeline == "passthrough" else len(expected)
-    with Cluster(workers=0) as cluster:
+    with session(workers=0) as opened:
+        cluster = opened.cluster
         bootstrap = cluster.kafka.bootstrap_direct
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         create_topics(cluster.kafka.admin(), [topic], PARTITIONS)

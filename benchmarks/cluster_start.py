@@ -21,8 +21,7 @@ from harness.cluster import images
 from harness.cluster.engine import docker_client
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
-from harness.scenario import Scenario
-from harness.workload import Workload
+from harness.run.session import scenario
 
 GOALS = {"start": 45.0, "build": 600.0, "memory_gib": 8.0}
 
@@ -65,7 +64,7 @@ def peak_memory_during_smoke(cluster: Cluster) -> int:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        Scenario(cluster, "memory", workload=Workload(20_000)).run()
+        scenario(cluster, "memory", sink="builtin_kafka", records=20_000).run()
     finally:
         done.set()
         sampler.join()

@@ -12,18 +12,18 @@ detection: a run that fails as vacuous or cannot decide is a run without one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from dataclasses import asdict, dataclass, field
 
-from harness.certify import Row, run_scenario
-from harness.cluster import images
+from harness.certify.matrix import MatrixScenario, scenarios_for
+from harness.certify.rows import MatrixRun, Row, run_row
 from harness.cluster.topology import Cluster
-from harness.code_spec import catalog, resolve_sink
 from harness.faults.spec import random_nemesis
 from harness.interrupt import run_script
-from harness.matrix import MatrixScenario, scenarios_for
-from harness.report.folders import run_report_dir
+from harness.run.session import session
+from harness.subject.code_spec import catalog
 
 
 @dataclass
@@ -48,15 +48,13 @@ class Search:
 
 def targeted(cluster: Cluster, sink: str, records: int, search: Search) -> float:
     """The quick certification until its first failing scenario; returns the baseline's consume time."""
-    spec = resolve_sink(sink)
     search.runs = 1
     rows = scenarios_for("any", True)[:1]
     horizon = 0.0
     while rows:
         row = rows.pop(0)
-        named = MatrixScenario(f"{sink}-{row.name}", row.faults, row.applies_to, row.quick, row.stateful,
-                               row.state_store, row.live)
-        outcome, result = run_scenario(cluster, spec, named, 1, records, "passthrough", 180.0, 0.0)
+        named = dataclasses.replace(row, name=f"{sink}-{row.name}")
+        outcome, result = run_row(cluster, MatrixRun(sink, records=records, rate=0.0), named)
         if search.count(outcome):
             break
         if row.name == "baseline":
@@ -70,13 +68,12 @@ def targeted(cluster: Cluster, sink: str, records: int, search: Search) -> float
 def randomly(cluster: Cluster, sink: str, records: int, horizon: float, runs: int, every: float,
              search: Search) -> None:
     """Up to `runs` scenarios under a random nemesis, seeds 1, 2, ..."""
-    spec = resolve_sink(sink)
     for seed in range(1, runs + 1):
         steps = [str(step) for step in random_nemesis(seed, horizon, every)]
         search.runs += 1
         search.schedules.append(steps)
         row = MatrixScenario(f"{sink}-random-{seed}", tuple(steps))
-        outcome, _ = run_scenario(cluster, spec, row, 1, records, "passthrough", 180.0, 0.0)
+        outcome, _ = run_row(cluster, MatrixRun(sink, records=records), row)
         if search.count(outcome):
             return
 
@@ -89,18 +86,17 @@ def main() -> None:
     parser.add_argument("--sinks", default="", help="comma-separated; default: every bad_* sink of the catalog")
     args = parser.parse_args()
     sinks = args.sinks.split(",") if args.sinks else [name for name in catalog("sink") if name.startswith("bad_")]
-    images.build_all()
     table: dict[str, dict[str, Search]] = {}
     started = time.monotonic()
-    with Cluster() as cluster:
+    with session() as opened:
         for sink in sinks:
             aimed, chance = Search(), Search()
-            horizon = targeted(cluster, sink, args.records, aimed)
-            randomly(cluster, sink, args.records, horizon, args.random_runs, args.every, chance)
+            horizon = targeted(opened.cluster, sink, args.records, aimed)
+            randomly(opened.cluster, sink, args.records, horizon, args.random_runs, args.every, chance)
             table[sink] = {"targeted": aimed, "random": chance}
             print(f"{sink}: targeted {aimed.detected or 'not detected'}; random {chance.detected or 'not detected'}",
                   flush=True)
-        out = run_report_dir(cluster.run_id) / "detect.json"
+        out = opened.folder / "detect.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({sink: {k: asdict(v) for k, v in row.items()} for sink, row in table.items()},
                               indent=2))

@@ -16,8 +16,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from harness.certify import certify
+from harness.certify.certification import certify
+from harness.certify.rows import MatrixRun
 from harness.interrupt import run_script
+from harness.settings import SETTINGS
 
 
 def main() -> None:
@@ -25,15 +27,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--pipeline", default="passthrough")
-    parser.add_argument("--sink", default="transactional", help="a sink that must pass every scenario")
+    parser.add_argument("--pipeline", default=SETTINGS["pipeline"].default)
+    parser.add_argument("--sink", default=SETTINGS["sink"].default, help="a sink that must pass every scenario")
     args = parser.parse_args()
     alarms: Counter[str] = Counter()
     scenarios = 0
     seeds = range(args.first_seed, args.first_seed + args.runs)
     for seed in seeds:
         out = Path(tempfile.mkdtemp(prefix=f"flake-{seed}-"))
-        certify(args.sink, args.quick, seed=seed, records=20_000, pipeline=args.pipeline, out=out)
+        certify(MatrixRun(args.sink, args.pipeline, seed=seed), args.quick, out=out)
         run_alarms = 0
         for scenario in json.loads((out / "certificate.json").read_text())["scenarios"]:
             scenarios += 1

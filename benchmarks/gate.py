@@ -13,11 +13,11 @@ import argparse
 import json
 import statistics
 
-from harness.cluster import images
+from harness.client.topics import create_topics, unique_name
 from harness.cluster.spark import SOURCE
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
-from harness.topics import create_topics, unique_name
+from harness.run.session import session
 
 
 def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float) -> dict[str, float]:
@@ -42,9 +42,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    images.build_all()
     routes = {"direct": [], "gate": []}
-    with Cluster(workers=0) as cluster:
+    with session(workers=0) as opened:
+        cluster = opened.cluster
         bootstraps = {"direct": f"{cluster.kafka.alias}:9091", "gate": cluster.kafka.bootstrap_chaos}
         for _ in range(args.repeats):
             for route, bootstrap in bootstraps.items():

@@ -19,12 +19,11 @@ from typing import NamedTuple
 
 from cluster_start import cluster_memory
 
-from harness.cluster import images
 from harness.cluster.topology import Cluster
-from harness.faults.spec import parse_schedule
 from harness.interrupt import run_script
-from harness.scenario import Scenario, batch_size
-from harness.workload import Workload
+from harness.run.scenario import batch_size
+from harness.run.session import scenario, session
+from harness.settings import SETTINGS
 
 FAULT = "kill:executor@batch.planned:2"
 GOALS = {"records_per_s": 5_000, "harness_mib": 1024, "baseline_1m_s": 300}
@@ -90,27 +89,25 @@ def measure(cluster: Cluster, sink: str, records: int, partitions: int, faults: 
     reset_peak_rss()
     started = time.monotonic()
     with ClusterPeak(cluster.run_id) as peak:
-        result = Scenario(cluster, name, sink=sink, faults=parse_schedule(faults), workload=Workload(records),
-                          partitions=partitions).run()
+        result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions).run()
     seconds = time.monotonic() - started
     consume = result.seconds.get("consume", float("nan"))
-    return Row(name, result.verdict.outcome, seconds, consume, records / consume, batch_size(records),
+    return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records),
                peak_rss_mib(), peak.peak / 2**20)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sink", default="transactional")
+    parser.add_argument("--sink", default=SETTINGS["sink"].default)
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
     parser.add_argument("--wide", type=int, default=200_000, help="records of the 16-partition runs (0: none)")
     args = parser.parse_args()
     runs = [(int(size), 4) for size in args.sizes.split(",")] + ([(args.wide, 16)] if args.wide else [])
-    images.build_all()
     rows = []
-    with Cluster() as cluster:
+    with session() as opened:
         for records, partitions in runs:
             for faults in ([], [FAULT]):
-                row = measure(cluster, args.sink, records, partitions, faults)
+                row = measure(opened.cluster, args.sink, records, partitions, faults)
                 rows.append(row)
                 print(row.line(), flush=True)
     print(f"\nsink {args.sink}; fault scenario: {FAULT}")

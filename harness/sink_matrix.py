@@ -1,21 +1,22 @@
 """The certification matrix of one sink as pytest tests, one test id per scenario:
 `pytest -m chaos --sink my_sink.py:sink` (the plugin collects this module when --sink is given, in
-any project). Every scenario that applies to the sink's kind, observed from its baseline, must pass;
-the others are skipped, saying why.
+any project). Every scenario that applies to the sink's kind, observed from its baseline, must pass the
+one judge (harness.checker.judge), as in `certify`; the others are skipped, saying why.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
-from harness.code_spec import is_file
-from harness.faults.spec import parse_schedule
-from harness.matrix import MATRIX, MatrixScenario
-from harness.plugin import config_setting
-from harness.scenario import Scenario, ScenarioResult
+from harness import settings
+from harness.certify.matrix import MATRIX, MatrixScenario
+from harness.certify.rows import MatrixRun, row_scenario
+from harness.checker.verdict import FAIL, PASS
+from harness.cluster.topology import Cluster
+from harness.run.scenario import ScenarioResult
+from harness.subject.code_spec import is_file
 
 pytestmark = pytest.mark.chaos
 ROWS = {row.name: row for row in MATRIX}
@@ -24,13 +25,13 @@ STATELESS = [row for row in MATRIX if not row.stateful]  # the matrix of the pas
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sink_scenario" in metafunc.fixturenames:
-        sink = config_setting(metafunc.config, "sink")
+        sink = settings.given(metafunc.config, "sink")
         metafunc.parametrize("sink_scenario", [(sink, row.name) for row in STATELESS],
                              ids=[f"{sink}::{row.name}" for row in STATELESS])
 
 
 @pytest.fixture(scope="session")
-def sink_kinds(cluster: Any) -> dict[str, str]:
+def sink_kinds(cluster: Cluster) -> dict[str, str]:
     """A sink's kind, observed from its baseline run (cached per session)."""
     return {}
 
@@ -41,47 +42,39 @@ def short_name(sink: str) -> str:
     return re.split(r"[./]", module)[-1]
 
 
-def kind_of(cluster: Any, sink: str, kinds: dict[str, str], baseline: ScenarioResult | None) -> str:
-    if sink not in kinds:
+def kind_of(cluster: Cluster, run: MatrixRun, kinds: dict[str, str], baseline: ScenarioResult | None) -> str:
+    if run.sink not in kinds:
         if baseline is None:
-            baseline = run_row(cluster, sink, ROWS["baseline"], f"kind-{short_name(sink)}", 0)
-        kinds[sink] = baseline.sink_kind
-    return kinds[sink]
+            baseline = run_row(cluster, run, ROWS["baseline"], f"kind-{short_name(run.sink)}")
+        kinds[run.sink] = baseline.sink_kind
+    return kinds[run.sink]
 
 
-def run_row(cluster: Any, sink: str, row: MatrixScenario, name: str, rate: float) -> ScenarioResult:
-    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(row.faults)),
-                    rate=rate if row.live else 0.0).run()
+def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str) -> ScenarioResult:
+    return row_scenario(cluster, run, row, name).run()
 
 
-def check_row(result: ScenarioResult, row: MatrixScenario, expected: str) -> None:
-    """`expected` is "pass" (exactly-once) or the anomaly that must be found; either way every fault
-    must have fired and had an effect, and live rows must have produced their input while the stream ran."""
-    verdict = result.verdict
-    assert "vacuous" not in verdict.anomalies, f"fault never fired: {verdict.summary()}"
-    assert not result.events("fault.error"), result.events("fault.error")
-    if row.faults:
-        assert result.events("effect"), "the fault fired but no effect was recorded"
-    if row.live:
-        assert result.events("batch.planned")[0]["t"] < result.events("send")[-1]["t"], "input not produced live"
-        assert result.latency and result.latency["measured"] == result.sends.acked, result.latency
-    if expected == "pass":
-        assert verdict.outcome == "pass", result.summary()
+def check_row(result: ScenarioResult, expected: str) -> None:
+    """`expected` is "pass" (the judge's pass: exactly-once, every fault fired without an injection error
+    and had an effect) or the anomaly that must be found (a fail with it; duplicates without loss)."""
+    if expected == PASS:
+        assert result.outcome == PASS, result.summary()
     else:
-        assert verdict.outcome == "fail" and expected in verdict.anomalies, result.summary()
+        assert result.outcome == FAIL and expected in result.verdict.anomalies, result.summary()
         if expected == "duplicate":
-            assert "lost" not in verdict.anomalies, result.summary()
+            assert "lost" not in result.verdict.anomalies, result.summary()
 
 
-def test_sink_scenario(cluster: Any, sink_kinds: dict[str, str], sink_scenario: tuple[str, str],
-                       live_rate: float) -> None:
+def test_sink_scenario(cluster: Cluster, sink_kinds: dict[str, str], sink_scenario: tuple[str, str],
+                       stall_timeout: float, live_rate: float) -> None:
     sink, scenario = sink_scenario
+    run = MatrixRun(sink, stall_timeout=stall_timeout, rate=live_rate)
     row = ROWS[scenario]
     if scenario != "baseline":
-        kind = kind_of(cluster, sink, sink_kinds, None)
+        kind = kind_of(cluster, run, sink_kinds, None)
         if not row.applies(kind):
             pytest.skip(f"{scenario} applies to {row.applies_to} sinks; {sink} is {kind}")
-    result = run_row(cluster, sink, row, f"{short_name(sink)}-{scenario}", live_rate)
+    result = run_row(cluster, run, row, f"{short_name(sink)}-{scenario}")
     if scenario == "baseline":
-        kind_of(cluster, sink, sink_kinds, result)
-    check_row(result, row, "pass")
+        kind_of(cluster, run, sink_kinds, result)
+    check_row(result, PASS)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.matrix import MATRIX
-from harness.plugin import config_setting
+from harness.certify.matrix import MATRIX
+from harness.certify.rows import MatrixRun
+from harness.settings import given
 from harness.sink_matrix import check_row, run_row, short_name
 
 pytestmark = pytest.mark.chaos
@@ -45,7 +46,7 @@ GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-driver-produce"), (TXN,
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "certification_case" not in metafunc.fixturenames:
         return
-    if config_setting(metafunc.config, "sink"):  # the plugin's matrix for that sink runs instead
+    if given(metafunc.config, "sink"):  # the plugin's matrix for that sink runs instead
         metafunc.parametrize("certification_case", [pytest.param(None, marks=pytest.mark.skip(
             reason="--sink given: its matrix (harness/sink_matrix.py) runs instead of the catalog's"))])
         return
@@ -56,7 +57,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("certification_case", cases)
 
 
-def test_certification(cluster, certification_case, live_rate) -> None:  # type: ignore[no-untyped-def]
+def test_certification(cluster, certification_case, stall_timeout, live_rate) -> None:  # type: ignore[no-untyped-def]
     sink, scenario, expected = certification_case
     row = ROWS[scenario]
-    check_row(run_row(cluster, sink, row, f"{short_name(sink)}-{scenario}", live_rate), row, expected)
+    result = run_row(cluster, MatrixRun(sink, stall_timeout=stall_timeout, rate=live_rate), row,
+                     f"{short_name(sink)}-{scenario}")
+    check_row(result, expected)
+    if expected != "pass":  # caught by this row's fault, not by something else
+        assert result.events("effect"), "the fault fired but no effect was recorded"

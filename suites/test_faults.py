@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.spec import parse_schedule
-from harness.scenario import Scenario, ScenarioResult
+from harness.run.scenario import ScenarioResult
+from harness.run.session import scenario
 
 pytestmark = pytest.mark.chaos
 BUILTIN = "builtin_kafka"
@@ -16,7 +16,7 @@ REHEARSING_TXN = "rehearsing_driver_transactional"
 
 
 def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
-    return Scenario(cluster, name, sink=sink, faults=parse_schedule(list(faults))).run()
+    return scenario(cluster, name, sink=sink, faults=faults).run()
 
 
 def assert_fired_with_effect(result: ScenarioResult, *specs: str) -> None:
@@ -102,7 +102,7 @@ def test_a_point_that_cannot_occur_fails_as_vacuous(cluster) -> None:
 @pytest.mark.gate
 def test_a_run_that_stops_moving_is_incomplete_and_unknown_not_a_loss(cluster) -> None:
     spec = "pause:driver@batch.planned:2/120s"
-    result = Scenario(cluster, "builtin-stalled", sink=BUILTIN, faults=parse_schedule([spec]), stall_timeout=20).run()
+    result = scenario(cluster, "builtin-stalled", sink=BUILTIN, faults=[spec], stall_timeout=20).run()
 
     assert_fired_with_effect(result, spec)
     verdict = result.verdict

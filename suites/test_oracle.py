@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from harness.pipeline import load_pipeline
-from harness.reader import CommittedReader
-from harness.topics import create_topics, unique_name
-from harness.workload import Workload, WorkloadProducer
+from harness.client.reader import CommittedReader
+from harness.client.topics import create_topics, unique_name
+from harness.client.workload import Workload, WorkloadProducer
+from harness.subject.pipeline import load_pipeline
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[1]

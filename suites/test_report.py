@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.reader import OutputRecord
+from harness.client.reader import OutputRecord
 from harness.report import write_scenario_page
 
 pytestmark = pytest.mark.integration

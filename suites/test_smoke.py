@@ -2,16 +2,16 @@
 
 import pytest
 
-from harness.scenario import Scenario
-from harness.workload import Workload
+from harness.run.session import scenario
 
 pytestmark = pytest.mark.smoke
 
 
 def test_passthrough_delivers_every_id_exactly_once(cluster, stall_timeout: float) -> None:
-    result = Scenario(cluster, "smoke", workload=Workload(20_000), partitions=4, stall_timeout=stall_timeout).run()
+    result = scenario(cluster, "smoke", sink="builtin_kafka", records=20_000, partitions=4,
+                      stall_timeout=stall_timeout).run()
 
     assert result.sends.acked == 20_000
     assert result.batches_committed, "no batch was committed: the pipeline never ran"
-    assert result.verdict.outcome == "pass", result.verdict.summary()
+    assert result.outcome == "pass", result.summary()
     assert result.verdict.distinct == 20_000 and result.verdict.observed == 20_000

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.spec import parse_schedule
-from harness.matrix import MATRIX
-from harness.scenario import Scenario, ScenarioResult
+from harness.certify.matrix import MATRIX
+from harness.run.scenario import ScenarioResult
+from harness.run.session import scenario
 
 pytestmark = pytest.mark.chaos
 FRAUD = "fraud_windows"
@@ -46,8 +46,7 @@ BUILTIN_REPLAY = [
 
 
 def run(cluster, name: str, pipeline: str, sink: str, *faults: str, state_store: str = "hdfs") -> ScenarioResult:  # type: ignore[no-untyped-def]
-    return Scenario(cluster, name, pipeline=pipeline, sink=sink, faults=parse_schedule(list(faults)),
-                    state_store=state_store).run()
+    return scenario(cluster, name, pipeline=pipeline, sink=sink, faults=faults, state_store=state_store).run()
 
 
 def assert_fired_with_effect(result: ScenarioResult, spec: str) -> None:

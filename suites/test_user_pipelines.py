@@ -10,21 +10,20 @@ from pathlib import Path
 import pytest
 
 from harness.errors import BadInput
-from harness.faults.spec import parse_schedule
-from harness.reference import Nondeterministic
-from harness.scenario import Scenario, ScenarioResult
-from harness.workload import Workload
+from harness.run.reference import Nondeterministic
+from harness.run.scenario import ScenarioResult
+from harness.run.session import scenario
 
 pytestmark = pytest.mark.chaos
 USER_PIPELINES = Path(__file__).resolve().parents[1] / "fixtures" / "user_pipelines"
 TXN = "transactional"
 BUILTIN = "builtin_kafka"
-WORKLOAD = Workload(10_000, seed=3)
+RECORDS, SEED = 10_000, 3
 
 
 def run(cluster, name: str, pipeline: str, sink: str, spec: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
-    result = Scenario(cluster, name, pipeline=str(USER_PIPELINES / pipeline), sink=sink,
-                      faults=parse_schedule([spec]), workload=WORKLOAD).run()
+    result = scenario(cluster, name, pipeline=str(USER_PIPELINES / pipeline), sink=sink, faults=[spec],
+                      records=RECORDS, seed=SEED).run()
     assert spec in {e["fault"] for e in result.events("effect")}, "fault never fired with an effect"
     assert result.verdict.oracle == "differential", result.verdict.summary()
     return result
@@ -49,8 +48,8 @@ def test_a_pipeline_without_a_model_passes_with_the_reference_sink_and_is_caught
 
 def test_a_nondeterministic_pipeline_is_named_and_never_certified(cluster) -> None:
     with pytest.raises(Nondeterministic) as raised:
-        Scenario(cluster, "noise-txn", pipeline=str(USER_PIPELINES / "orders_with_noise.py"), sink=TXN,
-                 workload=WORKLOAD).run()
+        scenario(cluster, "noise-txn", pipeline=str(USER_PIPELINES / "orders_with_noise.py"), sink=TXN,
+                 records=RECORDS, seed=SEED).run()
     assert raised.value.exit_status == 2
     assert "nondeterministic" in str(raised.value) and '"score' in str(raised.value), raised.value
 
@@ -60,5 +59,5 @@ def test_a_transform_that_raises_in_the_driver_is_bad_input(cluster, tmp_path: P
     broken.write_text("def transform(source):\n    return source.select('no_such_column')\n"
                       "def model(inputs):\n    return {}\ndef identity(value):\n    return ''\n")
     with pytest.raises(BadInput) as raised:
-        Scenario(cluster, "broken-transform", pipeline=str(broken), sink=TXN, workload=Workload(100)).run()
+        scenario(cluster, "broken-transform", pipeline=str(broken), sink=TXN, records=100).run()
     assert "transform raised AnalysisException" in str(raised.value) and "no_such_column" in str(raised.value)

@@ -19,7 +19,7 @@ from operator import countOf, itemgetter, lt
 from harness.checker.ledger import Ledger, partitions_of, values_of
 from harness.checker.verdict import Anomaly, Expected
 from harness.checker.windows import WindowsChecker
-from harness.reader import Record
+from harness.client.reader import Record
 
 FIRST = itemgetter(0)  # of a pair
 NONE_YET = float("-inf")  # below every value: a key's first update in its partition

@@ -19,7 +19,7 @@ from operator import methodcaller
 from harness.checker.compose import close_verdict
 from harness.checker.ledger import shown
 from harness.checker.verdict import EXAMPLES, Anomaly, Verdict
-from harness.reader import ReadResult, Record
+from harness.client.reader import ReadResult, Record
 
 APPEND = "append"
 UPDATE = "update"

@@ -10,7 +10,7 @@ from operator import attrgetter, methodcaller
 from confluent_kafka import Message
 
 from harness.checker.verdict import Anomaly, Expected
-from harness.reader import Record
+from harness.client.reader import Record
 
 SHOWN_BYTES = 64  # of an unreadable record's value, in its example
 VALUE = methodcaller("value")  # of a record: a Message's or an OutputRecord's, called from C

@@ -11,7 +11,7 @@ from confluent_kafka.admin import AdminClient
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness.client_log import logged
+from harness.client.client_log import logged
 from harness.cluster.service import Service
 from harness.errors import NotReady
 

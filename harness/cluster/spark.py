@@ -106,6 +106,6 @@ class SparkDriver(Service):
         command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", "512m"]
         for key, value in conf.items():
             command += ["--conf", f"{key}={value}"]
-        command += [f"{SOURCE}/harness/spark_app.py", *app_args]
+        command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]
         self.with_command(command)
         self.waiting_for(LogMessageWaitStrategy("HARNESS-QUERY-STARTED").with_startup_timeout(120))

@@ -33,6 +33,8 @@ POINTS = (*GATE_POINTS, *BATCH_POINTS, "time")
 TRANSACTION_POINTS = tuple(p for p in GATE_POINTS if p.startswith("txn."))
 ROLES = ("driver", "executors")
 TIMED = ("pause", "partition", "isolate", "delay")
+TRANSACTIONAL = "transactional"  # a sink's kind: it writes in Kafka transactions (txn.* points apply)
+PLAIN = "plain"  # it writes with plain produce requests (the produce point applies)
 
 STEP = re.compile(
     r"^(?P<action>[a-z_]+):(?P<target>[a-z_]+)@(?P<point>[a-z_.]+)"
@@ -171,3 +173,8 @@ def random_nemesis(seed: int, seconds: float, every: float = 10.0) -> list[Fault
         schedule.append(FaultStep(action, target, "time", round(min(at, seconds), 1), 1, None, duration))
         at += rng.expovariate(1 / every)
     return schedule
+
+
+def kind_from_points(points: set[str]) -> str:
+    """A sink's kind, observed rather than declared: the gate points a fault-free run reached."""
+    return TRANSACTIONAL if any(point in TRANSACTION_POINTS for point in points) else PLAIN

@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPORTS_ENV = "HARNESS_REPORTS"
+from harness.settings import SETTINGS
+
+REPORTS_ENV = SETTINGS["reports"].env
 
 
 def run_report_dir(run_id: str) -> Path:
     """`reports/<run>/`: one folder per run, one sub-folder per scenario."""
-    return Path(os.environ.get(REPORTS_ENV) or "reports").resolve() / run_id
+    return Path(os.environ.get(REPORTS_ENV) or SETTINGS["reports"].default).resolve() / run_id
 
 
 def certificate_dir(run_id: str) -> Path:

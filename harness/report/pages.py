@@ -11,7 +11,7 @@ from html import escape
 from pathlib import Path
 
 from harness.checker.verdict import MEANINGS
-from harness.reader import Record
+from harness.client.reader import Record
 from harness.report.events import events_html
 from harness.report.swimlanes import swimlanes_svg
 from harness.report.timeline import timeline_svg
@@ -19,7 +19,7 @@ from harness.report.timeline import timeline_svg
 STYLE = """
 body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;font-size:14px}th{background:#f3f3f3}
-.pass{color:#1e8449;font-weight:bold}.fail{color:#c0392b;font-weight:bold}.unknown{color:#b9770e;font-weight:bold}
+.pass{color:#1e8449;font-weight:bold}.fail{color:#c0392b;font-weight:bold}.unknown,.ineffective{color:#b9770e;font-weight:bold}
 code{background:#f6f6f6;padding:1px 3px}
 """
 
@@ -65,10 +65,11 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record], e
     left out: they are the input, not the story)."""
     written = {(r.partition(), r.offset()): r.timestamp()[1] for r in records}
     verdict = result["verdict"]
-    outcome = verdict["outcome"]
+    outcome = result.get("outcome", verdict["outcome"])  # the judge's (harness.checker.judge)
     summary = _table(
         [
-            {"verdict": outcome, "observed guarantee": verdict["guarantee"], "oracle": verdict.get("oracle", "model"),
+            {"outcome": outcome, "why": "; ".join(result.get("reasons", [])) or "-",
+             "observed guarantee": verdict["guarantee"], "oracle": verdict.get("oracle", "model"),
              "expected": verdict["expected"],
              "read": verdict["observed"], "distinct": verdict["distinct"],
              "aborted (read_uncommitted only)": result["read"]["aborted"],
@@ -117,17 +118,18 @@ def write_index(run_folder: Path, parts: list[Path] | None = None) -> Path:
             engines.append(f"{part.name}: engine {json.loads((part / 'run.json').read_text())['engine']}")
         for result_file in sorted(part.glob("*/result.json")):
             result = json.loads(result_file.read_text())
-            rows.append((prefix + result_file.parent.name, result_file.parent.name, result["verdict"]))
+            rows.append((prefix + result_file.parent.name, result_file.parent.name,
+                         result.get("outcome", result["verdict"]["outcome"]), result["verdict"]))
             stacks.add(", ".join(f"{k} {v}" for k, v in sorted(result.get("versions", {}).items())))
     body = "<h1>Run " + escape(run_folder.name) + "</h1>" \
         + "".join(f"<p>versions: {escape(stack)}</p>" for stack in sorted(stacks) if stack) \
         + "".join(f"<p>{escape(line)}</p>" for line in engines) \
-        + "<table><tr><th>scenario</th><th>verdict</th><th>guarantee</th><th>anomalies</th></tr>"
-    for link, name, verdict in rows:
+        + "<table><tr><th>scenario</th><th>outcome</th><th>guarantee</th><th>anomalies</th></tr>"
+    for link, name, outcome, verdict in rows:
         found = ", ".join(f"{k}={v['count']}" for k, v in verdict["anomalies"].items()) or "-"
         body += (
             f"<tr><td><a href='{escape(link)}/index.html'>{escape(name)}</a></td>"
-            f"<td class='{escape(verdict['outcome'])}'>{escape(verdict['outcome'])}</td>"
+            f"<td class='{escape(outcome)}'>{escape(outcome)}</td>"
             f"<td>{escape(verdict['guarantee'])}</td><td>{escape(found)}</td></tr>"
         )
     run_folder.mkdir(parents=True, exist_ok=True)

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.certify import Row
-from harness.certify_pool import certify_spread, worker_engines
-from harness.certify_tally import Finished, Tally, Took, Worker
-from harness.code_spec import resolve_sink
+from harness.certify.certificate import write_certificate
+from harness.certify.matrix import MATRIX, scenarios_for
+from harness.certify.pool import certify_spread, worker_engines
+from harness.certify.rows import MatrixRun, Row
+from harness.certify.tally import Finished, Tally, Took, Worker
 from harness.errors import BadInput
-from harness.matrix import MATRIX, scenarios_for
-from harness.pipeline import load_pipeline
-from harness.report.certificate import write_certificate
+from harness.subject.code_spec import resolve_sink
+from harness.subject.pipeline import load_pipeline
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ class StandInJob:
     dies: str = ""
 
     @contextmanager
-    def session(self, worker: Worker, images_lock: object) -> Iterator[partial]:
+    def session(self, worker: Worker) -> Iterator[partial]:
         (Path(self.marks) / f"{worker.name}.ready").write_text(str(os.getpid()))
         try:
             yield partial(self.run, worker)
@@ -228,8 +228,8 @@ PARENT_SCRIPT = """
 import sys
 sys.path[:0] = [{repo!r}, {unit!r}]
 from pathlib import Path
-from harness.certify_pool import certify_spread
-from harness.code_spec import resolve_sink
+from harness.certify.pool import certify_spread
+from harness.subject.code_spec import resolve_sink
 from harness.interrupt import terminate_like_ctrl_c
 from test_certify_spread import StandInJob
 terminate_like_ctrl_c()
@@ -261,20 +261,20 @@ def test_stopping_the_parent_stops_every_worker_and_waits(reports: Path, tmp_pat
 
 
 def test_an_unforeseen_error_in_one_row_makes_that_row_unknown_and_the_matrix_goes_on(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], reports: Path) -> None:
     """A bug or a failure no one foresaw (not a HarnessError) costs its row, never the whole certification."""
-    import harness.certify
+    import harness.certify.rows
 
     class Crashing:
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            pass
-
         def run(self) -> None:
             raise KeyError("no such container")
 
-    monkeypatch.setattr(harness.certify, "Scenario", Crashing)
-    row, result = harness.certify.run_scenario(None, resolve_sink("transactional"), ROWS["baseline"], 1, 100,  # type: ignore[arg-type]
-                                               "passthrough", 30.0, 0.0)
+    class Stopped:
+        run_id = "crashing-run"
+
+    monkeypatch.setattr(harness.certify.rows, "row_scenario", lambda *args, **kwargs: Crashing())
+    row, result = harness.certify.rows.run_row(Stopped(), MatrixRun("transactional"), ROWS["baseline"])  # type: ignore[arg-type]
     assert (row.outcome, result) == ("unknown", None)
     assert row.error == "unexpected KeyError: 'no such container'"
     assert "Traceback" in capsys.readouterr().err
+    assert "KeyError" in (reports / "crashing-run" / "baseline" / "traceback.txt").read_text()

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.checker import EFFECTIVELY_ONCE, EXACTLY_ONCE
-from harness.pipeline import load_pipeline
-from harness.reader import OutputRecord, ReadResult
-from harness.workload import Workload
+from harness.client.reader import OutputRecord, ReadResult
+from harness.client.workload import Workload
+from harness.subject.pipeline import load_pipeline
 
 pytestmark = pytest.mark.unit
 PIPELINE = load_pipeline("running_totals")

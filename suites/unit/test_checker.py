@@ -17,7 +17,7 @@ from harness.checker import (
     check,
 )
 from harness.checker.compose import Checker, OutputCheck
-from harness.reader import OutputRecord, ReadResult
+from harness.client.reader import OutputRecord, ReadResult
 
 pytestmark = pytest.mark.unit
 def checkers() -> list[Checker]:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkpoint import CheckpointFolder
+from harness.run.checkpoint import CheckpointFolder
 
 pytestmark = pytest.mark.unit
 

@@ -17,11 +17,11 @@ import pytest
 from kafka.protocol.producer.produce import ProduceRequest
 from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
 
+from harness.faults.schedule import Schedule
 from harness.faults.spec import parse_step
 from harness.gate.protocol import parse_request
 from harness.gate.proxy import GateEvent, Hold, KafkaGate, Peer
 from harness.history import History
-from harness.schedule import Schedule
 
 pytestmark = pytest.mark.unit
 

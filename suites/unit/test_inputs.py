@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.code_spec import catalog, resolve_sink
+from harness.certify.matrix import MATRIX, scenarios_for
+from harness.client.workload import InputRecord, Workload
 from harness.errors import BadInput
-from harness.faults.spec import parse_step
-from harness.matrix import MATRIX, PLAIN, TRANSACTIONAL, kind_from_points, scenarios_for
-from harness.pipeline import load_pipeline
-from harness.scenario import Scenario
-from harness.workload import InputRecord, Workload
+from harness.faults.spec import PLAIN, TRANSACTIONAL, kind_from_points, parse_step
+from harness.run.scenario import Scenario
+from harness.subject.code_spec import catalog, resolve_sink
+from harness.subject.pipeline import load_pipeline
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]

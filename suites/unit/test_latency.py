@@ -3,8 +3,8 @@ output record's timestamp; outputs that are not input records are not measured."
 
 import pytest
 
-from harness.latency import end_to_end
-from harness.reader import OutputRecord
+from harness.client.reader import OutputRecord
+from harness.run.latency import end_to_end
 
 pytestmark = pytest.mark.unit
 

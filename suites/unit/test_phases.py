@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.phases import phases
+from harness.run.phases import phases
 
 pytestmark = pytest.mark.unit
 

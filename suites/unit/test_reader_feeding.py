@@ -7,8 +7,8 @@ import threading
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
+from harness.client.reader import CommittedReader, feeding
 from harness.errors import InfrastructureError
-from harness.reader import CommittedReader, feeding
 
 pytestmark = pytest.mark.unit
 
@@ -89,13 +89,13 @@ class BrokerComingBack:
 
 def test_watermarks_wait_for_a_restarted_broker_to_lead_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A `restart-broker` row read just after the restart crashed the whole certification."""
-    monkeypatch.setattr("harness.reader.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("harness.client.reader.time.sleep", lambda seconds: None)
     consumer = BrokerComingBack(KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError._TRANSPORT)
     assert CommittedReader("kafka:9092")._watermarks(consumer, "out", [0, 1]) == {0: 100, 1: 101}  # type: ignore[arg-type]
 
 
 def test_other_broker_errors_are_infrastructure_errors_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.reader.time.sleep", lambda seconds: pytest.fail("retried"))
+    monkeypatch.setattr("harness.client.reader.time.sleep", lambda seconds: pytest.fail("retried"))
     consumer = BrokerComingBack(KafkaError.TOPIC_AUTHORIZATION_FAILED)
     with pytest.raises(InfrastructureError, match="reading out at kafka:9092"):
         CommittedReader("kafka:9092")._watermarks(consumer, "out", [0])  # type: ignore[arg-type]
@@ -103,8 +103,8 @@ def test_other_broker_errors_are_infrastructure_errors_at_once(monkeypatch: pyte
 
 def test_a_broker_that_never_comes_back_is_an_infrastructure_error(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = iter(range(0, 10_000, 30))
-    monkeypatch.setattr("harness.reader.time.monotonic", lambda: next(clock))
-    monkeypatch.setattr("harness.reader.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("harness.client.reader.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("harness.client.reader.time.sleep", lambda seconds: None)
     consumer = BrokerComingBack(*[KafkaError.LEADER_NOT_AVAILABLE] * 100)
     with pytest.raises(InfrastructureError, match="Broker: Leader not available"):
         CommittedReader("kafka:9092")._watermarks(consumer, "out", [0])  # type: ignore[arg-type]

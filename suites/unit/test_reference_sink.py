@@ -7,7 +7,7 @@ writer's count against the partition's size is what stops a partial commit (see 
 import pytest
 
 from harness.catalog.sinks.transactional import IncompleteInput, PartitionWriter
-from harness.sink import SinkContext
+from harness.driver.sink import SinkContext
 
 pytestmark = pytest.mark.unit
 

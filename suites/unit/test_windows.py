@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from harness.catalog.pipelines import fraud_windows
 from harness.checker import check
-from harness.pipeline import load_pipeline
-from harness.reader import OutputRecord, ReadResult, in_produce_order
-from harness.workload import CLOSING_KEY, SEQUENCE_HEADER, InputRecord, Workload
+from harness.client.reader import OutputRecord, ReadResult, in_produce_order
+from harness.client.workload import CLOSING_KEY, SEQUENCE_HEADER, InputRecord, Workload
+from harness.subject.pipeline import load_pipeline
 
 pytestmark = pytest.mark.unit
 PIPELINE = load_pipeline("fraud_windows")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, Message
 
-from harness import workload as workload_module
+from harness.client import workload as workload_module
+from harness.client.workload import Workload, WorkloadProducer
 from harness.errors import InfrastructureError
 from harness.history import History, read_history
-from harness.scenario import batch_size
-from harness.workload import Workload, WorkloadProducer
+from harness.run.scenario import batch_size
 
 pytestmark = pytest.mark.unit
 

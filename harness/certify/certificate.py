@@ -1,0 +1,93 @@
+"""The certificate of a sink: certificate.json (every row, with the worker and engine that ran it when the
+matrix was spread), junit.xml for CI, and a matrix page linking each row's report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from importlib.metadata import version
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+import harness
+from harness import versions
+from harness.certify.rows import Row
+from harness.checker.judge import INEFFECTIVE
+from harness.checker.verdict import FAIL, PASS, UNKNOWN
+from harness.subject.code_spec import CodeSpec
+from harness.subject.pipeline import Pipeline
+
+
+def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, kind: str, quick: bool, seed: int,
+                      rows: list[Row]) -> None:
+    """certificate.json, junit.xml and index.html in `folder`; report links are relative to it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    passed = all(r.outcome == PASS for r in rows)
+    certificate = {
+        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": kind,
+        "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
+        "verdict": "certified exactly-once" if passed else "not certified",
+        "matrix": "quick" if quick else "full", "seed": seed,
+        "versions": {"harness": harness.__version__, **asdict(versions.stack()),
+                     "confluent_kafka": version("confluent-kafka")},
+        "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
+                       "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,
+                       "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine}
+                      for r in rows],
+    }
+    (folder / "certificate.json").write_text(json.dumps(certificate, indent=2))
+    (folder / "junit.xml").write_text(_junit(sink, rows))
+    (folder / "index.html").write_text(_html(certificate))
+
+
+def _junit(sink: CodeSpec, rows: list[Row]) -> str:
+    failures = sum(r.outcome in (FAIL, INEFFECTIVE) for r in rows)
+    errors = sum(r.outcome == UNKNOWN for r in rows)
+    cases = []
+    for r in rows:
+        body = ""
+        if r.outcome == FAIL:
+            body = f"<failure message={quoteattr(', '.join(f'{k}={v}' for k, v in r.anomalies.items()))}/>"
+        elif r.outcome == INEFFECTIVE:
+            body = f"<failure message={quoteattr('ineffective: ' + (r.error or 'the fault did not do what it says'))}/>"
+        elif r.outcome == UNKNOWN:
+            body = f"<error message={quoteattr(r.error or 'unknown')}/>"
+        cases.append(f'<testcase classname={quoteattr(sink.spec)} name={quoteattr(r.scenario.name)} '
+                     f'time="{r.seconds:.1f}">{body}</testcase>')
+    return (f'<?xml version="1.0" encoding="utf-8"?><testsuite name={quoteattr("certify " + sink.spec)} '
+            f'tests="{len(rows)}" failures="{failures}" errors="{errors}">{"".join(cases)}</testsuite>\n')
+
+
+def _html(certificate: dict) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(s['name'])}</td><td><code>{escape(' '.join(s['faults']) or '(none)')}</code></td>"
+        f"<td class='{escape(s['outcome'])}'>{escape(s['outcome'])}</td>"
+        f"<td>{escape(_found(s))}</td><td>{s['seconds']:.0f}&nbsp;s</td><td>{_evidence(s)}</td></tr>"
+        for s in certificate["scenarios"]
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>certificate</title><style>"
+        "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
+        "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective{color:#b9770e}"
+        f"</style></head><body><h1>{escape(certificate['sink'])}: {escape(certificate['verdict'])}</h1>"
+        f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); "
+        f"kind: {escape(certificate['sink_kind'])}; matrix: {escape(certificate['matrix'])}; seed "
+        f"{certificate['seed']}; source sha256 <code>{escape(certificate['sink_source_sha256'])}</code>; "
+        f"versions: {escape(json.dumps(certificate['versions']))}</p>"
+        "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
+        f"{rows}</table></body></html>"
+    )
+
+
+def _found(scenario: dict) -> str:
+    """The anomalies counted, or for an unknown or ineffective row why it is so: what a reader looks for first."""
+    counted = ", ".join(f"{k}={v}" for k, v in scenario["anomalies"].items())
+    if scenario["outcome"] in (UNKNOWN, INEFFECTIVE) and scenario["error"]:
+        return f"{counted}; {scenario['error']}" if counted else scenario["error"]
+    return counted or "-"
+
+
+def _evidence(scenario: dict) -> str:
+    """The link to a scenario's report (none for a row no worker ran), and which worker ran it."""
+    link = f"<a href={quoteattr(scenario['report'])}>report</a>" if scenario["report"] else "-"
+    return link + (f" ({escape(scenario['worker'])} on {escape(scenario['engine'])})" if scenario["worker"] else "")

@@ -1,0 +1,91 @@
+"""`certify`: run the matrix for one sink on one cluster (or spread over several worker processes,
+harness.certify.pool), print outcomes as they come, write a certificate folder (index.html,
+certificate.json, JUnit XML). Exit 0 only when every row passed (harness.checker.judge)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from harness.certify.certificate import write_certificate
+from harness.certify.matrix import ANY, MATRIX, scenarios_for
+from harness.certify.pool import certify_spread, spread_note, worker_engines
+from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
+from harness.certify.worker import CertifyJob
+from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
+from harness.checker.verdict import FAIL, PASS, UNKNOWN
+from harness.cluster.engine import engine_socket_url
+from harness.errors import EXIT_OK
+from harness.report.folders import certificate_dir
+from harness.run.session import session
+from harness.subject.code_spec import CodeSpec, resolve_sink
+from harness.subject.pipeline import Pipeline, load_pipeline
+
+
+def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int = 1,
+            docker_hosts: str = "") -> int:
+    """Certify `run.sink` with `run.pipeline`; the exit status: 0 every row passed, 1 a row failed or was
+    ineffective, 3 (otherwise) a row is unknown."""
+    engines = worker_engines(workers, docker_hosts, engine_socket_url())
+    pipeline = load_pipeline(run.pipeline)
+    sink = resolve_sink(run.sink)
+    if dry_run:
+        print_plan(sink, pipeline, quick)
+        if workers > 1:
+            print("\n".join(spread_note(engines)))
+        return EXIT_OK
+    started = time.monotonic()
+    if workers > 1:
+        folder, kind, rows = certify_spread(CertifyJob(run), sink, engines, quick, out)
+    else:
+        if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
+            os.environ["DOCKER_HOST"] = engines[0]
+        folder, kind, rows = _on_one_cluster(run, quick, out)
+    write_certificate(folder, sink, pipeline, kind, quick, run.seed, rows)
+    print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
+    passed = sum(r.outcome == PASS for r in rows)
+    minutes, secs = divmod(round(time.monotonic() - started), 60)
+    print(f"{sink.spec}: {'certified exactly-once' if passed == len(rows) else 'not certified'}, "
+          f"{passed}/{len(rows)} scenarios passed, {'quick' if quick else 'full'} matrix, {minutes} min {secs} s")
+    return matrix_exit_status([r.outcome for r in rows])
+
+
+def matrix_exit_status(outcomes: list[str]) -> int:
+    """A certification's exit status: anomalies (or a row that did not try what it says) outweigh an
+    unknown row, which outweighs passes."""
+    for outcome in (FAIL, INEFFECTIVE, UNKNOWN):
+        if outcome in outcomes:
+            return EXIT_STATUS[outcome]
+    return EXIT_OK
+
+
+def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None) -> tuple[Path, str, list[Row]]:
+    """Every row in turn on one cluster in this process: the certificate folder, the sink's kind, the rows."""
+    rows: list[Row] = []
+    with session() as opened:
+        folder = out or certificate_dir(opened.cluster.run_id)
+        baseline, result = run_row(opened.cluster, run, scenarios_for(ANY, True)[0])
+        rows.append(baseline)
+        print_row(baseline, 1, None)
+        kind, stateful = observed(result)
+        plan = plan_after_baseline(run.sink, kind, stateful, quick)
+        for n, row in enumerate(plan, start=2):
+            outcome, _ = run_row(opened.cluster, run, row)
+            rows.append(outcome)
+            print_row(outcome, n, len(plan) + 1)
+    for row in rows:  # linked from the certificate folder, which --out puts elsewhere than the run's reports
+        row.report = os.path.relpath(opened.folder / row.report, folder)
+    return folder, kind, rows
+
+
+def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool) -> None:
+    """The rows a certification would run: the baseline first, then those that apply to the kind of sink
+    it shows (transactional or plain), and the state rows when the pipeline keeps state."""
+    print(f"{sink.spec} with pipeline {pipeline.name}, {'quick' if quick else 'full'} matrix "
+          "(the baseline shows the sink's kind;\n"
+          "the rows for the other kind are left out, the state rows run only when the pipeline keeps state):")
+    for row in [r for r in MATRIX if r.quick or not quick]:
+        applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
+                                                                                     f"{row.applies_to} sinks")
+        print(f"  {row.name:<48} {' '.join(row.faults) or '(no fault)':<36} {applies}")

@@ -1,0 +1,103 @@
+"""A matrix row run as a scenario, and its outcome as a certificate row. The one place a row becomes a
+Scenario: `certify` (in one process or in its workers), `pytest -m chaos --sink` and the benchmarks."""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from harness.certify.matrix import MatrixScenario, scenarios_for
+from harness.checker.verdict import UNKNOWN
+from harness.cluster.topology import Cluster
+from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.faults.spec import kind_from_points
+from harness.progress import say
+from harness.report.folders import run_report_dir
+from harness.run.scenario import Scenario, ScenarioResult
+from harness.run.session import TRACEBACK, keep_traceback, scenario
+from harness.settings import SETTINGS, from_environment
+
+
+@dataclass(frozen=True)
+class MatrixRun:
+    """What every row of one certification shares: the sink and pipeline, the workload, the stall
+    timeout and the live rows' rate (the others drain a backlog)."""
+
+    sink: str
+    pipeline: str = SETTINGS["pipeline"].default
+    seed: int = field(default_factory=lambda: from_environment("seed"))
+    records: int = field(default_factory=lambda: from_environment("records"))
+    stall_timeout: float = field(default_factory=lambda: from_environment("stall_timeout"))
+    rate: float = field(default_factory=lambda: from_environment("rate"))
+
+
+@dataclass
+class Row:
+    """One scenario's outcome in the certificate."""
+
+    scenario: MatrixScenario
+    outcome: str  # pass, fail, ineffective, unknown (harness.checker.judge)
+    anomalies: dict[str, int]
+    seconds: float
+    report: str
+    error: str | None = None  # why a row is unknown or ineffective
+    phases: dict | None = None  # where the time went (harness.run.phases)
+    worker: str | None = None  # with --workers: the worker (w0, w1, ...) that ran it, and on which engine
+    engine: str | None = None
+
+
+def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str | None = None) -> Scenario:
+    """The scenario that tries `row` (named after it unless `name` is given)."""
+    return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
+                    records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
+                    state_store=row.state_store, rate=run.rate if row.live else 0.0)
+
+
+def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:
+    """Run one row. An infrastructure failure, or one no one foresaw, is the row's `unknown` (its
+    traceback printed and kept in the run's folder), never the end of the matrix; bad input is raised."""
+    started = time.monotonic()
+    report = f"{row.name}/index.html"
+    try:
+        result = row_scenario(cluster, run, row).run()
+    except HarnessError as error:
+        if error.exit_status != EXIT_INFRASTRUCTURE:
+            raise
+        return Row(row, UNKNOWN, {}, time.monotonic() - started, report, str(error)), None
+    except Exception as error:  # noqa: BLE001 - one row's unforeseen failure is that row's `unknown`
+        kept = keep_traceback(error, run_report_dir(cluster.run_id) / row.name / TRACEBACK)
+        say(f"{row.name}: unexpected error, the row is unknown (traceback: {kept}):\n"
+            f"{traceback.format_exc().rstrip()}")
+        return Row(row, UNKNOWN, {}, time.monotonic() - started, report,
+                   f"unexpected {type(error).__name__}: {error}"), None
+    judgement = result.judgement
+    assert judgement is not None
+    anomalies = {name: a.count for name, a in result.verdict.anomalies.items()}
+    why = "; ".join(judgement.reasons) or result.verdict.error
+    return Row(row, result.outcome, anomalies, time.monotonic() - started, report, why, result.phases), result
+
+
+def observed(result: ScenarioResult | None) -> tuple[str, bool]:
+    """The sink's kind and whether the pipeline keeps state, as the baseline showed them (plain and
+    stateless when it showed nothing)."""
+    return (result.sink_kind if result else kind_from_points(set())), bool(result and result.stateful)
+
+
+def plan_after_baseline(sink: str, kind: str, stateful: bool, quick: bool) -> list[MatrixScenario]:
+    """The rows that follow the baseline, for the kind of sink and pipeline it showed."""
+    plan = scenarios_for(kind, quick, stateful)[1:]
+    say(f"sink {sink}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "
+        f"{len(plan) + 1} scenarios")
+    return plan
+
+
+def print_row(row: Row, n: int, total: int | None) -> None:
+    """One finished row on stdout, as it comes (with the worker that ran it, when spread)."""
+    found = ", ".join(f"{k}={v}" for k, v in row.anomalies.items()) or "-"
+    ran_by = f"  ({row.worker})" if row.worker else ""
+    why = f"  ({row.error})" if row.outcome != "pass" and row.error and not row.anomalies else ""
+    print(f"[{n}/{total or '?'}] {row.scenario.name:<42} {row.outcome.upper():<11} {row.seconds:6.0f} s  {found}"
+          f"{why}{ran_by}", flush=True)
+    sys.stdout.flush()

@@ -1,0 +1,70 @@
+"""One worker process of a spread certification: its own engine, its own cluster, rows taken from the
+shared queue one at a time until the parent hands it None.
+
+It is a process of its own because the Docker client (harness.cluster.engine), the signal handlers and
+the run's reaper are all per process. Ctrl-C is left to the parent, which stops its workers with SIGTERM,
+so a worker is interrupted once and its cluster's `with` block removes the cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from functools import partial
+from multiprocessing.queues import Queue
+from typing import Protocol
+
+from harness.certify.matrix import MatrixScenario
+from harness.certify.rows import MatrixRun, Row, observed, run_row
+from harness.certify.tally import Failed, Finished, Took, Worker
+from harness.cluster.topology import Cluster
+from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.interrupt import terminate_like_ctrl_c
+from harness.progress import speak_as
+from harness.run.session import session
+
+RunRow = Callable[[MatrixScenario], tuple[Row, str, bool]]  # a row -> (its outcome, sink kind, stateful)
+
+
+class Job(Protocol):
+    """How a worker runs rows: a session (its cluster) that yields a row runner."""
+
+    def session(self, worker: Worker) -> AbstractContextManager[RunRow]: ...
+
+
+@dataclass(frozen=True)
+class CertifyJob:
+    """The certify command's settings, sent to every worker."""
+
+    run: MatrixRun
+
+    @contextmanager
+    def session(self, worker: Worker) -> Iterator[RunRow]:
+        """The worker's session (images built one at a time on a machine, its cluster, its run folder)."""
+        with session(run_id=worker.run_id) as opened:
+            yield partial(self._run, opened.cluster)
+
+    def _run(self, cluster: Cluster, row: MatrixScenario) -> tuple[Row, str, bool]:
+        outcome, result = run_row(cluster, self.run, row)
+        return (outcome, *observed(result))
+
+
+def serve(worker: Worker, job: Job, tasks: Queue, results: Queue) -> None:
+    """The worker process's body: messages (Took, Finished, Failed) go to `results`."""
+    os.environ["DOCKER_HOST"] = worker.engine  # before anything talks to Docker: the client is made once
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    terminate_like_ctrl_c()
+    speak_as(worker.name)
+    try:
+        with job.session(worker) as run:
+            while (row := tasks.get()) is not None:
+                results.put(Took(worker.index, row))
+                results.put(Finished(worker.index, *run(row)))
+    except HarnessError as error:
+        results.put(Failed(worker.index, error.exit_status, str(error)))
+        raise SystemExit(error.exit_status) from None
+    except KeyboardInterrupt:
+        raise SystemExit(EXIT_INFRASTRUCTURE) from None

@@ -1,0 +1,57 @@
+"""The command line, `eo-harness` (or `python -m harness`): doctor, images, engine, smoke, run, certify and
+check, one module each. One exit contract for every command: 0 the verdict is a pass, 1 anomalies (or a
+fault that did not do what it says), 2 bad input, 3 the infrastructure or an unforeseen error (one line
+on the console, the traceback in the run's folder)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from harness import versions
+from harness.cli import certify, check, doctor, engine, images, run, smoke
+from harness.cli.options import add_setting
+from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.interrupt import terminate_like_ctrl_c
+from harness.report.folders import run_report_dir
+from harness.run.session import keep_traceback
+from harness.settings import SETTINGS
+
+COMMANDS = (doctor, images, engine, smoke, run, certify, check)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser, with one sub-command per job."""
+    root = argparse.ArgumentParser(prog="eo-harness", description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name in ("reports", "kafka", "spark"):
+        add_setting(root, name, metavar="DIR" if name == "reports" else "VERSION", default=None)
+    commands = root.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    for name in ("reports", "kafka", "spark"):  # the environment carries them to every part of the run
+        asked = getattr(args, name)
+        if asked:
+            os.environ[SETTINGS[name].env] = os.path.abspath(asked) if name == "reports" else asked
+    terminate_like_ctrl_c()
+    try:
+        versions.stack()  # a malformed version is bad input before anything starts
+        return int(args.func(args))
+    except HarnessError as error:
+        print(f"harness: error: {error}", file=sys.stderr)
+        return error.exit_status
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
+    except Exception as error:  # noqa: BLE001 - a bug or a failure no one foresaw: one line, not "anomalies"
+        kept = keep_traceback(error, run_report_dir("errors") / f"{time.strftime('%Y%m%d-%H%M%S')}.txt")
+        print(f"harness: unexpected error: {type(error).__name__}: {error} (traceback: {kept})", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE

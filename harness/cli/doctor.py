@@ -1,0 +1,99 @@
+"""Prerequisite checks, one line each with ok/missing and the fix; `--fix` installs and starts dockerd."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import EXIT_INFRASTRUCTURE
+from harness.progress import say
+
+DOCKERD_LOG = Path("/var/log/eo-harness-dockerd.log")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One prerequisite: how to test it and what fixes it."""
+
+    name: str
+    ok: Callable[[], bool]
+    fix: str
+
+
+def _engine_answers() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+
+
+def _images_present() -> bool:
+    from harness.cluster import images
+
+    return _engine_answers() and not images.missing()
+
+
+IMAGES = Check("images present", _images_present, "python -m harness images build")
+CHECKS = (
+    Check("docker client", lambda: shutil.which("docker") is not None, "apt-get install docker.io"),
+    Check("dockerd", lambda: shutil.which("dockerd") is not None, "python -m harness doctor --fix"),
+    Check("docker engine reachable", _engine_answers, "python -m harness doctor --fix"),
+    Check("debootstrap", lambda: shutil.which("debootstrap") is not None, "python -m harness doctor --fix"),
+    Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
+    Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
+    Check("go", lambda: shutil.which("go") is not None, "install Go (golang-go)"),
+    Check("chromium", lambda: shutil.which("chromium") is not None,  # the CI suite's check of the report
+          "python -m harness doctor --fix"),
+    IMAGES,
+)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
+    parser.add_argument("--fix", action="store_true", help="install docker.io and debootstrap, start dockerd")
+    parser.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    return run(args.fix)
+
+
+def run(fix: bool) -> int:
+    """Print each check; with `fix`, install what apt can and start dockerd first."""
+    if fix:
+        install_engine()
+    essential_missing = False
+    for check in CHECKS:
+        ok = check.ok()
+        essential_missing |= not ok and check is not IMAGES
+        print(f"{check.name:<26} {'ok' if ok else 'missing':<8} {'' if ok else 'fix: ' + check.fix}")
+    return EXIT_INFRASTRUCTURE if essential_missing else 0
+
+
+def install_engine() -> None:
+    """As root on Debian: install docker.io, debootstrap and chromium, then start dockerd if none answers."""
+    if os.geteuid() != 0:
+        say("doctor --fix needs root (apt-get and dockerd); skipping the install")
+        return
+    if not all(map(shutil.which, ("dockerd", "debootstrap", "chromium"))):
+        say("installing docker.io, debootstrap and chromium with apt-get ...")
+        subprocess.run(["apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "docker.io", "debootstrap", "chromium"],
+            check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
+        )
+    if not _engine_answers():
+        say(f"starting dockerd (log: {DOCKERD_LOG}) ...")
+        with DOCKERD_LOG.open("ab") as log:
+            subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not _engine_answers():
+            if time.monotonic() > deadline:
+                say(f"dockerd did not answer within 60 s; see {DOCKERD_LOG}")
+                return
+            time.sleep(1)

@@ -1,0 +1,82 @@
+"""`run`: one scenario end to end (cluster, pipeline, sink, fault schedule) and its report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.checker.judge import EXIT_STATUS
+from harness.cli.console import table
+from harness.cli.options import add_setting
+from harness.cluster.topology import Cluster
+from harness.errors import BadInput
+from harness.faults.spec import (
+    TRANSACTIONAL,
+    FaultStep,
+    parse_schedule,
+    random_schedule,
+    schedule_from_json,
+    schedule_to_json,
+)
+from harness.progress import say
+from harness.run.session import scenario, session
+from harness.subject.code_spec import resolve_sink
+from harness.subject.pipeline import load_pipeline
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
+    add_setting(parser, "pipeline")
+    add_setting(parser, "sink")
+    parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                        help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
+    parser.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")
+    parser.add_argument("--random-faults", type=int, default=0, metavar="N", help="N random steps drawn from --seed")
+    add_setting(parser, "seed")
+    add_setting(parser, "records")
+    parser.add_argument("--name", default="scenario", help="the scenario's name in the report")
+    add_setting(parser, "stall_timeout", metavar="S")
+    add_setting(parser, "state_store")
+    parser.add_argument("--rate", type=float, default=0.0, metavar="R",
+                        help="live input: produce R records/s while the stream runs (default 0: a backlog first)")
+    parser.set_defaults(func=command)
+
+
+def schedule(faults: list[str], replay: Path | None, random_steps: int) -> list[FaultStep]:
+    """The steps from specs or a saved schedule (a random draw waits for the sink's baseline)."""
+    if sum(bool(x) for x in (faults, replay, random_steps)) > 1:
+        raise BadInput("give --fault, --schedule or --random-faults, not several")
+    if replay is not None:
+        try:
+            return schedule_from_json(replay.read_text())
+        except (OSError, ValueError, TypeError) as error:
+            raise BadInput(f"schedule file {replay}: {error}") from None
+    return parse_schedule(faults)
+
+
+def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
+    """Whether the sink writes in transactions, seen at the gate in a fault-free run (as certify does)."""
+    baseline = scenario(cluster, f"{args.name}-baseline", pipeline=args.pipeline, sink=args.sink,
+                        records=args.records, seed=args.seed, stall_timeout=args.stall_timeout,
+                        state_store=args.state_store).run()
+    kind = baseline.sink_kind
+    say(f"sink {args.sink}: observed kind '{kind}' in its baseline; drawing {kind} fault points")
+    return kind
+
+
+def command(args: argparse.Namespace) -> int:
+    load_pipeline(args.pipeline)
+    resolve_sink(args.sink)
+    steps = schedule(args.fault, args.schedule, args.random_faults)
+    with session() as opened:
+        if args.random_faults:
+            kind = observed_kind(opened.cluster, args)
+            steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL)
+        run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
+                              seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
+                              rate=args.rate)
+        (run.report_dir / "schedule.json").write_text(schedule_to_json(steps))
+        result = run.run()
+    print(table([result]))
+    print(f"report: {result.report_dir}/index.html")
+    return EXIT_STATUS[result.outcome]

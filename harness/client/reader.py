@@ -1,0 +1,299 @@
+"""Reads a topic to its end with read_committed, and knows it has read everything.
+
+The end is the last stable offset (LSO) of every partition: a read_committed consumer's watermark
+query returns it. A partition whose LSO stays below its high watermark past the deadline has an open
+transaction: it is reported `stuck`, not silently cut short, and the broker names the transaction.
+"""
+
+from __future__ import annotations
+
+import gc
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    TIMESTAMP_CREATE_TIME,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
+
+from harness.client.client_log import logged
+from harness.client.transactions import open_transactions
+from harness.client.workload import SEQUENCE_HEADER
+from harness.errors import BadInput, InfrastructureError
+
+
+class Record(Protocol):
+    """One record as read. confluent-kafka's Message is one: the reader keeps the messages it consumed
+    as they are, because building a second object per record costs more than the read itself (a
+    million as OutputRecords: 0.6 s, and the checkers then read them through Python methods, where a
+    Message's are C: the passthrough checker fell from 0.67 to 0.53 of a plain consume)."""
+
+    def partition(self) -> int: ...
+
+    def offset(self) -> int: ...
+
+    def key(self) -> bytes | None: ...
+
+    def value(self) -> bytes: ...
+
+    def timestamp(self) -> tuple[int, int]: ...
+
+    def headers(self) -> list[tuple[str, bytes]] | None: ...
+
+
+class OutputRecord(tuple):
+    """A record made by hand (unit tests, crafted outputs), with the same methods as a Message."""
+
+    __slots__ = ()
+
+    def __new__(cls, partition: int, offset: int, key: bytes | None, value: bytes, timestamp: int = 0,
+                headers: list[tuple[str, bytes]] | None = None) -> OutputRecord:
+        return tuple.__new__(cls, (partition, offset, key, value, timestamp, headers))
+
+    def partition(self) -> int:
+        return self[0]
+
+    def offset(self) -> int:
+        return self[1]
+
+    def key(self) -> bytes | None:
+        return self[2]
+
+    def value(self) -> bytes:
+        return self[3]
+
+    def timestamp(self) -> tuple[int, int]:
+        return TIMESTAMP_CREATE_TIME, self[4]
+
+    def headers(self) -> list[tuple[str, bytes]] | None:
+        return self[5]
+
+
+
+@dataclass
+class ReadResult:
+    """Everything committed in a topic, and evidence about what was not."""
+
+    records: list[Record]
+    stable: dict[int, int]  # partition -> last stable offset
+    high: dict[int, int]  # partition -> high watermark
+    stuck: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (LSO, HWM)
+    uncommitted_visible: int | None = None  # records seen under read_uncommitted
+    open_transactions: list[dict] = field(default_factory=list)  # named by the broker's admin API, when stuck
+
+    @property
+    def aborted(self) -> int | None:
+        """Records visible only under read_uncommitted: evidence of aborted transactions."""
+        if self.uncommitted_visible is None:
+            return None
+        return self.uncommitted_visible - len(self.records)
+
+
+def in_produce_order(records: list[Record]) -> list[Record]:
+    """Records of several partitions in the order they were produced: a model that follows event time
+    through its input needs that order, not the reader's interleaving.
+
+    The harness's producer numbers its records (`SEQUENCE_HEADER`), which is exact. A topic written by
+    anyone else falls back to create timestamps, then partition and offset: records of one millisecond
+    on different partitions have no known order there, only a repeatable one."""
+    sequence = [_sequence(record) for record in records]
+    if None not in sequence:
+        return [records[i] for i in sorted(range(len(records)), key=sequence.__getitem__)]
+    return sorted(records, key=lambda record: (record.timestamp()[1], record.partition(), record.offset()))
+
+
+def _sequence(record: Record) -> int | None:
+    """The record's place in the produce order, when the harness's producer wrote it."""
+    for name, value in record.headers() or ():
+        if name == SEQUENCE_HEADER:
+            return int(value)
+    return None
+
+
+@contextmanager
+def collector_paused():
+    """Pause the cyclic garbage collector while millions of long-lived records pile up.
+
+    Each full collection walks every live object; while a read keeps a million messages alive,
+    those walks cost more than the read itself. Records hold no reference cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _ignore(batch: list[Record]) -> None:
+    """No one looks at the batches as they come."""
+
+
+@contextmanager
+def feeding(on_batch: Callable[[list[Record]], None]) -> Iterator[Callable[[list[Record]], None]]:
+    """Hand batches to `on_batch` on a thread of its own, and wait for it on the way out.
+
+    confluent-kafka lets go of the GIL while `consume` waits for the broker; a callback on another
+    thread works in those waits, where one called between two `consume` calls adds its whole time
+    to the read. An error in the callback is raised here, after the read.
+    """
+    batches: queue.SimpleQueue[list[Record] | None] = queue.SimpleQueue()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        while (batch := batches.get()) is not None:
+            if not errors:
+                try:
+                    on_batch(batch)
+                except BaseException as error:  # noqa: BLE001 - raised again in the reading thread
+                    errors.append(error)
+
+    thread = threading.Thread(target=work, name="reader-batches", daemon=True)
+    thread.start()
+    try:
+        yield batches.put
+    finally:
+        batches.put(None)
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+BROKER_BACK_SECONDS = 60.0
+BROKER_COMING_BACK = {  # what a watermark query meets while a broker restarts
+    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
+}
+
+
+class CommittedReader:
+    """Drains a topic from the beginning with read_committed over the harness's direct listener."""
+
+    def __init__(self, bootstrap: str, batch: int = 10_000) -> None:
+        self.bootstrap = bootstrap
+        self.batch = batch
+
+    def _consumer(self, isolation: str) -> Consumer:
+        return Consumer(
+            logged({
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"harness-reader-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": isolation,
+                "enable.partition.eof": False,
+                # large fetches, a small queue of what is fetched ahead (held in C while Python works through
+                # it): a 16 MB fetch took the passthrough checker from 0.79 to 0.67 of a plain consume, a
+                # 16 MB queue costs nothing (same topic, alternating) and keeps the read's memory down
+                "fetch.max.bytes": 64 * 1024 * 1024,
+                "max.partition.fetch.bytes": 16 * 1024 * 1024,
+                "queued.max.messages.kbytes": 16 * 1024,
+                "log_level": 2,  # connection errors surface as one InfrastructureError, not a stream of logs
+            })
+        )
+
+    def partitions(self, consumer: Consumer, topic: str) -> list[int]:
+        try:
+            metadata = consumer.list_topics(topic, timeout=10)
+        except KafkaException as error:  # a wrong address says so at once; a restarted broker answers this
+            raise InfrastructureError(f"cannot reach Kafka at {self.bootstrap}: {error}") from None
+        described = metadata.topics.get(topic)
+        if described is None or described.error is not None or not described.partitions:
+            raise BadInput(f"topic '{topic}' does not exist on {self.bootstrap}")
+        return sorted(described.partitions)
+
+    def _watermarks(self, consumer: Consumer, topic: str, partitions: list[int]) -> dict[int, int]:
+        return {p: self._end_offset(consumer, TopicPartition(topic, p)) for p in partitions}
+
+    def _end_offset(self, consumer: Consumer, partition: TopicPartition) -> int:
+        """A partition's end offset. While a restarted broker takes its partitions back (no leader for a
+        few seconds) it is asked again, up to `BROKER_BACK_SECONDS`, rather than failing the read: a
+        fault may restart the broker just before the read."""
+        deadline = time.monotonic() + BROKER_BACK_SECONDS
+        while True:
+            try:
+                return consumer.get_watermark_offsets(partition, timeout=10)[1]
+            except KafkaException as error:
+                if error.args[0].code() not in BROKER_COMING_BACK or time.monotonic() > deadline:
+                    raise InfrastructureError(f"reading {partition.topic} at {self.bootstrap}: {error}") from None
+            time.sleep(0.5)
+
+    def read(
+        self,
+        topic: str,
+        stable_timeout: float = 30.0,
+        count_uncommitted: bool = False,
+        on_batch: Callable[[list[Record]], None] | None = None,
+    ) -> ReadResult:
+        """Read every committed record; wait up to `stable_timeout` s for open transactions to close.
+
+        `on_batch` sees each committed batch as it arrives, in order, on a thread of its own (`feeding`):
+        a checker then works while the consumer waits for the broker.
+        """
+        committed = self._consumer("read_committed")
+        uncommitted = self._consumer("read_uncommitted")
+        try:
+            partitions = self.partitions(committed, topic)
+            high = self._watermarks(uncommitted, topic, partitions)
+            deadline = time.monotonic() + stable_timeout
+            stable = self._watermarks(committed, topic, partitions)
+            while any(stable[p] < high[p] for p in partitions) and time.monotonic() < deadline:
+                time.sleep(0.5)
+                stable = self._watermarks(committed, topic, partitions)
+            stuck = {p: (stable[p], high[p]) for p in partitions if stable[p] < high[p]}
+            records: list[Record] = []
+            with collector_paused():
+                if on_batch is None:
+                    self._drain(committed, topic, stable, _ignore, records)
+                else:
+                    with feeding(on_batch) as feed:
+                        self._drain(committed, topic, stable, feed, records)
+                visible = self._drain(uncommitted, topic, high, _ignore) if count_uncommitted else None
+            named = open_transactions(self.bootstrap, topic) if stuck else []
+            return ReadResult(records, stable, high, stuck, visible, named)
+        finally:
+            committed.close()
+            uncommitted.close()
+
+    def _drain(
+        self,
+        consumer: Consumer,
+        topic: str,
+        ends: dict[int, int],
+        on_batch: Callable[[list[Record]], None],
+        records: list[Record] | None = None,
+    ) -> int:
+        """Consume until every partition's position reaches its end offset; the number of records read.
+        They are kept in `records` when given; the uncommitted read only counts, and would otherwise
+        hold a second copy of the output (a million records: 450 MB) next to the first."""
+        todo = {p for p, end in ends.items() if end > 0}
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in todo])
+        read = 0
+        idle_deadline = time.monotonic() + 60
+        while todo:
+            messages = consumer.consume(self.batch, timeout=0.5)
+            failed = next(filter(None, map(Message.error, messages)), None)  # in C: no Python loop per record
+            if failed is not None:
+                raise InfrastructureError(f"reading {topic}: {failed}")
+            read += len(messages)
+            if messages:
+                if records is not None:
+                    records.extend(messages)
+                on_batch(messages)
+                idle_deadline = time.monotonic() + 60
+            positions = consumer.position([TopicPartition(topic, p) for p in todo])
+            todo -= {tp.partition for tp in positions if tp.offset >= ends[tp.partition]}
+            if time.monotonic() > idle_deadline:
+                raise InfrastructureError(f"reading {topic}: no progress for 60 s; partitions left {sorted(todo)}")
+        return read

@@ -1,0 +1,96 @@
+"""The Spark application the driver container runs: Kafka source, the named pipeline, Spark's Kafka sink.
+
+Runs inside the driver with only pyspark and the repository on its path; the harness passes every
+setting on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import DataStreamWriter
+
+from harness.driver.sink import SinkContext
+from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pipeline", required=True, help="dotted module with transform(source) -> DataFrame")
+    parser.add_argument("--pipeline-file", help="a pipeline file or zipped package, shipped with addPyFile")
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--input-topic", required=True)
+    parser.add_argument("--output-topic", required=True)
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--trigger-seconds", type=float, default=1.0)
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
+    parser.add_argument("--sink", required=True, help="module:attribute of the sink function")
+    parser.add_argument("--sink-file", help="a sink file or zipped package, shipped with addPyFile")
+    parser.add_argument("--sink-id", required=True)
+    parser.add_argument("--marker-topic", required=True)
+    parser.add_argument("--state-store", choices=sorted(STATE_STORES), default=DEFAULT_STATE_STORE)
+    return parser.parse_args()
+
+
+def import_shipped(spark: SparkSession, module: str, shipped: str | None):  # type: ignore[no-untyped-def]
+    """Import a module; code shipped from outside the harness (a file, or a package zipped) goes to the
+    executors too."""
+    if shipped:
+        sys.path.insert(0, shipped if shipped.endswith(".zip") else os.path.dirname(shipped))
+        spark.sparkContext.addPyFile(shipped)
+    return importlib.import_module(module)
+
+
+def build_writer(spark: SparkSession, args: argparse.Namespace, output, context: SinkContext) -> DataStreamWriter:  # type: ignore[no-untyped-def]
+    """Import the sink and call it; a failure ends the app with one HARNESS-SINK-ERROR line."""
+    try:
+        module, _, attribute = args.sink.partition(":")
+        writer = getattr(import_shipped(spark, module, args.sink_file), attribute)(output, context)
+    except Exception as error:  # noqa: BLE001 - reported to the harness, which names the sink
+        print(f"HARNESS-SINK-ERROR {error.__class__.__name__}: {error}", flush=True)
+        raise SystemExit(2) from None
+    if not isinstance(writer, DataStreamWriter):
+        print(f"HARNESS-SINK-ERROR returned {type(writer).__name__}, not a DataStreamWriter", flush=True)
+        raise SystemExit(2)
+    return writer
+
+
+def main() -> None:
+    args = arguments()
+    spark = SparkSession.builder.appName(f"harness:{args.pipeline}").getOrCreate()
+    pipeline = import_shipped(spark, args.pipeline, args.pipeline_file)
+    for key, value in STATE_STORES[args.state_store].items():
+        spark.conf.set(key, value)
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("subscribe", args.input_topic)
+        .option("startingOffsets", "earliest")
+        .option("failOnDataLoss", "true")
+    )
+    if args.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", args.max_offsets_per_trigger)
+    try:
+        output = pipeline.transform(reader.load())
+    except Exception as error:  # noqa: BLE001 - reported to the harness, which names the pipeline
+        print(f"HARNESS-PIPELINE-ERROR transform raised {error.__class__.__name__}: {error}", flush=True)
+        raise SystemExit(2) from None
+    context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic)
+    writer = build_writer(spark, args, output, context)
+    if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
+        writer = writer.outputMode(pipeline.OUTPUT_MODE)
+    query = (
+        writer.option("checkpointLocation", args.checkpoint)
+        .trigger(processingTime=f"{args.trigger_seconds} seconds")
+        .start()
+    )
+    print(f"HARNESS-QUERY-STARTED id={query.id}", flush=True)
+    query.awaitTermination()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Waiting until a scenario's input is consumed: by progress, never by a fixed deadline.
+
+Progress is input consumed, a batch planned, a fault fired or a driver restarted; a run that goes
+`stall_timeout` s without any, or whose driver died, is `incomplete`, with the progress it made.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from harness.faults.schedule import Schedule
+from harness.history import History
+from harness.progress import say
+from harness.run.checkpoint import CheckpointFolder
+from harness.run.driver_supervisor import DriverSupervisor
+
+SETTLE_SECONDS = 4.0  # quiet after the last batch before a stateful query counts as done (triggers are 1 s)
+QUIET_REPORT_SECONDS = 25.0  # with no progress, a progress line every 5 + 25 s
+
+
+class ConsumptionWait:
+    """Follows the checkpoint's offsets against the input's end offsets."""
+
+    def __init__(self, name: str, folder: CheckpointFolder, topic: str, target: Callable[[], dict[int, int] | None],
+                 schedule: Schedule, supervisor: DriverSupervisor, stall_timeout: float, history: History) -> None:
+        """`target`: the input's end offsets, or None while live input is still being produced."""
+        self.name = name
+        self.folder = folder
+        self.topic = topic
+        self.target = target
+        self.schedule = schedule
+        self.supervisor = supervisor
+        self.stall_timeout = stall_timeout
+        self.history = history
+
+    def run(self) -> dict | None:
+        """Phase 1: until the input is consumed and every fault fired (or the input ran out first).
+        Phase 2: wait for faults in progress, heal everything, and wait until the input is consumed.
+
+        Returns None when it was, or why not (`incomplete`, with the progress made).
+        """
+        reason = self._wait(lambda: self.schedule.all_fired, final=False)
+        if reason is None:
+            self.schedule.close()
+            self.schedule.nemesis.heal_all()
+            reason = self._wait(lambda: True, final=True)
+        if reason is not None:
+            self.history.record("incomplete", **reason)
+        return reason
+
+    def _wait(self, faults_done: Callable[[], bool], final: bool) -> dict | None:
+        folder, schedule, restarting = self.folder, self.schedule, self.supervisor.restarting
+        started = moved = batches_moved = time.monotonic()
+        last_seen: tuple[int, ...] = ()
+        last_batches = (0, 0)
+        next_report = 0.0
+        last_said: tuple | None = None
+        while True:
+            now = time.monotonic()
+            consumed = folder.consumed(self.topic)
+            target = self.target()
+            done = sum(min(consumed.get(p, 0), end) for p, end in target.items()) if target else sum(consumed.values())
+            total = sum(target.values()) if target else "?"
+            batches = (len(folder.planned()), len(folder.committed()))
+            if batches != last_batches:
+                last_batches, batches_moved = batches, now
+            # a stateful query emits its last results in a batch of no data, once the watermark moved:
+            # its input is consumed only when no batch is planned or running for a few triggers
+            settled = not folder.stateful() or (batches[0] == batches[1] and now - batches_moved >= SETTLE_SECONDS)
+            finished = settled and target is not None and all(consumed.get(p, 0) >= end for p, end in target.items())
+            seen = (done, batches[0], len(schedule.fired), self.supervisor.restarts)
+            if seen != last_seen or finished or restarting.is_set():
+                last_seen, moved = seen, now
+            if finished and not restarting.is_set():
+                if faults_done() or not self._stream_can_still_trigger():
+                    if final:  # said once, after the heal
+                        say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
+                    return None
+            if now > next_report and (seen != last_said or now > next_report + QUIET_REPORT_SECONDS):
+                say(f"{self.name}: consumed {done}/{total}, batches committed {len(folder.committed())}, "
+                    f"faults fired {len(schedule.fired)}/{len(schedule.steps)}")
+                next_report, last_said = now + 5, seen  # a line when something moved, else every 30 s
+            why = self.supervisor.exited()
+            if now - moved > self.stall_timeout:
+                why = f"no progress for {self.stall_timeout:.0f} s"
+            if why:
+                rate = done / max(now - started, 1e-9)
+                return {"reason": f"{why} ({done}/{total} consumed)", "consumed": done, "total": total,
+                        "records_per_s": round(rate, 1), "seconds": round(now - started, 1)}
+            time.sleep(0.5)
+
+    def _stream_can_still_trigger(self) -> bool:
+        """Once the input is consumed only a clock can still fire a step; other unfired steps are vacuous."""
+        return any(step.point == "time" for step in self.schedule.unfired())

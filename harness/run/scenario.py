@@ -1,0 +1,300 @@
+"""One scenario end to end on a running cluster: topics, workload, the pipeline's driver, the wait until
+the whole input is consumed, the read_committed read, the verdict, the history and the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+from harness import settings, versions
+from harness.checker.compose import OutputCheck
+from harness.checker.judge import Judgement, judge
+from harness.checker.oracle import Oracle
+from harness.checker.verdict import PASS, Verdict
+from harness.client.client_log import kept_in
+from harness.client.reader import CommittedReader, ReadResult, in_produce_order
+from harness.client.scenario_input import ScenarioInput
+from harness.client.topics import create_topics, unique_name
+from harness.client.workload import InputRecord, SendLog, Workload
+from harness.cluster.topology import Cluster
+from harness.driver.state_stores import STATE_STORES
+from harness.errors import BadInput, InfrastructureError
+from harness.faults.nemesis import Nemesis
+from harness.faults.schedule import Schedule
+from harness.faults.spec import FaultStep, kind_from_points
+from harness.gate.proxy import Observe
+from harness.history import History, read_history
+from harness.progress import say
+from harness.report import write_scenario_page
+from harness.report.folders import run_report_dir
+from harness.run.checkpoint import BatchWatcher, CheckpointFolder
+from harness.run.consumption import ConsumptionWait
+from harness.run.driver_supervisor import DriverSupervisor
+from harness.run.latency import end_to_end
+from harness.run.phases import phases
+from harness.subject.code_spec import CodeSpec
+from harness.subject.pipeline import Pipeline
+
+
+@dataclass
+class ScenarioResult:
+    """What a scenario observed, with the verdict."""
+
+    name: str
+    verdict: Verdict  # the output's verdict (the judge adds `vacuous` for a fault that never fired)
+    sends: SendLog
+    read: ReadResult
+    batches_planned: list[int]
+    batches_committed: list[int]
+    seconds: dict[str, float] = field(default_factory=dict)
+    report_dir: Path | None = None
+    stateful: bool = False  # the query kept state (seen in its checkpoint)
+    rate: float = 0.0  # live input at this many records/s (0: a backlog)
+    latency: dict | None = None  # live input: input acked to output written, per second (see harness.run.latency)
+    phases: dict = field(default_factory=dict)  # where the time went (see harness.run.phases)
+    judgement: Judgement | None = None  # the outcome, from the one judge (harness.checker.judge)
+
+    @property
+    def outcome(self) -> str:
+        """pass, fail, ineffective or unknown: what every front end reports."""
+        assert self.judgement is not None, "judged when the scenario ends"
+        return self.judgement.outcome
+
+    @property
+    def sink_kind(self) -> str:
+        """Whether the sink wrote in transactions, from the gate points this run reached."""
+        return kind_from_points({e["point"] for e in self.events("point")})
+
+    @property
+    def exactly_once(self) -> bool:
+        """Passed: every fault fired without an injection error and had an effect, and the output is
+        exactly the model's (or the reference's)."""
+        return self.outcome == PASS
+
+    def summary(self) -> str:
+        """The outcome in one line, and where its report is."""
+        text = self.judgement.summary() if self.judgement else self.verdict.summary()
+        return f"{self.name}: {text}" + (f"; report: {self.report_dir}" if self.report_dir else "")
+
+    def events(self, *types: str) -> list[dict]:
+        """Events of the scenario's history, of the given types (all when none are given)."""
+        assert self.report_dir is not None
+        return read_history(self.report_dir / "history.jsonl", types)
+
+    def to_dict(self) -> dict:
+        return {
+            "scenario": self.name,
+            "outcome": self.judgement.outcome if self.judgement else self.verdict.outcome,
+            "reasons": list(self.judgement.reasons) if self.judgement else [],
+            "verdict": self.verdict.to_dict(),
+            "sends": {"acked": self.sends.acked, "failed": self.sends.failed, "unknown": self.sends.unknown},
+            "read": {"records": len(self.read.records), "stable": self.read.stable, "high": self.read.high,
+                     "stuck": self.read.stuck, "aborted": self.read.aborted,
+                     "open_transactions": self.read.open_transactions},
+            "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
+            "stateful": self.stateful,
+            "input": {"rate": self.rate or "backlog", "latency": self.latency},
+            "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+            "phases": self.phases,
+            "versions": asdict(versions.stack()),
+        }
+
+
+BATCHES = 5  # micro-batches a backlog is read in
+
+
+def batch_size(records: int) -> int:
+    """Records per micro-batch (maxOffsetsPerTrigger): the backlog in about `BATCHES` batches, at least 1,000.
+
+    A batch costs mostly the same whatever its size (its jobs, a task and a transaction per partition),
+    so a run's time follows its number of batches; five leave room for every batch point the matrix
+    uses (up to batch 3) and for a replay after it, and keep a million records to five batches."""
+    return max(1_000, -(-records // BATCHES))
+
+
+class Scenario:
+    """Composes the cluster, workload, driver, schedule, nemesis, reader and checkers for one run."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        name: str,
+        pipeline: Pipeline,
+        sink: CodeSpec,
+        oracle: Oracle,
+        faults: list[FaultStep] | None = None,
+        workload: Workload = Workload(settings.from_environment("records")),
+        partitions: int = 4,
+        stall_timeout: float = settings.from_environment("stall_timeout"),
+        max_offsets_per_trigger: int | None = None,
+        state_store: str = settings.SETTINGS["state_store"].default,
+        rate: float = 0.0,
+    ) -> None:
+        """`oracle`: what the output is compared with (chosen by the caller: harness.run.session).
+        `rate`: live input, produced at this many records/s while the stream runs (0: a backlog first)."""
+        self.cluster = cluster
+        self.name = name
+        self.pipeline = pipeline
+        self.sink = sink
+        self.oracle = oracle
+        self.faults = faults or []
+        self.workload = self.pipeline.workload(workload)
+        self.partitions = partitions
+        self.stall_timeout = stall_timeout
+        self.max_offsets_per_trigger = max_offsets_per_trigger or batch_size(self.workload.records)
+        if state_store not in STATE_STORES:
+            raise BadInput(f"state store '{state_store}': one of {', '.join(STATE_STORES)}")
+        self.state_store = state_store
+        if rate < 0:
+            raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
+        self.rate = rate
+        self.report_dir = run_report_dir(cluster.run_id) / name
+        if self.report_dir.exists():
+            raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
+        self.history = History(self.report_dir / "history.jsonl")
+        self.unfired: list[str] = []
+
+    def run(self) -> ScenarioResult:
+        """Runs the scenario, judges it (harness.checker.judge) and writes its report."""
+        try:
+            with kept_in(self.report_dir):
+                result = self._run()
+        finally:
+            self.history.close()
+        events = read_history(self.report_dir / "history.jsonl", leave_out={"send"})
+        result.judgement = judge(result.verdict, events, [str(f) for f in self.faults], self.unfired,
+                                 live=bool(self.rate), latency_measured=(result.latency or {}).get("measured"),
+                                 acked=result.sends.acked)
+        result.verdict = result.judgement.verdict
+        history = History(self.report_dir / "history.jsonl")
+        events.append(history.record("judgement", outcome=result.outcome, reasons=list(result.judgement.reasons)))
+        history.close()
+        result.phases = phases(events)
+        summary = result.to_dict()
+        (self.report_dir / "result.json").write_text(json.dumps(summary, indent=2))
+        write_scenario_page(self.report_dir, summary, result.read.records, events)
+        return result
+
+    def _run(self) -> ScenarioResult:
+        seconds: dict[str, float] = {}
+        kafka = self.cluster.kafka
+        started = time.monotonic()
+        self.oracle.prepare(self.workload, self.partitions)
+        seconds["oracle"] = time.monotonic() - started
+        input_topic, output_topic = unique_name(self.name, "in"), unique_name(self.name, "out")
+        marker_topic = unique_name(self.name, "markers")
+        create_topics(kafka.admin(), [input_topic, output_topic, marker_topic], self.partitions)
+        self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
+                            oracle=self.oracle.name,
+                            faults=[str(f) for f in self.faults], state_store=self.state_store,
+                            input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
+
+        input_ = ScenarioInput(kafka.bootstrap_direct, input_topic, self.partitions,
+                               self.pipeline.inputs(self.workload), self.rate, self.history)
+        if not self.rate:
+            started = time.monotonic()
+            say(f"{self.name}: producing {self.workload.records} records to {input_topic}")
+            input_.produce()
+            seconds["produce"] = time.monotonic() - started
+
+        host_checkpoint, checkpoint = self.cluster.checkpoint(self.name)
+        driver_args = [
+            "--pipeline", self.pipeline.code.module,
+            "--bootstrap", kafka.bootstrap_chaos,
+            "--input-topic", input_topic,
+            "--output-topic", output_topic,
+            "--checkpoint", checkpoint,
+            "--max-offsets-per-trigger", str(self.max_offsets_per_trigger),
+            "--sink", self.sink.argument,
+            "--sink-id", f"{self.name}-{output_topic[-12:]}",
+            "--marker-topic", marker_topic,
+            "--state-store", self.state_store,
+        ]
+        for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
+            if code.shipped:
+                driver_args += [option, self._ship(code, host_checkpoint, checkpoint)]
+        folder = CheckpointFolder(host_checkpoint)
+        watcher = BatchWatcher(folder, self.history)
+        supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
+                                      self.pipeline.name, self.sink.spec)
+        nemesis = Nemesis(self.cluster, self.history, supervisor.current, supervisor.replace)
+        schedule = Schedule(self.faults, nemesis, self.history)
+        gate = self.cluster.gate
+        assert gate is not None
+        gate.record, gate.interceptor = self.history.record, schedule
+        watcher.listeners.append(schedule.on_batch)
+        watcher.start()
+        incomplete = None
+        try:
+            started = time.monotonic()
+            supervisor.start()
+            schedule.start_clock()
+            seconds["driver_start"] = time.monotonic() - started
+            started = time.monotonic()
+            if self.rate:
+                say(f"{self.name}: producing {self.workload.records} records to {input_topic} at {self.rate:g}/s")
+                input_.start()
+            incomplete = ConsumptionWait(self.name, folder, input_topic, input_.target, schedule, supervisor,
+                                         self.stall_timeout, self.history).run()
+            seconds["consume"] = time.monotonic() - started
+        finally:
+            input_.stop()
+            gate.interceptor, gate.record = Observe(), _ignore
+            schedule.close()
+            nemesis.heal_all()
+            nemesis.close()
+            watcher.stop()
+            supervisor.retire()
+        unhealthy = self.cluster.unhealthy()
+        if unhealthy:
+            raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
+
+        sends = input_.sends(self.name)
+        started = time.monotonic()
+        consumed = partial(self._consumed_input, folder, input_topic) if incomplete else None
+        output_check = self.oracle.check(self.workload, sends, consumed)
+        read = CommittedReader(kafka.bootstrap_direct).read(output_topic, count_uncommitted=True,
+                                                            on_batch=output_check.feed)
+        self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted)
+        verdict = output_check.verdict(read, incomplete)
+        self.unfired = [str(step) for step in schedule.unfired()]
+        seconds["read_and_check"] = time.monotonic() - started
+        self.history.record("verdict", **verdict.to_dict())
+        latency = None
+        if self.rate and isinstance(output_check, OutputCheck):
+            latency = end_to_end(output_check.ledger.records, output_check.ledger.identities(), sends.acked_ms)
+        result = ScenarioResult(
+            self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir,
+            folder.stateful(), self.rate, latency,
+        )
+        return result
+
+    def _consumed_input(self, folder: CheckpointFolder, input_topic: str) -> Iterator[InputRecord]:
+        """The input the checkpoint says was consumed, in produce order: in an incomplete run only the
+        results it yields can be lost (the rest of the input was never reached). A stateful query emits
+        what a batch's input closes (a window the watermark passed) in the batch after it, so there the
+        input of all committed batches but the last counts."""
+        consumed = folder.consumed(input_topic, lag=1 if folder.stateful() else 0)
+        inputs = in_produce_order(CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records)
+        return (InputRecord.read(r) for r in inputs if r.offset() < consumed.get(r.partition(), 0))
+
+    @staticmethod
+    def _ship(code: CodeSpec, host_checkpoint: Path, checkpoint: str) -> str:
+        """Copy code from outside the harness next to the checkpoint (the driver sees it there): a file as it
+        is, a module of a package as its whole top-level package, zipped."""
+        folder = host_checkpoint.parent / f"{host_checkpoint.name}-code"
+        folder.mkdir(exist_ok=True)
+        if code.package is None:
+            shutil.copy2(code.source, folder / code.source.name)
+            return f"{checkpoint}-code/{code.source.name}"
+        archive = shutil.make_archive(str(folder / code.package.name), "zip", code.package.parent, code.package.name)
+        return f"{checkpoint}-code/{Path(archive).name}"
+
+
+def _ignore(type: str, **fields: object) -> None:
+    """The gate's recorder between scenarios."""

@@ -1,0 +1,89 @@
+"""A session of the harness: the images, one started cluster and the run's folder (run.json, the
+cluster's logs, the index page), and the scenarios run on it, each given its oracle. Every front end
+(run, smoke, certify and its workers, the pytest plugin) and the benchmarks open their cluster here."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import settings
+from harness.client.workload import Workload
+from harness.cluster import images
+from harness.cluster.engine import engine_socket_url
+from harness.cluster.topology import Cluster
+from harness.errors import HarnessError
+from harness.faults.spec import FaultStep, parse_step
+from harness.report import write_index
+from harness.report.folders import run_report_dir
+from harness.run.oracles import oracle_for
+from harness.run.scenario import Scenario
+from harness.subject.code_spec import CodeSpec, resolve_sink
+from harness.subject.pipeline import Pipeline, load_pipeline
+
+CLUSTER_LOGS = "cluster-logs"  # every container's log, in the run's folder, when the session ends
+TRACEBACK = "traceback.txt"  # an unforeseen error's traceback, in the run's folder (the console gets one line)
+
+
+def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings.SETTINGS["pipeline"].default,
+             sink: str | CodeSpec = settings.SETTINGS["sink"].default, faults: Sequence[str | FaultStep] = (),
+             records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
+             rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
+             partitions: int = 4, max_offsets_per_trigger: int | None = None) -> Scenario:
+    """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
+    Unset numbers come from the environment (HARNESS_RECORDS, ...) or their defaults (harness.settings)."""
+    loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
+    code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
+    steps = [step if isinstance(step, FaultStep) else parse_step(step) for step in faults]
+    workload = Workload(records if records is not None else settings.from_environment("records"),
+                        seed=seed if seed is not None else settings.from_environment("seed"))
+    return Scenario(cluster, name, loaded, code, oracle_for(cluster, loaded), steps, workload, partitions,
+                    stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
+                    max_offsets_per_trigger, state_store, rate)
+
+
+@dataclass(frozen=True)
+class Session:
+    """A started cluster and its run's report folder."""
+
+    cluster: Cluster
+    folder: Path
+
+    def scenario(self, name: str, **options: object) -> Scenario:
+        """A scenario on this session's cluster (options as for `scenario`)."""
+        return scenario(self.cluster, name, **options)  # type: ignore[arg-type]
+
+
+@contextmanager
+def session(run_id: str | None = None, workers: int = 2) -> Iterator[Session]:
+    """Images built where missing, a cluster started; on the way out, whatever happened, the cluster's
+    logs saved, the run's index written and the cluster removed. An unforeseen error's traceback is kept
+    in the run's folder (`error.traceback_file`), so a front end can say it in one line. `workers`: Spark
+    workers (0: Kafka and toxiproxy only, for the benchmarks of the reader and the gate)."""
+    images.build_all()
+    with Cluster(workers=workers, run_id=run_id) as cluster:
+        folder = run_report_dir(cluster.run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "run.json").write_text(json.dumps({"run": cluster.run_id, "engine": engine_socket_url()}))
+        try:
+            yield Session(cluster, folder)
+        except Exception as error:
+            if not isinstance(error, HarnessError):
+                keep_traceback(error, folder / TRACEBACK)
+            raise
+        finally:
+            cluster.save_logs(folder / CLUSTER_LOGS)
+            write_index(folder)
+
+
+def keep_traceback(error: BaseException, path: Path) -> Path:
+    """Write an unforeseen error's traceback to `path` (once: the innermost session's) and remember where."""
+    if getattr(error, "traceback_file", None) is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(traceback.format_exception(error)))
+        error.traceback_file = path  # type: ignore[attr-defined]
+    return error.traceback_file  # type: ignore[attr-defined]

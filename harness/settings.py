@@ -1,0 +1,94 @@
+"""Every setting a user gives more than one way, with its one default: the CLI's flags and the pytest
+plugin's options, environment variables and ini keys are all made from this table.
+
+Precedence, everywhere: a test's marker > the command line > the environment > the ini file > the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from harness import versions
+from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its name (an argparse dest, a marker's name), default, help text and value type."""
+
+    name: str
+    default: str  # as text, as the environment or an ini file gives it
+    help: str
+    type: Callable[[str], Any] = str
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "HARNESS_" + self.name.upper()
+
+    @property
+    def ini(self) -> str:
+        return "harness_" + self.name
+
+
+SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("pipeline", "passthrough", "a catalog name (passthrough, fraud_windows, ...), a dotted module or "
+            "path/to/pipeline.py; without a model, checked against fault-free runs of itself"),
+    Setting("sink", "transactional", "a catalog name (transactional, builtin_kafka, ...), a dotted module or "
+            "file.py:sink"),
+    Setting("records", "20000", "records of input a scenario produces", int),
+    Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
+    Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "
+            "(there is no fixed deadline, so larger workloads finish)", float),
+    Setting("rate", "2000", "records/s of the matrix's live-input rows (the other rows drain a backlog)", float),
+    Setting("state_store", DEFAULT_STATE_STORE, "the state store provider of a stateful pipeline",
+            choices=tuple(sorted(STATE_STORES))),
+    Setting("reports", "reports", "where reports go (relative to the current folder)"),
+    Setting("kafka", versions.KAFKA_VERSIONS[0], f"Kafka broker release (known to work: "
+            f"{', '.join(versions.KAFKA_VERSIONS)})"),
+    Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, 3.5 or 4.0 lines (known to work: "
+            f"{', '.join(versions.SPARK_VERSIONS)})"),
+    Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
+            "(modulo their number); default: every worker on the default engine"),
+)}
+assert SETTINGS["kafka"].env == versions.KAFKA_ENV and SETTINGS["spark"].env == versions.SPARK_ENV
+
+
+class PytestConfig(Protocol):
+    """The part of pytest.Config a setting is read from (this module does not import pytest)."""
+
+    def getoption(self, name: str) -> Any: ...
+
+    def getini(self, name: str) -> Any: ...
+
+
+def from_environment(name: str, environ: Mapping[str, str] = os.environ) -> Any:
+    """A setting's value from the environment, else its default."""
+    setting = SETTINGS[name]
+    return setting.type(environ.get(setting.env) or setting.default)
+
+
+def given(config: PytestConfig, name: str) -> str | None:
+    """A setting as a pytest run gives it (command line > environment > ini), None when it is not given."""
+    setting = SETTINGS[name]
+    for found in (config.getoption(name), os.environ.get(setting.env), config.getini(setting.ini)):
+        if found not in (None, ""):
+            return str(found)
+    return None
+
+
+def from_pytest(config: PytestConfig, name: str) -> Any:
+    """A setting of a pytest run (command line > environment > ini > default), as its type."""
+    setting = SETTINGS[name]
+    return setting.type(given(config, name) or setting.default)
+
+
+def help_text(setting: Setting) -> str:
+    return f"{setting.help} (env {setting.env}; default {setting.default or 'none'})"

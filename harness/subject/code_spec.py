@@ -1,0 +1,136 @@
+"""Code as users name it: a short name from the harness's catalog (`transactional`, `fraud_windows`), a
+dotted module (`harness.catalog.sinks.transactional`) or a file (`path/to/my_sink.py:sink`,
+`path/to/pipeline.py`). Resolved and checked on the host before anything starts; a file is shipped to
+the driver, which adds it for the executors."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from harness.errors import BadInput
+
+
+@dataclass(frozen=True)
+class CodeSpec:
+    """Resolved code: what the driver imports, the file it comes from, and whether it must be shipped."""
+
+    spec: str
+    module: str
+    attribute: str
+    source: Path
+    shipped: bool  # code outside the harness: copied next to the checkpoints, added with addPyFile
+    package: Path | None = None  # a dotted module outside the harness: its top-level package, shipped zipped
+
+    @property
+    def source_sha256(self) -> str:
+        return hashlib.sha256(self.source.read_bytes()).hexdigest()
+
+    @property
+    def argument(self) -> str:
+        """How the driver's app runner is told the code: module:attribute."""
+        return f"{self.module}:{self.attribute}"
+
+
+CATALOG = "harness.catalog"
+HARNESS = Path(__file__).resolve().parents[1]  # the harness package
+_SHIPPED: set[str] = set()  # module names of users' files this process imported
+
+
+def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
+    """Where `spec` is: a file (`.py`, optionally `:attribute`) or a dotted module; BadInput if nowhere."""
+    if is_file(spec):
+        path_text, _, named = spec.partition(":")
+        path = Path(path_text).expanduser().resolve()
+        if not path.is_file():
+            raise BadInput(f"{what} '{spec}': no such file {path}")
+        _check_unshadowed(spec, what, path)
+        return CodeSpec(spec, path.stem, named or attribute, path, shipped=True)
+    module, _, named = spec.partition(":")
+    if module.isidentifier() and module in catalog(what):
+        module = f"{CATALOG}.{what}s.{module}"
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None or found.origin is None:
+        raise BadInput(f"{what} '{spec}' cannot be imported (no such module; the catalog's {what}s: "
+                       f"{', '.join(catalog(what))})")
+    origin = Path(found.origin).resolve()
+    if origin.is_relative_to(HARNESS):  # the containers have the harness package
+        return CodeSpec(spec, module, named or attribute, origin, shipped=False)
+    # a user's module: its top-level package goes to the driver and executors whole, so its imports work
+    top = importlib.util.find_spec(module.split(".")[0])
+    package = Path(top.submodule_search_locations[0]) if top and top.submodule_search_locations else None
+    return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package)
+
+
+def is_file(spec: str) -> bool:
+    """`path/to/code.py` or `path/to/code.py:attribute`, as opposed to a module's name."""
+    return ".py:" in spec or spec.endswith(".py")
+
+
+def catalog(what: str) -> list[str]:
+    """The short names of the catalog's sinks or pipelines (the modules that define one)."""
+    folder = Path(importlib.import_module(f"{CATALOG}.{what}s").__file__ or "").parent
+    marker = "def sink(" if what == "sink" else "def transform("
+    return sorted(p.stem for p in folder.glob("*.py") if marker in p.read_text())
+
+
+def _check_unshadowed(spec: str, what: str, path: Path) -> None:
+    """A shipped file is imported by its name: one named like a module the driver has (json.py, harness.py)
+    would either hide that module or be hidden by it."""
+    if path.stem in _SHIPPED:  # a user's file loaded before (maybe another of the same name): no module's
+        return
+    try:
+        found = importlib.util.find_spec(path.stem)
+    except (ImportError, ValueError):
+        found = None
+    if found is not None and (found.origin is None or Path(found.origin).resolve() != path):
+        raise BadInput(f"{what} '{spec}': its name '{path.stem}' is a module's ({found.origin or 'built in'}); "
+                       "rename the file")
+
+
+def import_code(code: CodeSpec, what: str) -> ModuleType:
+    """Import the module on the host; BadInput naming it when it does not import."""
+    try:
+        if not is_file(code.spec):
+            return importlib.import_module(code.module)
+        loaded = importlib.util.spec_from_file_location(code.module, code.source)
+        assert loaded is not None and loaded.loader is not None
+        module = importlib.util.module_from_spec(loaded)
+        sys.modules[code.module] = module
+        _SHIPPED.add(code.module)
+        loaded.loader.exec_module(module)
+        return module
+    except Exception as error:  # noqa: BLE001 - any import failure is the user's input
+        hint = ""
+        if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("pyspark"):
+            hint = " (the harness imports it without Spark: import pyspark inside transform, as the README shows)"
+        raise BadInput(f"{what} '{code.spec}' cannot be imported: {error.__class__.__name__}: {error}{hint}") from None
+
+
+def resolve_sink(spec: str) -> CodeSpec:
+    """Resolve and check a sink spec; BadInput names the sink and what is wrong."""
+    resolved = locate(spec, "sink", "sink")
+    _check_defines(resolved)
+    return resolved
+
+
+def _check_defines(sink: CodeSpec) -> None:
+    """The file parses and defines the sink function at top level (without importing pyspark here)."""
+    try:
+        tree = ast.parse(sink.source.read_text(), filename=str(sink.source))
+    except SyntaxError as error:
+        raise BadInput(f"sink '{sink.spec}' does not parse: {error.msg} (line {error.lineno})") from None
+    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    names |= {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+              if isinstance(t, ast.Name)}
+    if sink.attribute not in names:
+        raise BadInput(f"sink '{sink.spec}' defines no '{sink.attribute}' (a sink(frame, context) function)")
