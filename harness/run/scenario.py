@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -105,6 +105,21 @@ class ScenarioResult:
         }
 
 
+def judged(result: ScenarioResult, faults: Sequence[str], unfired: Sequence[str]) -> list[dict]:
+    """Judge a finished scenario from its history (harness.checker.judge), record the judgement at the
+    end of the history; the history's events, sends left out."""
+    assert result.report_dir is not None
+    path = result.report_dir / "history.jsonl"
+    events = read_history(path, leave_out={"send"})
+    result.judgement = judge(result.verdict, events, faults, unfired, live=bool(result.rate),
+                             latency_measured=(result.latency or {}).get("measured"), acked=result.sends.acked)
+    result.verdict = result.judgement.verdict
+    history = History(path)
+    events.append(history.record("judgement", outcome=result.outcome, reasons=list(result.judgement.reasons)))
+    history.close()
+    return events
+
+
 BATCHES = 5  # micro-batches a backlog is read in
 
 
@@ -166,14 +181,7 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
-        events = read_history(self.report_dir / "history.jsonl", leave_out={"send"})
-        result.judgement = judge(result.verdict, events, [str(f) for f in self.faults], self.unfired,
-                                 live=bool(self.rate), latency_measured=(result.latency or {}).get("measured"),
-                                 acked=result.sends.acked)
-        result.verdict = result.judgement.verdict
-        history = History(self.report_dir / "history.jsonl")
-        events.append(history.record("judgement", outcome=result.outcome, reasons=list(result.judgement.reasons)))
-        history.close()
+        events = judged(result, [str(f) for f in self.faults], self.unfired)
         result.phases = phases(events)
         summary = result.to_dict()
         (self.report_dir / "result.json").write_text(json.dumps(summary, indent=2))

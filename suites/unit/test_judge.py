@@ -1,0 +1,145 @@
+"""The one judge: the same history gets the same outcome through `run` (its exit status), `certify` (its
+rows, certificate and exit status) and the pytest plugin (`eo_scenario`'s result, the --sink matrix's
+check), including a fault whose injection errored and a fault that fired without effect: never a pass."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import harness.certify.certification
+import harness.certify.rows
+import harness.cli.run
+from harness.checker.judge import INEFFECTIVE, judge
+from harness.checker.verdict import FAIL, PASS, UNKNOWN, Anomaly, Verdict
+from harness.cli import main
+from harness.client.reader import ReadResult
+from harness.client.workload import ACKED, SendLog
+from harness.history import History
+from harness.run.scenario import ScenarioResult, judged
+from harness.sink_matrix import check_row
+
+pytestmark = pytest.mark.unit
+FAULT = "kill:executor@batch.planned:2"
+FIRED = [{"type": "point", "point": "txn.commit"}, {"type": "trigger", "step": FAULT},
+         {"type": "batch.planned", "batch": 2, "t": 1.0}]
+EFFECT = {"type": "effect", "fault": FAULT, "effect": "SIGKILL to pid 7 in worker1"}
+
+
+def output(outcome: str = PASS, **anomalies: int) -> Verdict:
+    found = {name: Anomaly(name, count) for name, count in anomalies.items()}
+    return Verdict(outcome, "exactly-once" if outcome == PASS else "at-least-once", found, 10, 10, 10)
+
+
+# (the case, the output's verdict, the history, faults never fired, the outcome every front end must give)
+CASES = [
+    pytest.param(output(), [*FIRED, EFFECT], [], PASS, id="fired-with-effect"),
+    pytest.param(output(), [*FIRED, EFFECT, {"type": "fault.error", "fault": FAULT, "error": "heal failed"}], [],
+                 INEFFECTIVE, id="injection-errored"),
+    pytest.param(output(), FIRED, [], INEFFECTIVE, id="no-effect"),
+    pytest.param(output(), [], [FAULT], FAIL, id="never-fired"),
+    pytest.param(output(FAIL, duplicate=3), [*FIRED, EFFECT], [], FAIL, id="duplicates"),
+    pytest.param(output(UNKNOWN, incomplete=1), [*FIRED, EFFECT], [], UNKNOWN, id="incomplete"),
+]
+EXIT = {PASS: 0, FAIL: 1, INEFFECTIVE: 1, UNKNOWN: 3}
+
+
+def judged_result(folder: Path, verdict: Verdict, events: list[dict], unfired: list[str]) -> ScenarioResult:
+    """A finished scenario with this history, judged as Scenario.run judges it."""
+    folder.mkdir(parents=True)
+    history = History(folder / "history.jsonl")
+    for event in events:
+        history.record(event["type"], **{k: v for k, v in event.items() if k != "type"})
+    history.close()
+    result = ScenarioResult(folder.name, verdict, SendLog(bytearray([ACKED] * 10)), ReadResult([], {}, {}), [1, 2],
+                            [1, 2], report_dir=folder)
+    judged(result, [FAULT], unfired)
+    return result
+
+
+@dataclass
+class Stand:
+    """A stand-in for the session, its cluster and its scenarios: every scenario gives the prepared result."""
+
+    run_id: str
+    result: ScenarioResult
+    report_dir: Path
+
+    @property
+    def cluster(self) -> Stand:
+        return self
+
+    @property
+    def folder(self) -> Path:
+        return self.report_dir.parent
+
+    def run(self) -> ScenarioResult:
+        return self.result
+
+    def scenario(self, *args: object, **kwargs: object) -> Stand:
+        return self
+
+
+@pytest.fixture
+def reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path / "reports"))
+    return tmp_path / "reports"
+
+
+@pytest.mark.parametrize("verdict, events, unfired, outcome", CASES)
+def test_one_history_one_outcome_through_run_certify_and_the_plugin(
+        reports: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        verdict: Verdict, events: list[dict], unfired: list[str], outcome: str) -> None:
+    result = judged_result(reports / "run" / "scenario", verdict, events, unfired)
+    assert result.outcome == outcome, result.summary()
+    assert json.loads((result.report_dir / "history.jsonl").read_text().splitlines()[-1])["outcome"] == outcome
+    stand = Stand("run", result, result.report_dir)
+
+    @contextmanager
+    def session(run_id: str | None = None) -> Iterator[Stand]:
+        yield stand
+
+    monkeypatch.setattr(harness.cli.run, "session", session)
+    monkeypatch.setattr(harness.certify.certification, "session", session)
+    monkeypatch.setattr(harness.certify.rows, "row_scenario", lambda *args, **kwargs: stand)
+
+    # run
+    assert main(["run", "--sink", "transactional", "--fault", FAULT]) == EXIT[outcome]
+    assert outcome in capsys.readouterr().out
+
+    # certify: every row of the matrix gives this history
+    certificate = tmp_path / "certificate"
+    assert main(["certify", "--sink", "transactional", "--quick", "--out", str(certificate)]) == EXIT[outcome]
+    written = json.loads((certificate / "certificate.json").read_text())
+    assert {row["outcome"] for row in written["scenarios"]} == {outcome}
+    assert (written["verdict"] == "certified exactly-once") == (outcome == PASS)
+
+    # the plugin: eo_scenario's result and the --sink matrix's check
+    assert result.exactly_once == (outcome == PASS)
+    if outcome == PASS:
+        check_row(result, PASS)
+    else:
+        with pytest.raises(AssertionError):
+            check_row(result, PASS)
+
+
+def test_a_fail_outweighs_a_fault_without_effect_and_an_injection_error_outweighs_a_fail() -> None:
+    """Anomalies from a fault that fired cleanly are the sink's; after an injection that failed they may
+    be the harness's, so the row is ineffective (never a pass either way)."""
+    assert judge(output(FAIL, lost=2), FIRED, [FAULT]).outcome == FAIL
+    errored = [*FIRED, {"type": "fault.error", "fault": FAULT, "error": "no such container"}]
+    judgement = judge(output(FAIL, lost=2), errored, [FAULT])
+    assert judgement.outcome == INEFFECTIVE and "no such container" in judgement.summary()
+
+
+def test_live_input_must_be_produced_while_the_stream_ran() -> None:
+    before = [{"type": "input.produced", "t": 1.0}, {"type": "batch.planned", "t": 2.0}]
+    during = [{"type": "batch.planned", "t": 1.0}, {"type": "input.produced", "t": 2.0}]
+    assert judge(output(), before, [], live=True, latency_measured=10, acked=10).outcome == INEFFECTIVE
+    assert judge(output(), during, [], live=True, latency_measured=10, acked=10).outcome == PASS
+    assert judge(output(), during, [], live=True, latency_measured=9, acked=10).outcome == UNKNOWN
