@@ -18,28 +18,28 @@ from operator import countOf, itemgetter, lt
 
 from harness.checker.ledger import Ledger, partitions_of, values_of
 from harness.checker.verdict import Anomaly, Expected
-from harness.checker.windows import WindowsChecker
+from harness.checker.windows import ValueComparison
 from harness.client.reader import Record
 
 FIRST = itemgetter(0)  # of a pair
 NONE_YET = float("-inf")  # below every value: a key's first update in its partition
 
 
-class ChangelogChecker(WindowsChecker):
+class ChangelogChecker:
     """`updates(record values)` reads a batch of updates as two columns, their keys and their running
     values (the pipeline's batch reader); values of a key only grow."""
 
     changelog = True  # its verdict can be effectively-once
 
     def __init__(self, updates: Callable[[list[bytes]], tuple[list[str], list[int]]]) -> None:
-        super().__init__(lambda values: updates(values)[1])
         self.updates = updates
+        self.comparison = ValueComparison()  # each update one of its key's running values, once
         self.highest: dict[int, dict[str, int]] = {}  # partition -> key -> highest value read there
         self.regression = Anomaly("regression")
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
         keys, totals = self.updates(values_of(records))  # each record read once
-        self._feed_values(records, totals, identities, wants)
+        self.comparison.feed(records, totals, identities, wants)
         start = 0
         for partition, run in groupby(partitions_of(records)):  # a batch comes in runs of one partition
             end = start + countOf(run, partition)
@@ -72,7 +72,7 @@ class ChangelogChecker(WindowsChecker):
                 highest[key] = value
 
     def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
-        anomalies = super().anomalies(ledger)
+        anomalies = self.comparison.anomalies(ledger)
         if self.regression.count:
             anomalies["regression"] = self.regression
         return anomalies

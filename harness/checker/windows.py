@@ -21,31 +21,25 @@ from harness.client.reader import Record
 EXPECTED_VALUE = attrgetter("value")
 
 
-class WindowsChecker:
-    """`values(record values)` reads a batch of results' values (the pipeline's batch reader); the
-    model's `Expected.value` is what each must be.
+class ValueComparison:
+    """Each expected result once, with the model's value: the comparing shared by the checkers of
+    results that carry a value (windows, changelog updates), fed values already read.
 
     Which copy of a repeated result is read first depends on how the reader interleaves partitions,
     so occurrences are judged together at the end: when one of them has the model's value, the others
     are `duplicate` (the same value) or `divergent` (another); when none has, the result is a
     `wrong_value` and the others are judged against the first read.
-    The pipeline's identity function has already validated every record it identified, so reading
-    the value of a readable record does not fail. A million results are checked by C loops (`map`,
-    `compress`): a first occurrence is compared with the model as it is read, and only those that
-    differ, the repeats and the anomalies cost Python; a first occurrence that is not kept had the
-    model's value.
+    A million results are checked by C loops (`map`, `compress`): a first occurrence is compared with
+    the model as it is read, and only those that differ, the repeats and the anomalies cost Python; a
+    first occurrence that is not kept had the model's value.
     """
 
-    def __init__(self, values: Callable[[list[bytes]], list]) -> None:
-        self.values = values
+    def __init__(self) -> None:
         self.wrong: dict[str, object] = {}  # identity -> the value of its first occurrence, not the model's
         self.repeats: list[tuple[str, object, int, int]] = []  # identity, value, partition, offset
 
-    def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        self._feed_values(records, self.values(values_of(records)), identities, wants)
-
-    def _feed_values(self, records: list[Record], values: list[object], identities: list[str],
-                     wants: list[Expected | None]) -> None:
+    def feed(self, records: list[Record], values: list[object], identities: list[str],
+             wants: list[Expected | None]) -> None:
         if None in wants:  # a repeat, or a result the model does not have: told apart at the end
             firsts = list(map(bool, wants))  # an Expected is a non-empty tuple
             for record, value, identity, first in zip(records, values, identities, firsts, strict=True):
@@ -83,6 +77,22 @@ class WindowsChecker:
                         {"id": identity, "value": right[0], "again": other[0], "partition": other[1],
                          "offset": other[2]})
         return anomalies
+
+
+class WindowsChecker:
+    """`values(record values)` reads a batch of results' values (the pipeline's batch reader); the
+    model's `Expected.value` is what each must be. The pipeline's identity function has already
+    validated every record it identified, so reading the value of a readable record does not fail."""
+
+    def __init__(self, values: Callable[[list[bytes]], list]) -> None:
+        self.values = values
+        self.comparison = ValueComparison()
+
+    def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
+        self.comparison.feed(records, self.values(values_of(records)), identities, wants)
+
+    def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
+        return self.comparison.anomalies(ledger)
 
 
 def _first_records(ledger: Ledger, identities: set[str]) -> dict[str, Record]:

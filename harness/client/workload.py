@@ -23,8 +23,9 @@ CLOSING_KEY = "closing"
 SEQUENCE_HEADER = "eo-seq"  # a record's place in the produce order (decimal), across all partitions
 
 
-class Record(NamedTuple):
-    """One input record; `id` is its identity end to end."""
+class Event(NamedTuple):
+    """One event of the harness's own workload (a payment), the value of an input record; `id` is its
+    identity end to end."""
 
     id: str
     key: str
@@ -73,7 +74,7 @@ class Workload:
     closing_ms: int = 0  # when set, one closing record this far past the last one (moves a watermark on)
     duplicate_share: float = 0.0  # this share of records is sent again soon after (an at-least-once upstream)
 
-    def generate(self) -> Iterator[Record]:
+    def generate(self) -> Iterator[Event]:
         """The records in production order; a closing record, when asked for, comes last with a key
         of its own (`CLOSING_KEY`), so that a model can tell it apart."""
         rng = random.Random(self.seed)
@@ -84,20 +85,20 @@ class Workload:
         seqs = [0] * self.keys
         payload = "x" * self.payload_bytes
         again = random.Random(self.seed + 1)  # its own stream: the records are the same with or without repeats
-        recent: deque[Record] = deque(maxlen=50)
+        recent: deque[Event] = deque(maxlen=50)
         for n in range(self.records):
             k = bisect(cumulative, rng.random() * total, 0, last_key)
             seqs[k] += 1
             ts = self.start_ts + n * self.step_ms - (rng.randint(0, self.disorder_ms) if self.disorder_ms else 0)
             amount = round(rng.uniform(1, 500), 2)
-            record = Record(f"{self.seed}-{n:09d}", key_names[k], seqs[k], ts, amount, payload)
+            record = Event(f"{self.seed}-{n:09d}", key_names[k], seqs[k], ts, amount, payload)
             yield record
             recent.append(record)
             if self.duplicate_share and again.random() < self.duplicate_share:
                 yield again.choice(recent)
         if self.closing_ms:
             last = self.start_ts + (self.records - 1) * self.step_ms
-            yield Record(f"{self.seed}-closing", CLOSING_KEY, 1, last + self.closing_ms, 0.0, payload)
+            yield Event(f"{self.seed}-closing", CLOSING_KEY, 1, last + self.closing_ms, 0.0, payload)
 
     def inputs(self) -> Iterator[InputRecord]:
         """The records as they are produced: JSON values keyed by their key."""
@@ -111,8 +112,8 @@ PENDING, ACKED, FAILED = 0, 1, 2  # a send's fate in the send log
 @dataclass
 class SendLog:
     """The fate of every send, by its place in the produce order: a record is only expected downstream
-    if its send was acknowledged. One byte a send (a million sends: 1 MB, where sets of their ids took
-    over 100 MB); `PENDING` until the broker answers, and after a flush that got no answer: unknown.
+    if its send was acknowledged. One byte a send, not a set of ids, so a million sends stay small;
+    `PENDING` until the broker answers, and after a flush that got no answer: unknown.
     Why a send failed is in the history."""
 
     fates: bytearray = field(default_factory=bytearray)

@@ -12,8 +12,10 @@ from harness.checker.verdict import PASS
 from harness.client.reader import Record
 from harness.client.workload import Workload
 from harness.cluster.topology import Cluster
+from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.errors import BadInput, HarnessError, InfrastructureError
 from harness.run.scenario import Scenario
+from harness.settings import from_environment
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import Pipeline
 
@@ -47,8 +49,8 @@ def _reference_runs(
     outputs = []
     for n in range(1, RUNS + 1):
         result = Scenario(cluster, f"reference-{pipeline.code.module.replace('_', '-')}-{n}", pipeline,
-                          resolve_sink(REFERENCE_SINK), CaptureOracle(), workload=workload,
-                          partitions=partitions).run()
+                          resolve_sink(REFERENCE_SINK), CaptureOracle(), [], workload, partitions,
+                          from_environment("stall_timeout"), None, DEFAULT_STATE_STORE, 0.0).run()
         if result.outcome != PASS:
             raise InfrastructureError(f"the fault-free reference run {result.name} of pipeline '{pipeline.name}' "
                                       f"did not finish: {result.summary()}")

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 
-from harness import settings, versions
+from harness import versions
 from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
@@ -142,22 +142,23 @@ class Scenario:
         pipeline: Pipeline,
         sink: CodeSpec,
         oracle: Oracle,
-        faults: list[FaultStep] | None = None,
-        workload: Workload = Workload(settings.from_environment("records")),
-        partitions: int = 4,
-        stall_timeout: float = settings.from_environment("stall_timeout"),
-        max_offsets_per_trigger: int | None = None,
-        state_store: str = settings.SETTINGS["state_store"].default,
-        rate: float = 0.0,
+        faults: list[FaultStep],
+        workload: Workload,
+        partitions: int,
+        stall_timeout: float,
+        max_offsets_per_trigger: int | None,
+        state_store: str,
+        rate: float,
     ) -> None:
-        """`oracle`: what the output is compared with (chosen by the caller: harness.run.session).
-        `rate`: live input, produced at this many records/s while the stream runs (0: a backlog first)."""
+        """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
+        with their oracle and the settings' defaults). `rate`: live input, produced at this many
+        records/s while the stream runs (0: a backlog first)."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
         self.sink = sink
         self.oracle = oracle
-        self.faults = faults or []
+        self.faults = faults
         self.workload = self.pipeline.workload(workload)
         self.partitions = partitions
         self.stall_timeout = stall_timeout

@@ -143,3 +143,19 @@ def test_live_input_must_be_produced_while_the_stream_ran() -> None:
     assert judge(output(), before, [], live=True, latency_measured=10, acked=10).outcome == INEFFECTIVE
     assert judge(output(), during, [], live=True, latency_measured=10, acked=10).outcome == PASS
     assert judge(output(), during, [], live=True, latency_measured=9, acked=10).outcome == UNKNOWN
+
+
+def test_an_unforeseen_error_is_one_line_and_status_3_with_the_traceback_kept(
+        reports: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not Python's status 1, which reads as "anomalies found"."""
+    @contextmanager
+    def session(run_id: str | None = None) -> Iterator[Stand]:
+        raise KeyError("no such network")
+        yield
+
+    monkeypatch.setattr(harness.cli.run, "session", session)
+    assert main(["run", "--sink", "transactional"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("harness: unexpected error: KeyError"), err
+    kept = Path(err.rpartition("(traceback: ")[2].rstrip(")"))
+    assert kept.is_relative_to(reports) and "no such network" in kept.read_text()
