@@ -3,7 +3,7 @@
 # then runs one job:
 #   bash run.sh certify certify the reference exactly-once sink (quick matrix), print the matrix
 #   bash run.sh smoke   bring the cluster up, run the passthrough scenario, print the result table
-#   bash run.sh test    the CI suite: unit, smoke, integration and the chaos gate
+#   bash run.sh test    the CI suite: lint (ruff), then unit, smoke, integration and the chaos gate
 # Extra arguments go to the job (python -m harness certify|smoke ... / pytest ...).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,5 +19,6 @@ python3 -m harness images build
 case "$job" in
   certify) exec python3 -m harness certify --sink transactional --quick "$@" ;;
   smoke) exec python3 -m harness smoke "$@" ;;
-  test) exec python3 -m pytest -m "unit or smoke or integration or gate" "$@" ;;
+  test) python3 -m ruff check harness fixtures suites benchmarks examples conftest.py  # lint first: a lint error fails CI
+        exec python3 -m pytest -m "unit or smoke or integration or gate" "$@" ;;
 esac

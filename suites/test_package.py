@@ -55,6 +55,8 @@ def test_the_example_project_runs_its_chaos_test_and_its_sinks_baseline(installe
     done = run([str(bin_dir / "pytest"), "-m", "chaos", "--sink", "sinks/payments_sink.py:sink",
                 "-k", "payments_survive or baseline and not live", "-p", "no:cacheprovider"], project, 1800)
     assert "2 passed" in done.stdout, done.stdout[-3000:]
+    assert "DeprecationWarning" not in done.stdout + done.stderr and " warning" not in done.stdout, \
+        "a dependency's warnings reach the user's run: " + done.stdout[-3000:]
     reports = list((project / "reports").glob("*/test_payments_survive_a_driver_kill_at_commit/result.json"))
     assert reports, "the eo_scenario report is named after the test id, under ./reports"
 

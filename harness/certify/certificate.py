@@ -69,14 +69,23 @@ def _html(certificate: dict) -> str:
         "<!doctype html><html><head><meta charset='utf-8'><title>certificate</title><style>"
         "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
         "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective{color:#b9770e}"
-        f"</style></head><body><h1>{escape(certificate['sink'])}: {escape(certificate['verdict'])}</h1>"
-        f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); "
-        f"kind: {escape(certificate['sink_kind'])}; matrix: {escape(certificate['matrix'])}; seed "
-        f"{certificate['seed']}; source sha256 <code>{escape(certificate['sink_source_sha256'])}</code>; "
-        f"versions: {escape(json.dumps(certificate['versions']))}</p>"
+        f"</style></head><body><h1>{escape(certificate['sink'])} with pipeline {escape(certificate['pipeline'])}: "
+        f"{escape(certificate['verdict'])}</h1>"
+        f"<p>sink kind: {escape(certificate['sink_kind'])}; sink source sha256 "
+        f"<code>{escape(certificate['sink_source_sha256'])}</code></p>"
+        f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); pipeline source "
+        f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
+        f"<p>matrix: {escape(certificate['matrix'])}; seed {certificate['seed']}; versions: "
+        f"{escape(_versions(certificate['versions']))}</p>"
         "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )
+
+
+def _versions(versions: dict[str, str]) -> str:
+    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, confluent-kafka 2.16.1`."""
+    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "confluent_kafka": "confluent-kafka"}
+    return ", ".join(f"{names.get(name, name)} {version}" for name, version in versions.items())
 
 
 def _found(scenario: dict) -> str:

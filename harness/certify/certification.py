@@ -46,7 +46,8 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)
-    print(f"{sink.spec}: {'certified exactly-once' if passed == len(rows) else 'not certified'}, "
+    print(f"{sink.spec} with pipeline {pipeline.name}: "
+          f"{'certified exactly-once' if passed == len(rows) else 'not certified'}, "
           f"{passed}/{len(rows)} scenarios passed, {'quick' if quick else 'full'} matrix, {minutes} min {secs} s")
     return matrix_exit_status([r.outcome for r in rows])
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
+from harness.quiet import dependency_noise_hidden
+
 OPEN_STATES = ["Ongoing", "PrepareCommit", "PrepareAbort"]
 
 
@@ -17,7 +19,8 @@ def open_transactions(bootstrap: str, topic: str) -> list[dict]:
     """Open transactions that wrote to `topic`: transactional id, producer id and epoch, state, start
     time, timeout and the topic's partitions they hold. A failure of the admin call is named in the
     one entry returned, never raised: naming is evidence for a verdict, not a condition of it."""
-    from kafka.admin import KafkaAdminClient
+    with dependency_noise_hidden():
+        from kafka.admin import KafkaAdminClient
 
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # a failure is returned, not logged as well
     try:

@@ -12,7 +12,10 @@ import io
 import struct
 from dataclasses import dataclass
 
-from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
+from harness.quiet import dependency_noise_hidden
+
+with dependency_noise_hidden():
+    from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
 
 PRODUCE = 0
 INIT_PRODUCER_ID = 22

@@ -147,6 +147,9 @@ def test_the_merged_certificate_has_every_workers_rows_and_links_that_work(repor
     assert f"href=\"../reports/run-w1/kill-sender-txn.commit/index.html\">report</a> (w1 on {B})" in page
     assert "<td>duplicate=12</td><td>60&nbsp;s</td>" in page  # each row's anomalies and time
     assert f"<td>{scenarios['kill-driver-txn.pre_commit']['error']}</td>" in page  # why a row is unknown
+    assert "<h1>transactional with pipeline passthrough: not certified</h1>" in page  # the pair is certified
+    assert certificate["pipeline_source_sha256"] in page and "{" not in page.partition("versions: ")[2][:200]
+    assert f"Kafka {certificate['versions']['kafka']}, Spark {certificate['versions']['spark']}" in page
 
 
 @dataclass(frozen=True)

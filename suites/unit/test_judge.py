@@ -115,6 +115,8 @@ def test_one_history_one_outcome_through_run_certify_and_the_plugin(
     # certify: every row of the matrix gives this history
     certificate = tmp_path / "certificate"
     assert main(["certify", "--sink", "transactional", "--quick", "--out", str(certificate)]) == EXIT[outcome]
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("transactional with pipeline passthrough: "), last  # the pair is what is certified
     written = json.loads((certificate / "certificate.json").read_text())
     assert {row["outcome"] for row in written["scenarios"]} == {outcome}
     assert (written["verdict"] == "certified exactly-once") == (outcome == PASS)
