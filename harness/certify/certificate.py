@@ -1,5 +1,9 @@
-"""The certificate of a sink: certificate.json (every row, with the worker and engine that ran it when the
-matrix was spread), junit.xml for CI, and a matrix page linking each row's report."""
+"""The certificate of a sink with a pipeline: certificate.json (the fault classes that applied, the row
+that tried each and its outcome, the classes not tried; every row, with the worker and engine that ran
+it when the matrix was spread), junit.xml for CI, and a page linking each row's report.
+
+"certified" is never wider than what was tried: only a run that tried every applicable class, each a
+pass, says so; a quick run says how many classes it passed of how many apply."""
 
 from __future__ import annotations
 
@@ -14,20 +18,46 @@ from harness import versions
 from harness.certify.rows import Row
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
+from harness.faults.space import Observation, space
 from harness.subject.code_spec import CodeSpec
 from harness.subject.pipeline import Pipeline
 
+NOT_TRIED = "not tried"
 
-def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, kind: str, quick: bool, seed: int,
-                      rows: list[Row]) -> None:
-    """certificate.json, junit.xml and index.html in `folder`; report links are relative to it."""
+def coverage(seen: Observation, rows: list[Row]) -> list[dict]:
+    """Every applicable fault class, the row that tried it and that row's outcome ("not tried" if none)."""
+    ran = {r.scenario.name: r for r in rows}
+    return [{"class": c.name, "what": c.what, "row": c.row if c.row in ran else None,
+             "outcome": ran[c.row].outcome if c.row in ran else NOT_TRIED} for c in space(seen)]
+
+
+def verdict(classes: list[dict], rows: list[Row], quick: bool) -> str:
+    """The certificate's one line: certified only when every applicable class was tried and passed."""
+    passed = sum(c["outcome"] == PASS for c in classes)
+    untried = sum(c["outcome"] == NOT_TRIED for c in classes)
+    if not all(r.outcome == PASS for r in rows):
+        return f"not certified (exactly-once under {passed} of {len(classes)} applicable fault classes)"
+    if quick:
+        return f"quick: passed {passed} of {len(classes)} applicable fault classes (not a certification)"
+    if untried:
+        return f"not certified: passed {passed} of {len(classes)} applicable fault classes, {untried} not tried"
+    return f"certified exactly-once under {passed} of {len(classes)} applicable fault classes"
+
+
+def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
+                      rows: list[Row]) -> dict:
+    """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
+    certificate as written."""
     folder.mkdir(parents=True, exist_ok=True)
-    passed = all(r.outcome == PASS for r in rows)
+    classes = coverage(seen, rows)
     certificate = {
-        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": kind,
+        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
+        "transaction_timeout_s": seen.transaction_timeout_s,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
-        "verdict": "certified exactly-once" if passed else "not certified",
+        "verdict": verdict(classes, rows, quick),
+        "certified": all(c["outcome"] == PASS for c in classes) and all(r.outcome == PASS for r in rows),
         "matrix": "quick" if quick else "full", "seed": seed,
+        "classes": classes,
         "versions": {"harness": harness.__version__, **asdict(versions.stack()),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
@@ -38,6 +68,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, kind: st
     (folder / "certificate.json").write_text(json.dumps(certificate, indent=2))
     (folder / "junit.xml").write_text(_junit(sink, rows))
     (folder / "index.html").write_text(_html(certificate))
+    return certificate
 
 
 def _junit(sink: CodeSpec, rows: list[Row]) -> str:
@@ -65,10 +96,16 @@ def _html(certificate: dict) -> str:
         f"<td>{escape(_found(s))}</td><td>{s['seconds']:.0f}&nbsp;s</td><td>{_evidence(s)}</td></tr>"
         for s in certificate["scenarios"]
     )
+    classes = "".join(
+        f"<tr><td><code>{escape(c['class'])}</code></td><td>{escape(c['what'])}</td>"
+        f"<td>{escape(c['row'] or '-')}</td><td class='{escape(c['outcome'].replace(' ', '-'))}'>"
+        f"{escape(c['outcome'])}</td></tr>"
+        for c in certificate["classes"]
+    )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>certificate</title><style>"
         "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px 8px}"
-        "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective{color:#b9770e}"
+        "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective,.not-tried{color:#b9770e}"
         f"</style></head><body><h1>{escape(certificate['sink'])} with pipeline {escape(certificate['pipeline'])}: "
         f"{escape(certificate['verdict'])}</h1>"
         f"<p>sink kind: {escape(certificate['sink_kind'])}; sink source sha256 "
@@ -77,6 +114,9 @@ def _html(certificate: dict) -> str:
         f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
         f"<p>matrix: {escape(certificate['matrix'])}; seed {certificate['seed']}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
+        "<h2>Fault classes: what was tried</h2>"
+        "<table><tr><th>class</th><th>what it tries</th><th>row</th><th>outcome</th></tr>"
+        f"{classes}</table><h2>Scenarios</h2>"
         "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )

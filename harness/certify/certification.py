@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from harness.certify.certificate import write_certificate
-from harness.certify.matrix import ANY, MATRIX, scenarios_for
+from harness.certify.matrix import ANY, BASELINE, MATRIX
 from harness.certify.pool import certify_spread, spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
 from harness.certify.worker import CertifyJob
@@ -17,6 +17,7 @@ from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
 from harness.cluster.engine import engine_socket_url
 from harness.errors import EXIT_OK
+from harness.faults.space import Observation
 from harness.report.folders import certificate_dir
 from harness.run.session import session
 from harness.subject.code_spec import CodeSpec, resolve_sink
@@ -37,17 +38,16 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
         return EXIT_OK
     started = time.monotonic()
     if workers > 1:
-        folder, kind, rows = certify_spread(CertifyJob(run), sink, engines, quick, out)
+        folder, seen, rows = certify_spread(CertifyJob(run), sink, engines, quick, out)
     else:
         if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
             os.environ["DOCKER_HOST"] = engines[0]
-        folder, kind, rows = _on_one_cluster(run, quick, out)
-    write_certificate(folder, sink, pipeline, kind, quick, run.seed, rows)
+        folder, seen, rows = _on_one_cluster(run, quick, out)
+    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows)
     print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)
-    print(f"{sink.spec} with pipeline {pipeline.name}: "
-          f"{'certified exactly-once' if passed == len(rows) else 'not certified'}, "
+    print(f"{sink.spec} with pipeline {pipeline.name}: {certificate['verdict']}, "
           f"{passed}/{len(rows)} scenarios passed, {'quick' if quick else 'full'} matrix, {minutes} min {secs} s")
     return matrix_exit_status([r.outcome for r in rows])
 
@@ -61,23 +61,24 @@ def matrix_exit_status(outcomes: list[str]) -> int:
     return EXIT_OK
 
 
-def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None) -> tuple[Path, str, list[Row]]:
-    """Every row in turn on one cluster in this process: the certificate folder, the sink's kind, the rows."""
+def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None) -> tuple[Path, Observation, list[Row]]:
+    """Every row in turn on one cluster in this process: the certificate folder, what the baseline
+    showed, the rows."""
     rows: list[Row] = []
     with session() as opened:
         folder = out or certificate_dir(opened.cluster.run_id)
-        baseline, result = run_row(opened.cluster, run, scenarios_for(ANY, True)[0])
+        baseline, result = run_row(opened.cluster, run, BASELINE)
         rows.append(baseline)
         print_row(baseline, 1, None)
-        kind, stateful = observed(result)
-        plan = plan_after_baseline(run.sink, kind, stateful, quick)
+        seen = observed(result)
+        plan = plan_after_baseline(run.sink, seen, quick)
         for n, row in enumerate(plan, start=2):
             outcome, _ = run_row(opened.cluster, run, row)
             rows.append(outcome)
             print_row(outcome, n, len(plan) + 1)
     for row in rows:  # linked from the certificate folder, which --out puts elsewhere than the run's reports
         row.report = os.path.relpath(opened.folder / row.report, folder)
-    return folder, kind, rows
+    return folder, seen, rows
 
 
 def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool) -> None:

@@ -16,13 +16,14 @@ import queue
 from multiprocessing.queues import Queue
 from pathlib import Path
 
-from harness.certify.matrix import ANY, MatrixScenario, scenarios_for
+from harness.certify.matrix import BASELINE, MatrixScenario
 from harness.certify.rows import Row, plan_after_baseline, print_row
 from harness.certify.tally import Failed, Finished, Tally, Took, Worker
 from harness.certify.worker import Job, serve
 from harness.cluster.engine import docker_hosts as parse_docker_hosts
 from harness.cluster.labels import new_run_id
 from harness.errors import EXIT_BAD_INPUT, BadInput
+from harness.faults.space import Observation
 from harness.progress import say
 from harness.report import write_index
 from harness.report.folders import certificate_dir, run_report_dir
@@ -48,8 +49,8 @@ def spread_note(engines: list[str]) -> list[str]:
 
 
 def certify_spread(job: Job, sink: CodeSpec, engines: list[str], quick: bool,
-                   out: Path | None) -> tuple[Path, str, list[Row]]:
-    """The matrix over one worker per engine: the certificate folder, the sink's kind, every row (unknown
+                   out: Path | None) -> tuple[Path, Observation, list[Row]]:
+    """The matrix over one worker per engine: the certificate folder, what the baseline showed, every row (unknown
     where no worker could finish it)."""
     run_id = new_run_id()
     workers = [Worker(i, engine, f"{run_id}-w{i}") for i, engine in enumerate(engines)]
@@ -57,7 +58,7 @@ def certify_spread(job: Job, sink: CodeSpec, engines: list[str], quick: bool,
         say(line)
     pool = Pool(job, workers, (out or certificate_dir(run_id)).resolve())
     try:
-        kind, rows = pool.certify(sink, quick)
+        seen, rows = pool.certify(sink, quick)
     except BaseException:
         pool.stop(cut_short=True)
         raise
@@ -65,7 +66,7 @@ def certify_spread(job: Job, sink: CodeSpec, engines: list[str], quick: bool,
         pool.stop(cut_short=False)
     finally:
         write_index(run_report_dir(run_id), [run_report_dir(worker.run_id) for worker in workers])
-    return pool.tally.folder, kind, rows
+    return pool.tally.folder, seen, rows
 
 
 class Pool:
@@ -80,15 +81,15 @@ class Pool:
         self.tally = Tally(workers, folder)
         self.printed = 0
 
-    def certify(self, sink: CodeSpec, quick: bool) -> tuple[str, list[Row]]:
-        """The baseline, then the rows it calls for; returns the sink's kind and every row in plan order."""
-        baseline = scenarios_for(ANY, True)[0]
+    def certify(self, sink: CodeSpec, quick: bool) -> tuple[Observation, list[Row]]:
+        """The baseline, then the rows it calls for; returns what the baseline showed and every row in plan order."""
+        baseline = BASELINE
         self.tasks.put(baseline)
         for process in self.processes:
             process.start()
         self._collect([baseline], None)
-        kind, stateful = self.tally.observed(baseline)
-        plan = plan_after_baseline(sink.spec, kind, stateful, quick)
+        seen = self.tally.observed(baseline)
+        plan = plan_after_baseline(sink.spec, seen, quick)
         for row in [*plan, *[None] * len(self.processes)]:  # None: no more rows, remove your cluster
             self.tasks.put(row)
         self._collect(plan, len(plan) + 1)
@@ -96,7 +97,7 @@ class Pool:
         for row in rows:
             if row.worker is None:  # never taken: every worker had ended
                 self._print(row, len(rows))
-        return kind, rows
+        return seen, rows
 
     def _collect(self, rows: list[MatrixScenario], total: int | None) -> None:
         """Handle messages, printing rows as they settle, until all of `rows` are settled."""

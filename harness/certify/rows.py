@@ -8,11 +8,11 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from harness.certify.matrix import MatrixScenario, scenarios_for
+from harness.certify.matrix import MatrixScenario, rows_for
 from harness.checker.verdict import UNKNOWN
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
-from harness.faults.spec import kind_from_points
+from harness.faults.space import Observation, space
 from harness.progress import say
 from harness.report.folders import run_report_dir
 from harness.run.scenario import Scenario, ScenarioResult
@@ -52,7 +52,7 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
     """The scenario that tries `row` (named after it unless `name` is given)."""
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
-                    state_store=row.state_store, rate=run.rate if row.live else 0.0)
+                    state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:
@@ -79,17 +79,17 @@ def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row,
     return Row(row, result.outcome, anomalies, time.monotonic() - started, report, why, result.phases), result
 
 
-def observed(result: ScenarioResult | None) -> tuple[str, bool]:
-    """The sink's kind and whether the pipeline keeps state, as the baseline showed them (plain and
-    stateless when it showed nothing)."""
-    return (result.sink_kind if result else kind_from_points(set())), bool(result and result.stateful)
+def observed(result: ScenarioResult | None) -> Observation:
+    """What a run showed of the sink and pipeline (nothing when it could not run: a plain sink, no state)."""
+    return result.observation if result else Observation()
 
 
-def plan_after_baseline(sink: str, kind: str, stateful: bool, quick: bool) -> list[MatrixScenario]:
-    """The rows that follow the baseline, for the kind of sink and pipeline it showed."""
-    plan = scenarios_for(kind, quick, stateful)[1:]
-    say(f"sink {sink}: observed kind '{kind}'{', a stateful pipeline' if stateful else ''}; "
-        f"{len(plan) + 1} scenarios")
+def plan_after_baseline(sink: str, seen: Observation, quick: bool) -> list[MatrixScenario]:
+    """The rows that follow the baseline: one for each class of the fault space it showed."""
+    plan = rows_for(seen, quick)
+    timeout = f", transaction timeout {seen.transaction_timeout_s:g} s" if seen.transaction_timeout_s else ""
+    say(f"sink {sink}: observed kind '{seen.kind}'{timeout}{', a stateful pipeline' if seen.stateful else ''}; "
+        f"{len(space(seen))} fault classes, {len(plan) + 1} scenarios")
     return plan
 
 

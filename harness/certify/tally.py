@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.certify.matrix import MatrixScenario
 from harness.certify.rows import Row
-from harness.faults.spec import kind_from_points
+from harness.faults.space import Observation
 from harness.report.folders import run_report_dir
 
 
@@ -41,12 +41,11 @@ class Took:
 
 @dataclass(frozen=True)
 class Finished:
-    """A worker ran a row; with the sink's kind and statefulness that run showed (the baseline's decide the plan)."""
+    """A worker ran a row; with what that run showed of the sink and pipeline (the baseline's decides the plan)."""
 
     worker: int
     row: Row
-    kind: str
-    stateful: bool
+    seen: Observation
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ class Tally:
     folder: Path
     running: dict[int, MatrixScenario] = field(default_factory=dict)
     done: dict[str, Row] = field(default_factory=dict)
-    shown: dict[str, tuple[str, bool]] = field(default_factory=dict)  # row -> (sink kind, stateful) its run showed
+    shown: dict[str, Observation] = field(default_factory=dict)  # row -> what its run showed
     ended: set[int] = field(default_factory=set)
 
     def took(self, message: Took) -> None:
@@ -79,7 +78,7 @@ class Tally:
         row = replace(message.row, worker=worker.name, engine=worker.engine,
                       report=self._link(worker, message.row.report))
         self.done[row.scenario.name] = row
-        self.shown[row.scenario.name] = (message.kind, message.stateful)
+        self.shown[row.scenario.name] = message.seen
         return row
 
     def end(self, index: int, why: str) -> Row | None:
@@ -98,9 +97,9 @@ class Tally:
     def settled(self, rows: list[MatrixScenario]) -> bool:
         return all(row.name in self.done for row in rows) or len(self.ended) == len(self.workers)
 
-    def observed(self, baseline: MatrixScenario) -> tuple[str, bool]:
-        """The sink's kind and statefulness the baseline showed (plain and stateless when it showed nothing)."""
-        return self.shown.get(baseline.name, (kind_from_points(set()), False))
+    def observed(self, baseline: MatrixScenario) -> Observation:
+        """What the baseline showed (nothing, when no worker ran it)."""
+        return self.shown.get(baseline.name, Observation())
 
     def rows(self, plan: list[MatrixScenario]) -> list[Row]:
         """Every row of the plan in its order; one that no worker ran is unknown."""

@@ -22,11 +22,12 @@ from harness.certify.rows import MatrixRun, Row, observed, run_row
 from harness.certify.tally import Failed, Finished, Took, Worker
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.faults.space import Observation
 from harness.interrupt import terminate_like_ctrl_c
 from harness.progress import speak_as
 from harness.run.session import session
 
-RunRow = Callable[[MatrixScenario], tuple[Row, str, bool]]  # a row -> (its outcome, sink kind, stateful)
+RunRow = Callable[[MatrixScenario], tuple[Row, Observation]]  # a row -> its outcome, what its run showed
 
 
 class Job(Protocol):
@@ -47,9 +48,9 @@ class CertifyJob:
         with session(run_id=worker.run_id) as opened:
             yield partial(self._run, opened.cluster)
 
-    def _run(self, cluster: Cluster, row: MatrixScenario) -> tuple[Row, str, bool]:
+    def _run(self, cluster: Cluster, row: MatrixScenario) -> tuple[Row, Observation]:
         outcome, result = run_row(cluster, self.run, row)
-        return (outcome, *observed(result))
+        return outcome, observed(result)
 
 
 def serve(worker: Worker, job: Job, tasks: Queue, results: Queue) -> None:

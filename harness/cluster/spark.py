@@ -24,6 +24,7 @@ EXECUTOR_LOGS = (
 # stream rather than on optimizing code that runs for a minute (a driver starts and reaches its first
 # batch in about half the time)
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+NETWORK_TIMEOUT_S = 20.0  # Spark's: an executor silent this long is lost, its tasks run elsewhere
 
 
 class SparkMaster(Service):
@@ -97,7 +98,7 @@ class SparkDriver(Service):
             "spark.sql.streaming.stopTimeout": "10s",
             # an executor that stops answering (paused, cut off) is given up after 20 s and its tasks
             # retried elsewhere: the zombie scenarios need that to happen well within a scenario
-            "spark.network.timeout": "20s",
+            "spark.network.timeout": f"{NETWORK_TIMEOUT_S:g}s",
             "spark.executor.heartbeatInterval": "2s",
             "spark.network.timeoutInterval": "5s",
             "spark.driver.extraJavaOptions": JVM_OPTIONS,

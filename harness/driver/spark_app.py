@@ -17,6 +17,11 @@ from pyspark.sql.streaming import DataStreamWriter
 from harness.driver.sink import SinkContext
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 
+# Speculative copies of slow tasks, as users turn it on against stragglers: a task three quarters of its
+# stage's tasks outran by half again is run a second time elsewhere, and both attempts may write.
+SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms",
+               "spark.speculation.multiplier": "1.5", "spark.speculation.quantile": "0.75"}
+
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
@@ -33,6 +38,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--sink-id", required=True)
     parser.add_argument("--marker-topic", required=True)
     parser.add_argument("--state-store", choices=sorted(STATE_STORES), default=DEFAULT_STATE_STORE)
+    parser.add_argument("--speculation", action="store_true", help="run a copy of a slow task elsewhere")
     return parser.parse_args()
 
 
@@ -61,7 +67,10 @@ def build_writer(spark: SparkSession, args: argparse.Namespace, output, context:
 
 def main() -> None:
     args = arguments()
-    spark = SparkSession.builder.appName(f"harness:{args.pipeline}").getOrCreate()
+    builder = SparkSession.builder.appName(f"harness:{args.pipeline}")
+    for key, value in (SPECULATION if args.speculation else {}).items():  # read when the context starts
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     pipeline = import_shipped(spark, args.pipeline, args.pipeline_file)
     for key, value in STATE_STORES[args.state_store].items():
         spark.conf.set(key, value)

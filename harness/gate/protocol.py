@@ -42,6 +42,7 @@ class RequestInfo:
     producer_id: int | None = None
     producer_epoch: int | None = None
     acks: int | None = None  # Produce only: 0 means the broker sends no response
+    transaction_timeout_ms: int | None = None  # InitProducerId only: the sink's transaction.timeout.ms
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
@@ -98,7 +99,8 @@ def parse_request(payload: bytes) -> RequestInfo:
         transactions = body.transactions
         return RequestInfo(api_key, api_version, correlation_id, client_id,
                            transactions[0].transactional_id if transactions else None)
-    return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id)
+    return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id,
+                       transaction_timeout_ms=body.transaction_timeout_ms)
 
 
 def _produce_head(payload: bytes, pos: int, api_version: int) -> tuple[str | None, int]:

@@ -61,7 +61,8 @@ class GateEvent:
                 "source": f"{self.peer.address}:{self.peer.port}", "connection": self.connection,
                 "api_version": r.api_version,
                 "client_id": r.client_id, "transactional_id": r.transactional_id, "committed": r.committed,
-                "producer_id": r.producer_id, "producer_epoch": r.producer_epoch}
+                "producer_id": r.producer_id, "producer_epoch": r.producer_epoch,
+                **({"transaction_timeout_ms": r.transaction_timeout_ms} if r.transaction_timeout_ms else {})}
 
 
 class Hold:

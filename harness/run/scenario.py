@@ -26,6 +26,7 @@ from harness.driver.state_stores import STATE_STORES
 from harness.errors import BadInput, InfrastructureError
 from harness.faults.nemesis import Nemesis
 from harness.faults.schedule import Schedule
+from harness.faults.space import Observation
 from harness.faults.spec import FaultStep, kind_from_points
 from harness.gate.proxy import Observe
 from harness.history import History, read_history
@@ -69,6 +70,11 @@ class ScenarioResult:
     def sink_kind(self) -> str:
         """Whether the sink wrote in transactions, from the gate points this run reached."""
         return kind_from_points({e["point"] for e in self.events("point")})
+
+    @property
+    def observation(self) -> Observation:
+        """What this run showed of the sink and pipeline: the fault space is drawn from a baseline's."""
+        return Observation.from_events(self.events("point"), self.stateful)
 
     @property
     def exactly_once(self) -> bool:
@@ -149,10 +155,11 @@ class Scenario:
         max_offsets_per_trigger: int | None,
         state_store: str,
         rate: float,
+        speculation: bool = False,
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
-        records/s while the stream runs (0: a backlog first)."""
+        records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -169,6 +176,7 @@ class Scenario:
         if rate < 0:
             raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
         self.rate = rate
+        self.speculation = speculation
         self.report_dir = run_report_dir(cluster.run_id) / name
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -201,6 +209,7 @@ class Scenario:
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
                             oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
+                            speculation=self.speculation,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
 
         input_ = ScenarioInput(kafka.bootstrap_direct, input_topic, self.partitions,
@@ -223,6 +232,7 @@ class Scenario:
             "--sink-id", f"{self.name}-{output_topic[-12:]}",
             "--marker-topic", marker_topic,
             "--state-store", self.state_store,
+            *(["--speculation"] if self.speculation else []),
         ]
         for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
             if code.shipped:

@@ -1,0 +1,224 @@
+"""The fault space of a sink and pipeline, drawn from what their fault-free run showed: the gate points
+it reached and which role sent them, whether the query kept state, and the sink's own transaction
+timeout (in every InitProducerId request). A fault class is one cell: an action on a target at a point,
+for the role that sent the request there, in a timing class (instant, or just below or just above a
+timeout the sink or Spark has). Each class names the fault steps of the row that tries it, or none
+when the harness cannot try it yet: a certificate lists every applicable class, and says which were
+not tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from harness.cluster.spark import NETWORK_TIMEOUT_S
+from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
+from harness.faults.spec import TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
+
+DEFAULT_TRANSACTION_TIMEOUT_S = 60.0  # librdkafka's transaction.timeout.ms default, when no InitProducerId showed one
+ABOVE_MARGIN_S = 10.0  # "just above" a timeout: past it with room for the broker's abort to land
+BELOW_SHARE = 0.5  # "just below" a timeout: half of it, well inside
+PARTITION_S = 10.0  # a partition that heals well inside every timeout (a short network split)
+ROLES = ("driver", "executors")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a fault-free run showed: the roles that sent each gate point, the smallest transaction
+    timeout the sink asked for, and whether the query kept state."""
+
+    senders: dict[str, frozenset[str]] = field(default_factory=dict)
+    transaction_timeout_s: float | None = None
+    stateful: bool = False
+
+    @classmethod
+    def from_events(cls, events: Iterable[dict], stateful: bool) -> Observation:
+        """From a run's history events (its `point` events)."""
+        senders: dict[str, set[str]] = {}
+        timeouts = []
+        for event in events:
+            if event["type"] == "point":
+                senders.setdefault(event["point"], set()).add(event["role"])
+                if event.get("transaction_timeout_ms"):
+                    timeouts.append(event["transaction_timeout_ms"] / 1000)
+        return cls({p: frozenset(r) for p, r in senders.items()}, min(timeouts) if timeouts else None, stateful)
+
+    @classmethod
+    def assumed(cls, kind: str, stateful: bool) -> Observation:
+        """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet)."""
+        points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce",)
+        return cls({p: frozenset() for p in points}, None, stateful)
+
+    @property
+    def kind(self) -> str:
+        return kind_from_points(set(self.senders))
+
+    @property
+    def timeout_s(self) -> float:
+        """The transaction timeout the timing classes are drawn from."""
+        return self.transaction_timeout_s or DEFAULT_TRANSACTION_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """One cell of the space, and the row that tries it (`faults`; empty when it cannot be tried yet)."""
+
+    action: str
+    target: str
+    point: str
+    sender: str  # the role whose request the point matched (driver, executors), or "any"
+    timing: str  # instant, or "below"/"above" a named timeout
+    row: str  # the row's name (a test id)
+    faults: tuple[str, ...] = ()
+    what: str = ""  # what it tries, in words
+    quick: bool = False  # in the covering subset a quick certification tries
+    live: bool = False
+    state_store: str = DEFAULT_STATE_STORE
+    speculation: bool = False  # the row runs with spark.speculation on
+
+    @property
+    def name(self) -> str:
+        sender = "" if self.sender == "any" else f"~{self.sender}"
+        return f"{self.action}:{self.target}@{self.point}{sender}/{self.timing}"
+
+    @property
+    def tried(self) -> bool:
+        return bool(self.faults) or self.live or self.speculation
+
+
+def space(seen: Observation) -> list[FaultClass]:
+    """Every fault class that applies to what the baseline showed, in the order the matrix runs them."""
+    classes: list[FaultClass] = []
+    if seen.kind == TRANSACTIONAL:
+        classes += _transactional(seen)
+    else:
+        classes += _plain(seen)
+    classes += _any_sink()
+    if seen.stateful:
+        classes += _stateful()
+    return classes
+
+
+def _role_suffix(seen: Observation, point: str) -> list[tuple[str, str, str]]:
+    """(sender role, spec suffix, name suffix) for each role that sent `point`: one class each when both
+    did, else one for whichever did."""
+    roles = sorted(seen.senders.get(point, ()))
+    if len(roles) <= 1:
+        return [("any" if not roles else roles[0], "", "")]
+    return [(role, f"~{role}", f"-{role}") for role in roles]
+
+
+def _transactional(seen: Observation) -> list[FaultClass]:
+    timeout = seen.timeout_s
+    below, above = round(timeout * BELOW_SHARE), round(timeout + ABOVE_MARGIN_S)
+    out = []
+    for point in ("txn.first_write", "txn.pre_commit", "txn.commit"):
+        if point not in seen.senders:
+            continue
+        nth = 1 if point == "txn.commit" else 2  # the first commit is a data commit in every sink
+        for role, spec, suffix in _role_suffix(seen, point):
+            for target in ("sender", "executor", "driver"):
+                quick = (target, point) in {("sender", "txn.commit"), ("driver", "txn.pre_commit")}
+                out.append(FaultClass("kill", target, point, role, "instant", f"kill-{target}-{point}{suffix}",
+                                      (f"kill:{target}@{point}#{nth}{spec}",), f"SIGKILL the {target} at {point}",
+                                      quick))
+    for link in ROLES:
+        for point in ("txn.pre_commit", "txn.commit"):
+            if point in seen.senders:
+                out.append(FaultClass("partition", link, point, "any", f"{PARTITION_S:g}s below timeouts",
+                                      f"partition-{link}-{point}", (f"partition:{link}@{point}#2/{PARTITION_S:g}s",),
+                                      f"cut the {link}' link to Kafka for {PARTITION_S:g} s at {point}"))
+    if "txn.pre_commit" in seen.senders:
+        out += [
+            FaultClass("delay", "sender", "txn.pre_commit", "any", f"above the transaction timeout ({timeout:g} s)",
+                       "delay-endtxn-txn.pre_commit-long", (f"delay:sender@txn.pre_commit#2/{above}s",),
+                       "an EndTxn(commit) held past the transaction timeout: the broker aborts, the commit "
+                       "fails, and the failure must not be ignored", quick=True),
+            FaultClass("delay", "sender", "txn.pre_commit", "any", f"below the transaction timeout ({timeout:g} s)",
+                       "delay-endtxn-txn.pre_commit", (f"delay:sender@txn.pre_commit#2/{below}s",),
+                       "a late EndTxn(commit), within the transaction timeout"),
+            FaultClass("pause", "executor", "txn.pre_commit", "any",
+                       f"above Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)", "pause-executor-txn.pre_commit",
+                       (f"pause:executor@txn.pre_commit#2/{round(2 * NETWORK_TIMEOUT_S)}s",),
+                       "a zombie: the executor stops before its commit, the task runs again elsewhere, the "
+                       "zombie's commit goes out when it wakes", quick=True),
+        ]
+    if "txn.first_write" in seen.senders:
+        out.append(_speculation("txn.first_write", "#3"))
+    if "txn.commit" in seen.senders:
+        out += [
+            FaultClass("delay", "sender", "txn.commit", "any", f"below the transaction timeout ({timeout:g} s)",
+                       "delay-endtxn-txn.commit", (f"delay:sender@txn.commit#2/{below}s",),
+                       "a commit's response late: committed on the broker, the sink waits"),
+            FaultClass("delay", "sender", "txn.commit", "any", f"above the transaction timeout ({timeout:g} s)",
+                       "lost-commit-response", (f"delay:sender@txn.commit#2/{above}s",),
+                       "a commit whose response is lost: committed on the broker, the sink's call times out; "
+                       "rewriting the batch without checking what committed duplicates it", quick=True),
+        ]
+    return out
+
+
+def _plain(seen: Observation) -> list[FaultClass]:
+    out = []
+    if "produce" not in seen.senders:
+        return out
+    for role, spec, suffix in _role_suffix(seen, "produce"):
+        for target in ("sender", "executor", "driver"):
+            out.append(FaultClass("kill", target, "produce", role, "instant", f"kill-{target}-produce{suffix}",
+                                  (f"kill:{target}@produce#3{spec}",), f"SIGKILL the {target} at a produce",
+                                  quick=target != "executor"))
+    out += [
+        FaultClass("pause", "executor", "produce", "any", f"above Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)",
+                   "pause-executor-produce", (f"pause:executor@produce#3/{round(2 * NETWORK_TIMEOUT_S)}s",),
+                   "two attempts of one task: the executor stops in the middle of its writes, the task runs "
+                   "again elsewhere, the first attempt writes on when it wakes", quick=True),
+        FaultClass("partition", "executors", "produce", "any", f"{PARTITION_S:g}s below timeouts",
+                   "partition-executors-produce", (f"partition:executors@produce#3/{PARTITION_S:g}s",),
+                   f"cut the executors' link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
+        _speculation("produce", "#3"),
+    ]
+    return out
+
+
+def _speculation(point: str, nth: str) -> FaultClass:
+    """Two attempts of one task writing at once: spark.speculation on, and the sender of a write paused
+    below Spark's network timeout, so Spark runs a copy of its task elsewhere (the executor is slow, not
+    lost) and the first attempt writes on when it wakes."""
+    pause = round(NETWORK_TIMEOUT_S / 2)
+    return FaultClass("pause", "sender", point, "executors",
+                      f"speculation, below Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)", f"speculation-{point}",
+                      (f"pause:sender@{point}{nth}~executors/{pause}s",),
+                      "two attempts of one task at once: spark.speculation on and a writing executor paused "
+                      f"{pause} s, so a copy of its task runs elsewhere and both write", quick=True,
+                      speculation=True)
+
+
+def _any_sink() -> list[FaultClass]:
+    return [
+        FaultClass("kill", "executor", "batch.planned", "any", "instant", "kill-executor-batch.planned",
+                   ("kill:executor@batch.planned:2",), "SIGKILL an executor when batch 2 is planned"),
+        FaultClass("kill", "driver", "batch.planned", "any", "instant", "kill-driver-batch.planned",
+                   ("kill:driver@batch.planned:2",), "SIGKILL the driver when batch 2 is planned: the batch re-runs"),
+        FaultClass("kill", "broker", "batch.planned", "any", "instant", "restart-broker",
+                   ("kill:broker@batch.planned:2",), "the broker killed and restarted in the middle of the stream"),
+        FaultClass("rebatch", "input", "batch.planned", "any", "live input", "live-baseline", (),
+                   "the same input split into other batches: produced live, at a rate", live=True),
+        FaultClass("kill", "driver", "batch.planned", "any", "live input", "live-kill-driver-batch.planned",
+                   ("kill:driver@batch.planned:2",), "a driver kill under live input", live=True),
+        FaultClass("kill", "executor", "batch.planned", "any", "live input", "live-kill-executor-batch.planned",
+                   ("kill:executor@batch.planned:2",), "an executor kill under live input", live=True),
+    ]
+
+
+def _stateful() -> list[FaultClass]:
+    out = []
+    for store in STATE_STORES:
+        suffix = "" if store == DEFAULT_STATE_STORE else f"-{store}"
+        for target in ("driver", "executor"):
+            quick = (target, store) in {("driver", DEFAULT_STATE_STORE), ("executor", "rocksdb-changelog")}
+            out.append(FaultClass("kill", target, "state.committed", "any", f"state store {store}",
+                                  f"kill-{target}-state.committed{suffix}", (f"kill:{target}@state.committed:3",),
+                                  f"SIGKILL the {target} once batch 3's state is saved, its output not yet "
+                                  f"(state store {store})", quick, state_store=store))
+    return out
