@@ -68,7 +68,7 @@ class FaultClass:
     target: str
     point: str
     sender: str  # the role whose request the point matched (driver, executors), or "any"
-    timing: str  # instant, or "below"/"above" a named timeout
+    timing: str  # instant, 10s, below-/above-txn-timeout, above-network-timeout, speculation, live, store-...
     row: str  # the row's name (a test id)
     faults: tuple[str, ...] = ()
     what: str = ""  # what it tries, in words
@@ -109,6 +109,10 @@ def _role_suffix(seen: Observation, point: str) -> list[tuple[str, str, str]]:
     return [(role, f"~{role}", f"-{role}") for role in roles]
 
 
+def _who(role: str) -> str:
+    return "whoever sent it" if role == "any" else f"sent by the {role}"
+
+
 def _transactional(seen: Observation) -> list[FaultClass]:
     timeout = seen.timeout_s
     below, above = round(timeout * BELOW_SHARE), round(timeout + ABOVE_MARGIN_S)
@@ -117,44 +121,47 @@ def _transactional(seen: Observation) -> list[FaultClass]:
         if point not in seen.senders:
             continue
         nth = 1 if point == "txn.commit" else 2  # the first commit is a data commit in every sink
-        for role, spec, suffix in _role_suffix(seen, point):
-            for target in ("sender", "executor", "driver"):
+        for target in ("sender", "executor", "driver"):  # only the sender depends on who sent the request
+            for role, spec, suffix in _role_suffix(seen, point) if target == "sender" else [("any", "", "")]:
                 quick = (target, point) in {("sender", "txn.commit"), ("driver", "txn.pre_commit")}
                 out.append(FaultClass("kill", target, point, role, "instant", f"kill-{target}-{point}{suffix}",
-                                      (f"kill:{target}@{point}#{nth}{spec}",), f"SIGKILL the {target} at {point}",
-                                      quick))
+                                      (f"kill:{target}@{point}#{nth}{spec}",),
+                                      f"SIGKILL the {target} at {point} ({_who(role)})", quick))
     for link in ROLES:
         for point in ("txn.pre_commit", "txn.commit"):
             if point in seen.senders:
-                out.append(FaultClass("partition", link, point, "any", f"{PARTITION_S:g}s below timeouts",
+                out.append(FaultClass("partition", link, point, "any", f"{PARTITION_S:g}s",
                                       f"partition-{link}-{point}", (f"partition:{link}@{point}#2/{PARTITION_S:g}s",),
-                                      f"cut the {link}' link to Kafka for {PARTITION_S:g} s at {point}"))
+                                      f"cut the {link} link to Kafka for {PARTITION_S:g} s at {point} "
+                                      "(below every timeout)"))
     if "txn.pre_commit" in seen.senders:
         out += [
-            FaultClass("delay", "sender", "txn.pre_commit", "any", f"above the transaction timeout ({timeout:g} s)",
+            FaultClass("delay", "sender", "txn.pre_commit", "any", "above-txn-timeout",
                        "delay-endtxn-txn.pre_commit-long", (f"delay:sender@txn.pre_commit#2/{above}s",),
-                       "an EndTxn(commit) held past the transaction timeout: the broker aborts, the commit "
-                       "fails, and the failure must not be ignored", quick=True),
-            FaultClass("delay", "sender", "txn.pre_commit", "any", f"below the transaction timeout ({timeout:g} s)",
+                       f"an EndTxn(commit) held {above} s, past the transaction timeout ({timeout:g} s): the "
+                       "broker aborts, the commit fails, and the failure must not be ignored", quick=True),
+            FaultClass("delay", "sender", "txn.pre_commit", "any", "below-txn-timeout",
                        "delay-endtxn-txn.pre_commit", (f"delay:sender@txn.pre_commit#2/{below}s",),
-                       "a late EndTxn(commit), within the transaction timeout"),
-            FaultClass("pause", "executor", "txn.pre_commit", "any",
-                       f"above Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)", "pause-executor-txn.pre_commit",
+                       f"an EndTxn(commit) held {below} s, within the transaction timeout ({timeout:g} s)"),
+            FaultClass("pause", "executor", "txn.pre_commit", "any", "above-network-timeout",
+                       "pause-executor-txn.pre_commit",
                        (f"pause:executor@txn.pre_commit#2/{round(2 * NETWORK_TIMEOUT_S)}s",),
-                       "a zombie: the executor stops before its commit, the task runs again elsewhere, the "
-                       "zombie's commit goes out when it wakes", quick=True),
+                       f"a zombie: the executor stops before its commit past Spark's network timeout "
+                       f"({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the zombie's commit goes out "
+                       "when it wakes", quick=True),
         ]
     if "txn.first_write" in seen.senders:
         out.append(_speculation("txn.first_write", "#3"))
     if "txn.commit" in seen.senders:
         out += [
-            FaultClass("delay", "sender", "txn.commit", "any", f"below the transaction timeout ({timeout:g} s)",
+            FaultClass("delay", "sender", "txn.commit", "any", "below-txn-timeout",
                        "delay-endtxn-txn.commit", (f"delay:sender@txn.commit#2/{below}s",),
-                       "a commit's response late: committed on the broker, the sink waits"),
-            FaultClass("delay", "sender", "txn.commit", "any", f"above the transaction timeout ({timeout:g} s)",
+                       f"a commit's response held {below} s: committed on the broker, the sink waits"),
+            FaultClass("delay", "sender", "txn.commit", "any", "above-txn-timeout",
                        "lost-commit-response", (f"delay:sender@txn.commit#2/{above}s",),
-                       "a commit whose response is lost: committed on the broker, the sink's call times out; "
-                       "rewriting the batch without checking what committed duplicates it", quick=True),
+                       f"a commit whose response is lost: committed on the broker, held {above} s, past the "
+                       f"transaction timeout ({timeout:g} s) the sink's call waits; rewriting the batch without "
+                       "checking what committed duplicates it", quick=True),
         ]
     return out
 
@@ -163,19 +170,20 @@ def _plain(seen: Observation) -> list[FaultClass]:
     out = []
     if "produce" not in seen.senders:
         return out
-    for role, spec, suffix in _role_suffix(seen, "produce"):
-        for target in ("sender", "executor", "driver"):
+    for target in ("sender", "executor", "driver"):
+        for role, spec, suffix in _role_suffix(seen, "produce") if target == "sender" else [("any", "", "")]:
             out.append(FaultClass("kill", target, "produce", role, "instant", f"kill-{target}-produce{suffix}",
-                                  (f"kill:{target}@produce#3{spec}",), f"SIGKILL the {target} at a produce",
-                                  quick=target != "executor"))
+                                  (f"kill:{target}@produce#3{spec}",), f"SIGKILL the {target} at a produce "
+                                  f"({_who(role)})", quick=target != "executor"))
     out += [
-        FaultClass("pause", "executor", "produce", "any", f"above Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)",
-                   "pause-executor-produce", (f"pause:executor@produce#3/{round(2 * NETWORK_TIMEOUT_S)}s",),
-                   "two attempts of one task: the executor stops in the middle of its writes, the task runs "
-                   "again elsewhere, the first attempt writes on when it wakes", quick=True),
-        FaultClass("partition", "executors", "produce", "any", f"{PARTITION_S:g}s below timeouts",
+        FaultClass("pause", "executor", "produce", "any", "above-network-timeout", "pause-executor-produce",
+                   (f"pause:executor@produce#3/{round(2 * NETWORK_TIMEOUT_S)}s",),
+                   f"two attempts of one task: the executor stops in the middle of its writes past Spark's "
+                   f"network timeout ({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the first attempt "
+                   "writes on when it wakes", quick=True),
+        FaultClass("partition", "executors", "produce", "any", f"{PARTITION_S:g}s",
                    "partition-executors-produce", (f"partition:executors@produce#3/{PARTITION_S:g}s",),
-                   f"cut the executors' link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
+                   f"cut the executors link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
         _speculation("produce", "#3"),
     ]
     return out
@@ -186,8 +194,7 @@ def _speculation(point: str, nth: str) -> FaultClass:
     below Spark's network timeout, so Spark runs a copy of its task elsewhere (the executor is slow, not
     lost) and the first attempt writes on when it wakes."""
     pause = round(NETWORK_TIMEOUT_S / 2)
-    return FaultClass("pause", "sender", point, "executors",
-                      f"speculation, below Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)", f"speculation-{point}",
+    return FaultClass("pause", "sender", point, "executors", "speculation", f"speculation-{point}",
                       (f"pause:sender@{point}{nth}~executors/{pause}s",),
                       "two attempts of one task at once: spark.speculation on and a writing executor paused "
                       f"{pause} s, so a copy of its task runs elsewhere and both write", quick=True,
@@ -202,11 +209,11 @@ def _any_sink() -> list[FaultClass]:
                    ("kill:driver@batch.planned:2",), "SIGKILL the driver when batch 2 is planned: the batch re-runs"),
         FaultClass("kill", "broker", "batch.planned", "any", "instant", "restart-broker",
                    ("kill:broker@batch.planned:2",), "the broker killed and restarted in the middle of the stream"),
-        FaultClass("rebatch", "input", "batch.planned", "any", "live input", "live-baseline", (),
+        FaultClass("rebatch", "input", "batch.planned", "any", "live", "live-baseline", (),
                    "the same input split into other batches: produced live, at a rate", live=True),
-        FaultClass("kill", "driver", "batch.planned", "any", "live input", "live-kill-driver-batch.planned",
+        FaultClass("kill", "driver", "batch.planned", "any", "live", "live-kill-driver-batch.planned",
                    ("kill:driver@batch.planned:2",), "a driver kill under live input", live=True),
-        FaultClass("kill", "executor", "batch.planned", "any", "live input", "live-kill-executor-batch.planned",
+        FaultClass("kill", "executor", "batch.planned", "any", "live", "live-kill-executor-batch.planned",
                    ("kill:executor@batch.planned:2",), "an executor kill under live input", live=True),
     ]
 
@@ -217,7 +224,7 @@ def _stateful() -> list[FaultClass]:
         suffix = "" if store == DEFAULT_STATE_STORE else f"-{store}"
         for target in ("driver", "executor"):
             quick = (target, store) in {("driver", DEFAULT_STATE_STORE), ("executor", "rocksdb-changelog")}
-            out.append(FaultClass("kill", target, "state.committed", "any", f"state store {store}",
+            out.append(FaultClass("kill", target, "state.committed", "any", f"store-{store}",
                                   f"kill-{target}-state.committed{suffix}", (f"kill:{target}@state.committed:3",),
                                   f"SIGKILL the {target} once batch 3's state is saved, its output not yet "
                                   f"(state store {store})", quick, state_store=store))

@@ -1,0 +1,80 @@
+"""The fault space: drawn from what a baseline showed (points and the roles that sent them, the sink's
+transaction timeout, state), one row per class, and a certificate that says certified only when every
+applicable class was tried and passed."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.certify.certificate import NOT_TRIED, coverage, verdict
+from harness.certify.matrix import BASELINE, rows_for
+from harness.certify.rows import Row
+from harness.faults.space import Observation, space
+from harness.faults.spec import PLAIN, TRANSACTIONAL, parse_step
+
+pytestmark = pytest.mark.unit
+
+
+def point(name: str, role: str, **fields: object) -> dict:
+    return {"type": "point", "point": name, "role": role, **fields}
+
+
+EXECUTOR_TXN = [point("txn.init", "executors", transaction_timeout_ms=60_000), point("txn.first_write", "executors"),
+                point("txn.pre_commit", "executors"), point("txn.commit", "executors")]
+
+
+def test_the_space_follows_what_the_baseline_showed() -> None:
+    seen = Observation.from_events([*EXECUTOR_TXN, {"type": "batch.planned"}], stateful=False)
+    assert (seen.kind, seen.transaction_timeout_s, seen.stateful) == (TRANSACTIONAL, 60.0, False)
+    rows = {c.row: c for c in space(seen)}
+    assert "lost-commit-response" in rows and "speculation-txn.first_write" in rows
+    assert not [r for r in rows if "produce" in r or "state." in r]
+    for fault in space(seen):  # every row is a valid schedule
+        for spec in fault.faults:
+            parse_step(spec)
+    plain = {c.row for c in space(Observation.from_events([point("produce", "executors")], stateful=True))}
+    assert {"pause-executor-produce", "speculation-produce", "kill-driver-state.committed-rocksdb"} <= plain
+    assert not [r for r in plain if "txn." in r]
+
+
+def test_timing_classes_come_from_the_sinks_own_timeout() -> None:
+    short = Observation.from_events([point("txn.init", "executors", transaction_timeout_ms=10_000),
+                                     point("txn.pre_commit", "executors"), point("txn.commit", "executors")], False)
+    faults = {c.row: c.faults for c in space(short)}
+    assert faults["delay-endtxn-txn.pre_commit-long"] == ("delay:sender@txn.pre_commit#2/20s",)  # just above 10 s
+    assert faults["delay-endtxn-txn.pre_commit"] == ("delay:sender@txn.pre_commit#2/5s",)  # well below
+    assert faults["lost-commit-response"] == ("delay:sender@txn.commit#2/20s",)
+    unseen = Observation.from_events([point("txn.commit", "driver")], False)  # no InitProducerId: the default
+    assert {c.row: c.faults for c in space(unseen)}["lost-commit-response"] == ("delay:sender@txn.commit#2/70s",)
+
+
+def test_a_point_both_roles_send_gives_each_role_its_own_sender_class() -> None:
+    both = Observation.from_events([*EXECUTOR_TXN, point("txn.commit", "driver")], False)
+    rows = {c.row: c for c in space(both)}
+    assert rows["kill-sender-txn.commit-driver"].faults == ("kill:sender@txn.commit#1~driver",)
+    assert rows["kill-sender-txn.commit-executors"].faults == ("kill:sender@txn.commit#1~executors",)
+    assert "kill-executor-txn.commit" in rows  # the other targets do not depend on who sent the request
+
+
+@pytest.mark.parametrize("kind", [TRANSACTIONAL, PLAIN])
+def test_the_quick_subset_tries_each_kind_of_fault_users_sinks_meet(kind: str) -> None:
+    quick = {row.name for row in rows_for(Observation.assumed(kind, stateful=True), quick=True)}
+    assert any(name.startswith("speculation-") for name in quick)  # two attempts at once
+    assert "pause-executor-produce" in quick if kind == PLAIN else "lost-commit-response" in quick
+    assert "kill-driver-state.committed" in quick
+
+
+def test_certified_only_when_every_applicable_class_was_tried_and_passed() -> None:
+    seen = Observation.from_events(EXECUTOR_TXN, False)
+    every = [Row(BASELINE, "pass", {}, 1.0, "")] + [Row(r, "pass", {}, 1.0, "") for r in rows_for(seen, False)]
+    quick = [Row(BASELINE, "pass", {}, 1.0, "")] + [Row(r, "pass", {}, 1.0, "") for r in rows_for(seen, True)]
+    classes = coverage(seen, every)
+    assert verdict(classes, every, quick=False) == f"certified exactly-once under {len(classes)} of {len(classes)} " \
+                                                   "applicable fault classes"
+    tried = coverage(seen, quick)
+    passed = sum(c["outcome"] == "pass" for c in tried)
+    assert 0 < passed < len(tried) and sum(c["outcome"] == NOT_TRIED for c in tried) == len(tried) - passed
+    assert verdict(tried, quick, quick=True).startswith(f"quick: passed {passed} of {len(tried)}")
+    assert verdict(tried, quick, quick=False).startswith("not certified")  # a full run that skipped classes
+    failed = [*every[:-1], Row(every[-1].scenario, "fail", {"duplicate": 1}, 1.0, "")]
+    assert verdict(coverage(seen, failed), failed, quick=False).startswith("not certified")
