@@ -150,7 +150,7 @@ def _transactional(seen: Observation) -> list[FaultClass]:
                        f"({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the zombie's commit goes out "
                        "when it wakes", quick=True),
         ]
-    if "txn.first_write" in seen.senders:
+    if _executors_write(seen, "txn.first_write"):
         out.append(_speculation("txn.first_write", "#3"))
     if "txn.commit" in seen.senders:
         out += [
@@ -184,9 +184,17 @@ def _plain(seen: Observation) -> list[FaultClass]:
         FaultClass("partition", "executors", "produce", "any", f"{PARTITION_S:g}s",
                    "partition-executors-produce", (f"partition:executors@produce#3/{PARTITION_S:g}s",),
                    f"cut the executors link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
-        _speculation("produce", "#3"),
     ]
+    if _executors_write(seen, "produce"):
+        out.append(_speculation("produce", "#3"))
     return out
+
+
+def _executors_write(seen: Observation, point: str) -> bool:
+    """Whether executors send `point` (or the senders are not known yet): a task's two attempts can only
+    both write where tasks write; a sink that writes from the driver (collect, then produce) has none."""
+    roles = seen.senders.get(point)
+    return roles is not None and (not roles or "executors" in roles)
 
 
 def _speculation(point: str, nth: str) -> FaultClass:

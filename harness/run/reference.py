@@ -1,6 +1,7 @@
 """Reference outputs for the differential oracle: a pipeline without a model is judged against its own
-fault-free output. Two fault-free runs through a reference sink must agree first (else the pipeline is
-nondeterministic and nothing can be certified); the output is then cached for the rest of the run."""
+fault-free output. Two fault-free runs through a reference sink, the input split into batches differently,
+must agree first (else the pipeline is nondeterministic or depends on batch boundaries, and nothing can
+be certified: bad input, the sink not blamed); the output is then cached for the rest of the run."""
 
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from harness.client.workload import Workload
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.errors import BadInput, HarnessError, InfrastructureError
-from harness.run.scenario import Scenario
+from harness.run.scenario import Scenario, batch_size
 from harness.settings import from_environment
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import Pipeline
 
 REFERENCE_SINK = "driver_transactional"  # certified exactly-once, and the faster reference
-RUNS = 2
 
 _outputs: dict[tuple, list[Record] | HarnessError] = {}
 
@@ -43,14 +43,21 @@ def reference_output(cluster: Cluster, pipeline: Pipeline, workload: Workload, p
     return found
 
 
+def splits(records: int) -> list[int]:
+    """Records a batch in each reference run: the scenarios' own split, then another, so that output that
+    depends on where batches split shows as a disagreement before any sink is judged."""
+    return [batch_size(records), max(1_000, -(-records // 3))]
+
+
 def _reference_runs(
     cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int
 ) -> list[Record] | BadInput:
     outputs = []
-    for n in range(1, RUNS + 1):
+    sizes = splits(pipeline.workload(workload).records)
+    for n, size in enumerate(sizes, start=1):
         result = Scenario(cluster, f"reference-{pipeline.code.module.replace('_', '-')}-{n}", pipeline,
                           resolve_sink(REFERENCE_SINK), CaptureOracle(), [], workload, partitions,
-                          from_environment("stall_timeout"), None, DEFAULT_STATE_STORE, 0.0).run()
+                          from_environment("stall_timeout"), size, DEFAULT_STATE_STORE, 0.0).run()
         if result.outcome != PASS:
             raise InfrastructureError(f"the fault-free reference run {result.name} of pipeline '{pipeline.name}' "
                                       f"did not finish: {result.summary()}")
@@ -59,5 +66,7 @@ def _reference_runs(
     if not differ:
         return outputs[0]
     found = "; ".join(f"{a.name}={a.count}, e.g. {json.dumps(a.examples[:2])}" for a in differ.values())
-    return Nondeterministic(f"pipeline '{pipeline.name}' is nondeterministic: two fault-free runs of the same input "
-                            f"differ ({found}); nothing can be certified against a reference that changes")
+    return Nondeterministic(
+        f"pipeline '{pipeline.name}' gives another output for the same input when it is read in batches of "
+        f"{sizes[0]} and of {sizes[1]} records, with no fault ({found}): it is nondeterministic or depends on "
+        "where batches split; no sink can be judged against a reference that changes")

@@ -78,3 +78,11 @@ def test_certified_only_when_every_applicable_class_was_tried_and_passed() -> No
     assert verdict(tried, quick, quick=False).startswith("not certified")  # a full run that skipped classes
     failed = [*every[:-1], Row(every[-1].scenario, "fail", {"duplicate": 1}, 1.0, "")]
     assert verdict(coverage(seen, failed), failed, quick=False).startswith("not certified")
+
+
+def test_a_sink_that_writes_from_the_driver_has_no_concurrent_task_attempts_to_try() -> None:
+    driver = Observation.from_events([point("txn.init", "driver", transaction_timeout_ms=60_000),
+                                      point("txn.first_write", "driver"), point("txn.commit", "driver")], False)
+    assert not [c for c in space(driver) if c.speculation]
+    assert [c.row for c in space(Observation.from_events(EXECUTOR_TXN, False)) if c.speculation] == [
+        "speculation-txn.first_write"]
