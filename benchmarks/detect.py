@@ -17,7 +17,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 
-from harness.certify.matrix import MatrixScenario, scenarios_for
+from harness.certify.matrix import BASELINE, MatrixScenario, rows_for
 from harness.certify.rows import MatrixRun, Row, run_row
 from harness.cluster.topology import Cluster
 from harness.faults.spec import random_nemesis
@@ -49,7 +49,7 @@ class Search:
 def targeted(cluster: Cluster, sink: str, records: int, search: Search) -> float:
     """The quick certification until its first failing scenario; returns the baseline's consume time."""
     search.runs = 1
-    rows = scenarios_for("any", True)[:1]
+    rows = [BASELINE]
     horizon = 0.0
     while rows:
         row = rows.pop(0)
@@ -61,7 +61,7 @@ def targeted(cluster: Cluster, sink: str, records: int, search: Search) -> float
             if result is None:
                 raise SystemExit(f"{sink}: its baseline could not run ({outcome.error})")
             horizon = result.seconds["consume"]
-            rows = scenarios_for(result.sink_kind, True)[1:]
+            rows = rows_for(result.observation, quick=True)
     return horizon
 
 

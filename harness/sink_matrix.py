@@ -1,7 +1,8 @@
 """The certification matrix of one sink as pytest tests, one test id per scenario:
 `pytest -m chaos --sink my_sink.py:sink` (the plugin collects this module when --sink is given, in
-any project). Every scenario that applies to the sink's kind, observed from its baseline, must pass the
-one judge (harness.checker.judge), as in `certify`; the others are skipped, saying why.
+any project). Every row of the sink's fault space, drawn from its baseline, must pass the one judge
+(harness.checker.judge), as in `certify`; rows outside it are skipped, saying why. A class split by the
+role that sent its request (a sink whose driver and executors both commit) runs in `certify` only.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 import pytest
 
 from harness import settings
-from harness.certify.matrix import MATRIX, MatrixScenario
+from harness.certify.matrix import BASELINE, MATRIX, MatrixScenario, rows_for
 from harness.certify.rows import MatrixRun, row_scenario
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
@@ -31,8 +32,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def sink_kinds(cluster: Cluster) -> dict[str, str]:
-    """A sink's kind, observed from its baseline run (cached per session)."""
+def sink_spaces(cluster: Cluster) -> dict[str, dict[str, MatrixScenario]]:
+    """A sink's rows by name, drawn from its baseline's fault space (cached per session)."""
     return {}
 
 
@@ -42,12 +43,14 @@ def short_name(sink: str) -> str:
     return re.split(r"[./]", module)[-1]
 
 
-def kind_of(cluster: Cluster, run: MatrixRun, kinds: dict[str, str], baseline: ScenarioResult | None) -> str:
-    if run.sink not in kinds:
+def rows_of(cluster: Cluster, run: MatrixRun, spaces: dict[str, dict[str, MatrixScenario]],
+            baseline: ScenarioResult | None) -> dict[str, MatrixScenario]:
+    """The rows of the sink's fault space, from its baseline (run first when no test ran it yet)."""
+    if run.sink not in spaces:
         if baseline is None:
-            baseline = run_row(cluster, run, ROWS["baseline"], f"kind-{short_name(run.sink)}")
-        kinds[run.sink] = baseline.sink_kind
-    return kinds[run.sink]
+            baseline = run_row(cluster, run, BASELINE, f"space-{short_name(run.sink)}")
+        spaces[run.sink] = {row.name: row for row in rows_for(baseline.observation, quick=False)}
+    return spaces[run.sink]
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str) -> ScenarioResult:
@@ -65,16 +68,17 @@ def check_row(result: ScenarioResult, expected: str) -> None:
             assert "lost" not in result.verdict.anomalies, result.summary()
 
 
-def test_sink_scenario(cluster: Cluster, sink_kinds: dict[str, str], sink_scenario: tuple[str, str],
-                       stall_timeout: float, live_rate: float) -> None:
+def test_sink_scenario(cluster: Cluster, sink_spaces: dict[str, dict[str, MatrixScenario]],
+                       sink_scenario: tuple[str, str], stall_timeout: float, live_rate: float) -> None:
     sink, scenario = sink_scenario
     run = MatrixRun(sink, stall_timeout=stall_timeout, rate=live_rate)
-    row = ROWS[scenario]
-    if scenario != "baseline":
-        kind = kind_of(cluster, run, sink_kinds, None)
-        if not row.applies(kind):
-            pytest.skip(f"{scenario} applies to {row.applies_to} sinks; {sink} is {kind}")
+    row = BASELINE
+    if scenario != BASELINE.name:
+        found = rows_of(cluster, run, sink_spaces, None).get(scenario)
+        if found is None:
+            pytest.skip(f"{scenario} is not in the fault space {sink}'s baseline showed")
+        row = found  # its faults timed by what the baseline showed (the sink's transaction timeout)
     result = run_row(cluster, run, row, f"{short_name(sink)}-{scenario}")
-    if scenario == "baseline":
-        kind_of(cluster, run, sink_kinds, result)
+    if scenario == BASELINE.name:
+        rows_of(cluster, run, sink_spaces, result)
     check_row(result, PASS)

@@ -198,14 +198,15 @@ def _executors_write(seen: Observation, point: str) -> bool:
 
 
 def _speculation(point: str, nth: str) -> FaultClass:
-    """Two attempts of one task writing at once: spark.speculation on, and the sender of a write paused
-    below Spark's network timeout, so Spark runs a copy of its task elsewhere (the executor is slow, not
-    lost) and the first attempt writes on when it wakes."""
+    """Two attempts of one task writing at once: spark.speculation on, and the worker whose executor sent
+    a write paused whole (JVM and Python worker) below Spark's network timeout, so Spark runs a copy of the
+    task elsewhere (the executor is slow, not lost) and the first attempt writes on when it wakes, before
+    its executor can act on the order to kill it."""
     pause = round(NETWORK_TIMEOUT_S / 2)
-    return FaultClass("pause", "sender", point, "executors", "speculation", f"speculation-{point}",
-                      (f"pause:sender@{point}{nth}~executors/{pause}s",),
-                      "two attempts of one task at once: spark.speculation on and a writing executor paused "
-                      f"{pause} s, so a copy of its task runs elsewhere and both write", quick=True,
+    return FaultClass("pause", "worker", point, "executors", "speculation", f"speculation-{point}",
+                      (f"pause:worker@{point}{nth}~executors/{pause}s",),
+                      "two attempts of one task at once: spark.speculation on and a writing executor's worker "
+                      f"paused {pause} s, so a copy of its task runs elsewhere and both write", quick=True,
                       speculation=True)
 
 
