@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
@@ -92,11 +93,15 @@ def main() -> None:
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)
-    query = (
-        writer.option("checkpointLocation", args.checkpoint)
-        .trigger(processingTime=f"{args.trigger_seconds} seconds")
-        .start()
-    )
+    try:
+        query = (
+            writer.option("checkpointLocation", args.checkpoint)
+            .trigger(processingTime=f"{args.trigger_seconds} seconds")
+            .start()
+        )
+    except AnalysisException as error:  # a plan Spark refuses to stream: the pipeline's, or its sink's
+        print(f"HARNESS-QUERY-ERROR the query cannot start: {str(error).splitlines()[0]}", flush=True)
+        raise SystemExit(2) from None
     print(f"HARNESS-QUERY-STARTED id={query.id}", flush=True)
     query.awaitTermination()
 

@@ -38,6 +38,10 @@ class DriverSupervisor:
             pipeline_error = re.search(r"^HARNESS-PIPELINE-ERROR (.*)$", log, re.M)
             if pipeline_error:
                 raise BadInput(f"pipeline '{self.pipeline}': {pipeline_error.group(1)[:300]}") from None
+            query_error = re.search(r"^HARNESS-QUERY-ERROR (.*)$", log, re.M)
+            if query_error:
+                raise BadInput(f"pipeline '{self.pipeline}' with sink '{self.sink}': {query_error.group(1)[:300]}") \
+                    from None
             sink_error = re.search(r"^HARNESS-SINK-ERROR (.*)$", log, re.M)
             if sink_error:
                 raise BadInput(f"sink '{self.sink}' failed at start: {sink_error.group(1)}") from None
