@@ -3,7 +3,8 @@ and the input did. `run`, `certify`, `eo_scenario` and `pytest -m chaos --sink` 
 from here, so the same history gets the same outcome wherever it is judged.
 
 A fault that never fired is the anomaly `vacuous` (a fail). A fault whose injection errored, or that
-fired without any recorded effect, or live input that was not produced while the stream ran, leaves the
+fired without any recorded effect, live input that was not produced while the stream ran, or a
+speculation row where Spark ran no task twice, leaves the
 scenario `ineffective`: it did not try what it says, so it is never a pass, and any anomalies it found
 stay listed but are not the outcome (an injection that failed half way may have caused them).
 """
@@ -39,11 +40,13 @@ class Judgement:
 
 
 def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfired: Sequence[str] = (),
-          live: bool = False, latency_measured: int | None = None, acked: int = 0) -> Judgement:
+          live: bool = False, latency_measured: int | None = None, acked: int = 0,
+          speculation: bool = False) -> Judgement:
     """The outcome of one scenario: `events` is its history (sends may be left out), `faults` the steps it
     scheduled, `unfired` those whose trigger was never reached; `live` input is checked to have been
-    produced while the stream ran and, on a pass, its latency measured for every acknowledged record."""
-    errors, effects, first_batch, produced = [], 0, None, None
+    produced while the stream ran and, on a pass, its latency measured for every acknowledged record;
+    with `speculation`, Spark must have run a copy of a task (the driver's log says so)."""
+    errors, effects, first_batch, produced, copies = [], 0, None, None, 0
     for event in events:
         kind = event["type"]
         if kind == "fault.error":
@@ -54,6 +57,8 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
             first_batch = event["t"]
         elif kind == "input.produced":
             produced = event["t"]
+        elif kind == "speculation":
+            copies += event.get("copies", 1)
     if unfired and verdict.outcome != UNKNOWN:
         vacuous = Anomaly("vacuous")
         for step in unfired:
@@ -70,6 +75,8 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
         reasons.append("the fault fired but no effect was recorded")
     if live and not (first_batch is not None and produced is not None and first_batch < produced):
         reasons.append("live input was not produced while the stream ran")
+    if speculation and not copies:
+        reasons.append("no task ran twice: Spark launched no speculative copy")
     if reasons:
         return Judgement(INEFFECTIVE, verdict, tuple(reasons))
     if live and latency_measured != acked:

@@ -13,6 +13,7 @@ from harness.cluster.topology import Cluster
 from harness.errors import BadInput, NotReady
 from harness.history import History
 
+SPECULATED = re.compile(r"^.*TaskSetManager: Marking task .* as speculatable.*$", re.M)  # Spark's own line
 
 class DriverSupervisor:
     """One spark-submit at a time with the same arguments; `restarts` counts the replacements."""
@@ -73,6 +74,9 @@ class DriverSupervisor:
             return
         suffix = f".{self.restarts}" if self.restarts else ""
         self.driver.save_log(self.logs, f"{self.driver.alias}{suffix}.log")
+        copies = SPECULATED.findall(self.driver.log_text())
+        if copies:  # evidence for the judge that a task's two attempts ran at once
+            self.history.record("speculation", copies=len(copies), first=copies[0].strip())
         self.cluster.remove_driver(self.driver)
         self.history.record("container.remove", container=self.driver.alias)
         self.driver = None

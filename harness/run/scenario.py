@@ -111,14 +111,16 @@ class ScenarioResult:
         }
 
 
-def judged(result: ScenarioResult, faults: Sequence[str], unfired: Sequence[str]) -> list[dict]:
+def judged(result: ScenarioResult, faults: Sequence[str], unfired: Sequence[str],
+           speculation: bool = False) -> list[dict]:
     """Judge a finished scenario from its history (harness.checker.judge), record the judgement at the
     end of the history; the history's events, sends left out."""
     assert result.report_dir is not None
     path = result.report_dir / "history.jsonl"
     events = read_history(path, leave_out={"send"})
     result.judgement = judge(result.verdict, events, faults, unfired, live=bool(result.rate),
-                             latency_measured=(result.latency or {}).get("measured"), acked=result.sends.acked)
+                             latency_measured=(result.latency or {}).get("measured"), acked=result.sends.acked,
+                             speculation=speculation)
     result.verdict = result.judgement.verdict
     history = History(path)
     events.append(history.record("judgement", outcome=result.outcome, reasons=list(result.judgement.reasons)))
@@ -190,7 +192,7 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
-        events = judged(result, [str(f) for f in self.faults], self.unfired)
+        events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
         summary = result.to_dict()
         (self.report_dir / "result.json").write_text(json.dumps(summary, indent=2))

@@ -162,3 +162,10 @@ def test_an_unforeseen_error_is_one_line_and_status_3_with_the_traceback_kept(
     assert len(err.splitlines()) == 1 and err.startswith("harness: unexpected error: KeyError"), err
     kept = Path(err.rpartition("(traceback: ")[2].rstrip(")"))
     assert kept.is_relative_to(reports) and "no such network" in kept.read_text()
+
+
+def test_a_speculation_row_where_no_task_ran_twice_is_ineffective() -> None:
+    copied = [*FIRED, EFFECT, {"type": "speculation", "copies": 1, "first": "Marking task 3 ... as speculatable"}]
+    assert judge(output(), copied, [FAULT], speculation=True).outcome == PASS
+    judgement = judge(output(), [*FIRED, EFFECT], [FAULT], speculation=True)
+    assert judgement.outcome == INEFFECTIVE and "no task ran twice" in judgement.summary()
