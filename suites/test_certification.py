@@ -42,10 +42,11 @@ KNOWN = [
     ("bad_resume_from_end_offset", "speculation-produce", "duplicate"),
     ("bad_blind_commit_retry", "lost-commit-response", "duplicate"),
 ]
-# The CI gate: one scenario each way, so a green CI shows the harness both passes and catches. The
-# built-in sink is gated on a driver kill here; test_faults gates its sender kill.
+# The CI gate: one scenario each way, so a green CI shows the harness both passes and catches (two
+# attempts of a task at once included). The built-in sink is gated on a driver kill here; test_faults
+# gates its sender kill.
 GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-driver-produce"), (TXN, "live-kill-driver-batch.planned"),
-        ("bad_no_marker_check", "kill-sender-txn.commit")}
+        ("bad_no_marker_check", "kill-sender-txn.commit"), ("bad_resume_from_end_offset", "speculation-produce")}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
