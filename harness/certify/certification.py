@@ -84,9 +84,10 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None) -> tuple[Path
 def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool) -> None:
     """The rows a certification would run: the baseline first, then those that apply to the kind of sink
     it shows (transactional or plain), and the state rows when the pipeline keeps state."""
-    print(f"{sink.spec} with pipeline {pipeline.name}, {'quick' if quick else 'full'} matrix "
-          "(the baseline shows the sink's kind;\n"
-          "the rows for the other kind are left out, the state rows run only when the pipeline keeps state):")
+    print(f"{sink.spec} with pipeline {pipeline.name}, {'quick' if quick else 'full'} matrix: the baseline shows the "
+          "fault space\n(the sink's kind, who sends its requests, its transaction timeout, whether the pipeline "
+          "keeps state);\nits rows are among these, their durations set from the timeout it shows "
+          "(`eo-harness space` prints them):")
     for row in [r for r in MATRIX if r.quick or not quick]:
         applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
                                                                                      f"{row.applies_to} sinks")
