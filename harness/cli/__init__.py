@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
+    except BrokenPipeError:  # the reader of our output went away (`| head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INFRASTRUCTURE
     except Exception as error:  # noqa: BLE001 - a bug or a failure no one foresaw: one line, not "anomalies"
         kept = keep_traceback(error, run_report_dir("errors") / f"{time.strftime('%Y%m%d-%H%M%S')}.txt")
         print(f"harness: unexpected error: {type(error).__name__}: {error} (traceback: {kept})", file=sys.stderr)
