@@ -242,6 +242,7 @@ class CommittedReader:
         """
         committed = self._consumer("read_committed")
         uncommitted = self._consumer("read_uncommitted")
+        open_consumers = [committed, uncommitted]
         try:
             partitions = self.partitions(committed, topic)
             high = self._watermarks(uncommitted, topic, partitions)
@@ -258,12 +259,14 @@ class CommittedReader:
                 else:
                     with feeding(on_batch) as feed:
                         self._drain(committed, topic, stable, feed, records)
+                committed.close()  # its fetch buffers go before the second read, which holds every record
+                open_consumers.remove(committed)
                 visible = self._drain(uncommitted, topic, high, _ignore) if count_uncommitted else None
             named = open_transactions(self.bootstrap, topic) if stuck else []
             return ReadResult(records, stable, high, stuck, visible, named)
         finally:
-            committed.close()
-            uncommitted.close()
+            for consumer in open_consumers:
+                consumer.close()
 
     def _drain(
         self,
