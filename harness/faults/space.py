@@ -202,7 +202,7 @@ def _speculation(point: str, nth: str) -> FaultClass:
     a write paused whole (JVM and Python worker) below Spark's network timeout, so Spark runs a copy of the
     task elsewhere (the executor is slow, not lost) and the first attempt writes on when it wakes, before
     its executor can act on the order to kill it."""
-    pause = round(NETWORK_TIMEOUT_S / 2)
+    pause = round(NETWORK_TIMEOUT_S * 3 / 4)  # long enough for the copy to run, short of the executor's loss
     return FaultClass("pause", "worker", point, "executors", "speculation", f"speculation-{point}",
                       (f"pause:worker@{point}{nth}~executors/{pause}s",),
                       "two attempts of one task at once: spark.speculation on and a writing executor's worker "
