@@ -185,8 +185,8 @@ def _plain(seen: Observation) -> list[FaultClass]:
                    "partition-executors-produce", (f"partition:executors@produce#3/{PARTITION_S:g}s",),
                    f"cut the executors link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
     ]
-    if _executors_write(seen, "produce"):
-        out.append(_speculation("produce", "#3"))
+    if _executors_write(seen, "produce"):  # a task's first write: whatever it writes after, its copy writes too
+        out.append(_speculation("produce", "#1"))
     return out
 
 
