@@ -6,7 +6,7 @@ Every record content and every string from a log or a topic is escaped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
@@ -60,11 +60,15 @@ def _input(result: dict) -> str:
             f"{latency['median_ms'] / 1000:.2f} s, p99 {latency['p99_ms'] / 1000:.2f} s (orange line)")
 
 
-def write_scenario_page(folder: Path, result: dict, records: Iterable[Record], events: list[dict]) -> Path:
+def write_scenario_page(folder: Path, result: dict, records: Sequence[Record], events: list[dict]) -> Path:
     """`folder/index.html` for one scenario, from its result, its output and its history's events (sends
     left out: they are the input, not the story)."""
-    written = {(r.partition(), r.offset()): r.timestamp()[1] for r in records}
     verdict = result["verdict"]
+    # when the anomalies' example records were written: a map of every record's time would be the
+    # largest thing a million-record run holds after its read
+    places = {(e.get("partition"), e.get("offset")) for a in verdict["anomalies"].values() for e in a["examples"]}
+    written = {(r.partition(), r.offset()): r.timestamp()[1] for r in records
+               if places and (r.partition(), r.offset()) in places}
     outcome = result.get("outcome", verdict["outcome"])  # the judge's (harness.checker.judge)
     summary = _table(
         [
@@ -95,7 +99,7 @@ def write_scenario_page(folder: Path, result: dict, records: Iterable[Record], e
         + swimlanes_svg(events, verdict["anomalies"], written)
         + "<h2>Output over time</h2><p>Output records per second (broker timestamps), committed batches "
         "(dashed), fault windows (shaded), events (red dots).</p>"
-        + timeline_svg(written.values(), events, (_latency(result) or {}).get("per_second"))
+        + timeline_svg((r.timestamp()[1] for r in records), events, (_latency(result) or {}).get("per_second"))
         + "<h2>Anomalies</h2>" + anomalies
         + "<h2>Events</h2><p>By type, in plain words: open a type to see its events.</p>" + events_html(events)
         + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"
