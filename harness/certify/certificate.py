@@ -31,17 +31,22 @@ def coverage(seen: Observation, rows: list[Row]) -> list[dict]:
              "outcome": ran[c.row].outcome if c.row in ran else NOT_TRIED} for c in space(seen)]
 
 
+def certified(classes: list[dict], rows: list[Row]) -> bool:
+    """Every row passed and every applicable class was tried by one of them."""
+    return all(r.outcome == PASS for r in rows) and all(c["outcome"] == PASS for c in classes)
+
+
 def verdict(classes: list[dict], rows: list[Row], quick: bool) -> str:
     """The certificate's one line: certified only when every applicable class was tried and passed."""
     passed = sum(c["outcome"] == PASS for c in classes)
     untried = sum(c["outcome"] == NOT_TRIED for c in classes)
+    if certified(classes, rows):
+        return f"certified exactly-once under {passed} of {len(classes)} applicable fault classes"
     if not all(r.outcome == PASS for r in rows):
         return f"not certified (exactly-once under {passed} of {len(classes)} applicable fault classes)"
     if quick:
         return f"quick: passed {passed} of {len(classes)} applicable fault classes (not a certification)"
-    if untried:
-        return f"not certified: passed {passed} of {len(classes)} applicable fault classes, {untried} not tried"
-    return f"certified exactly-once under {passed} of {len(classes)} applicable fault classes"
+    return f"not certified: passed {passed} of {len(classes)} applicable fault classes, {untried} not tried"
 
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
@@ -55,7 +60,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "transaction_timeout_s": seen.transaction_timeout_s,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "verdict": verdict(classes, rows, quick),
-        "certified": all(c["outcome"] == PASS for c in classes) and all(r.outcome == PASS for r in rows),
+        "certified": certified(classes, rows),
         "matrix": "quick" if quick else "full", "seed": seed,
         "classes": classes,
         "versions": {"harness": harness.__version__, **asdict(versions.stack()),

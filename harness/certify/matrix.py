@@ -9,7 +9,7 @@ is every row any sink or pipeline can get (the dry run's list and the suites' ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.faults.space import FaultClass, Observation, space
@@ -56,7 +56,7 @@ def _matrix() -> list[MatrixScenario]:
     for kind in (TRANSACTIONAL, PLAIN):
         for row in rows_for(Observation.assumed(kind, stateful=True), quick=False):
             shared = rows.get(row.name)
-            rows[row.name] = row if shared is None else MatrixScenario(**{**vars(row), "applies_to": ANY})
+            rows[row.name] = row if shared is None else replace(row, applies_to=ANY)
     return list(rows.values())
 
 

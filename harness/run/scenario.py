@@ -27,7 +27,7 @@ from harness.errors import BadInput, InfrastructureError
 from harness.faults.nemesis import Nemesis
 from harness.faults.schedule import Schedule
 from harness.faults.space import Observation
-from harness.faults.spec import FaultStep, kind_from_points
+from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
 from harness.history import History, read_history
 from harness.progress import say
@@ -69,7 +69,7 @@ class ScenarioResult:
     @property
     def sink_kind(self) -> str:
         """Whether the sink wrote in transactions, from the gate points this run reached."""
-        return kind_from_points({e["point"] for e in self.events("point")})
+        return self.observation.kind
 
     @property
     def observation(self) -> Observation:
