@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.client.reader import OutputRecord
+from harness.client.records import OutputRecord, Records
 from harness.report import write_scenario_page
 
 pytestmark = pytest.mark.integration
@@ -48,7 +48,7 @@ RESULT = {
                 "anomalies": {"duplicate": {"count": 1, "examples": [{"id": "a", "partition": 0, "offset": 2}]}}},
     "read": {"aborted": 0}, "batches": {"committed": [0]}, "input": {"rate": "backlog"},
 }
-RECORDS = [OutputRecord(0, n, None, b'{"id":"a"}', int((T0 + 8 + n) * 1000)) for n in range(3)]
+RECORDS = Records(OutputRecord(0, n, None, b'{"id":"a"}', int((T0 + 8 + n) * 1000)) for n in range(3))
 
 
 @pytest.fixture(scope="module")

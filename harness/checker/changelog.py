@@ -19,7 +19,7 @@ from operator import countOf, itemgetter, lt
 from harness.checker.ledger import Ledger, partitions_of, values_of
 from harness.checker.verdict import Anomaly, Expected
 from harness.checker.windows import ValueComparison
-from harness.client.reader import Record
+from harness.client.records import Record
 
 FIRST = itemgetter(0)  # of a pair
 NONE_YET = float("-inf")  # below every value: a key's first update in its partition

@@ -12,7 +12,8 @@ from typing import Protocol
 
 from harness.checker.ledger import Ledger
 from harness.checker.verdict import FAIL, NONE, PASS, UNKNOWN, Anomaly, Expected, Verdict, classify
-from harness.client.reader import ReadResult, Record, collector_paused
+from harness.client.reader import ReadResult, collector_paused
+from harness.client.records import Record
 
 
 class Checker(Protocol):

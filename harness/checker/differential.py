@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from operator import methodcaller
 
 from harness.checker.compose import close_verdict
 from harness.checker.ledger import shown
 from harness.checker.verdict import EXAMPLES, Anomaly, Verdict
-from harness.client.reader import ReadResult, Record
+from harness.client.reader import ReadResult
+from harness.client.records import Record, Records
 
 APPEND = "append"
 UPDATE = "update"
@@ -28,9 +28,9 @@ MODES = (APPEND, UPDATE)
 Content = tuple[bytes | None, bytes | None]  # (key, value) of one output record
 
 
-def _content(records: list[Record]) -> Counter[Content]:
-    """How often each (key, value) occurs; counted in C (methodcaller, zip, Counter), 1M records in ~1 s."""
-    return Counter(zip(map(methodcaller("key"), records), map(methodcaller("value"), records), strict=True))
+def _content(records: Records) -> Counter[Content]:
+    """How often each (key, value) occurs; counted in C (zip, Counter) over the columns, 1M records in ~1 s."""
+    return Counter(zip(records.keys, records.values, strict=True))
 
 
 def _example(content: Content, **fields: object) -> dict:
@@ -70,15 +70,15 @@ class DifferentialCheck:
 
     oracle = "differential"
 
-    def __init__(self, reference: list[Record], mode: str = APPEND) -> None:
+    def __init__(self, reference: Iterable[Record], mode: str = APPEND) -> None:
         if mode not in MODES:
             raise ValueError(f"output mode '{mode}': one of {', '.join(MODES)}")
         self.mode = mode
-        self.reference = reference
+        self.reference = reference = Records.of(reference)
         # what the reference holds, computed once: its records counted, or its final table
         self.want = _content(reference) if mode == APPEND else Counter()
         self.want_table = _table(reference) if mode == UPDATE else FinalTable()
-        self.records: list[Record] = []
+        self.records = Records()
 
     def feed(self, batch: list[Record]) -> None:
         self.records.extend(batch)
@@ -159,13 +159,13 @@ class Capture:
         return verdict
 
 
-def _table(records: list[Record]) -> FinalTable:
+def _table(records: Iterable[Record]) -> FinalTable:
     table = FinalTable()
     table.add(records)
     return table
 
 
-def disagreement(first: list[Record], second: list[Record], mode: str) -> dict[str, Anomaly]:
+def disagreement(first: Iterable[Record], second: Iterable[Record], mode: str) -> dict[str, Anomaly]:
     """How two fault-free outputs of one pipeline differ (nothing when it is deterministic)."""
     empty = ReadResult([], {}, {})
     check = DifferentialCheck(first, mode)

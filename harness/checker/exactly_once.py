@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.checker.ledger import Ledger
 from harness.checker.verdict import Anomaly, Expected
-from harness.client.reader import Record
+from harness.client.records import Record
 
 
 class ExactlyOnceChecker:

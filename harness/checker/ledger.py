@@ -10,7 +10,7 @@ from operator import attrgetter, methodcaller
 from confluent_kafka import Message
 
 from harness.checker.verdict import Anomaly, Expected
-from harness.client.reader import Record
+from harness.client.records import Record, Records
 
 SHOWN_BYTES = 64  # of an unreadable record's value, in its example
 VALUE = methodcaller("value")  # of a record: a Message's or an OutputRecord's, called from C
@@ -45,9 +45,10 @@ class Ledger:
         self.batch_identities = identities or (lambda values: list(map(identity, values)))
         self.required = required
         self.remaining: dict[str, Expected] = dict(expected)
+        self._compact_below = len(self.remaining) // 2
         self.extra: Counter[str] = Counter()  # identities read when not (or no longer) remaining
         self.unreadable = Anomaly("unreadable")
-        self.records: list[Record] = []  # every readable record, in read order
+        self.records = Records()  # every readable record, in read order
 
     def add(self, batch: list[Record]) -> tuple[list[Record], list[str], list[Expected | None]]:
         """Check a batch off; return its readable records, their identities and, for first occurrences,
@@ -63,7 +64,15 @@ class Ledger:
         if None in wants:
             self.extra.update(identity for identity, want in zip(identities, wants, strict=True) if want is None)
         self.records.extend(batch)
+        if len(self.remaining) < self._compact_below:
+            self._compact()
         return batch, identities, wants
+
+    def _compact(self) -> None:
+        """A dict keeps its size when entries are popped: copied when half is gone, what is checked off
+        gives its memory to the records read meanwhile (40 MB at a million)."""
+        self.remaining = dict(self.remaining)
+        self._compact_below = len(self.remaining) // 2
 
     def _readable(self, batch: list[Record]) -> tuple[list[Record], list[str]]:
         readable: list[Record] = []
@@ -91,8 +100,9 @@ class Ledger:
     def identities(self) -> Iterator[str]:
         """Each readable record's identity, in read order, read again: only anomalies to locate and live
         latency need them after the read, so a million identity strings are not kept through it."""
-        for start in range(0, len(self.records), REREAD):
-            values = values_of(self.records[start:start + REREAD])
+        every = self.records.values
+        for start in range(0, len(every), REREAD):
+            values = every[start:start + REREAD]
             try:
                 yield from self.batch_identities(values)
             except Exception:  # noqa: BLE001 - the batch form refuses what the record form reads

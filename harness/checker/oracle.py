@@ -12,7 +12,8 @@ from typing import Protocol
 
 from harness.checker.differential import Capture
 from harness.checker.verdict import Verdict
-from harness.client.reader import ReadResult, Record
+from harness.client.reader import ReadResult
+from harness.client.records import Record
 from harness.client.workload import InputRecord, SendLog, Workload
 
 ConsumedInput = Callable[[], Iterable[InputRecord]]  # the input the checkpoint says was consumed, in produce order

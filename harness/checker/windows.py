@@ -16,7 +16,7 @@ from operator import attrgetter, ne
 from harness.checker.exactly_once import ExactlyOnceChecker
 from harness.checker.ledger import Ledger, values_of
 from harness.checker.verdict import Anomaly, Expected
-from harness.client.reader import Record
+from harness.client.records import Record
 
 EXPECTED_VALUE = attrgetter("value")
 

@@ -10,7 +10,8 @@ import json
 
 from harness.checker.judge import EXIT_STATUS
 from harness.cli.options import add_setting
-from harness.client.reader import CommittedReader, in_produce_order
+from harness.client.reader import CommittedReader
+from harness.client.records import in_produce_order
 from harness.client.workload import InputRecord
 from harness.errors import BadInput
 from harness.subject.pipeline import load_pipeline

@@ -15,11 +15,9 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
-    TIMESTAMP_CREATE_TIME,
     Consumer,
     KafkaError,
     KafkaException,
@@ -28,69 +26,24 @@ from confluent_kafka import (
 )
 
 from harness.client.client_log import logged
+from harness.client.records import Record, Records
 from harness.client.transactions import open_transactions
-from harness.client.workload import SEQUENCE_HEADER
 from harness.errors import BadInput, InfrastructureError
-
-
-class Record(Protocol):
-    """One record as read. confluent-kafka's Message is one: the reader keeps the messages it consumed
-    as they are, because a second object per record costs more than the read itself, and the checkers
-    would then read it through Python methods where a Message's are C. `OutputRecord` is the one made
-    by hand."""
-
-    def partition(self) -> int: ...
-
-    def offset(self) -> int: ...
-
-    def key(self) -> bytes | None: ...
-
-    def value(self) -> bytes: ...
-
-    def timestamp(self) -> tuple[int, int]: ...
-
-    def headers(self) -> list[tuple[str, bytes]] | None: ...
-
-
-class OutputRecord(tuple):
-    """A record made by hand (unit tests, crafted outputs), with the same methods as a Message."""
-
-    __slots__ = ()
-
-    def __new__(cls, partition: int, offset: int, key: bytes | None, value: bytes, timestamp: int = 0,
-                headers: list[tuple[str, bytes]] | None = None) -> OutputRecord:
-        return tuple.__new__(cls, (partition, offset, key, value, timestamp, headers))
-
-    def partition(self) -> int:
-        return self[0]
-
-    def offset(self) -> int:
-        return self[1]
-
-    def key(self) -> bytes | None:
-        return self[2]
-
-    def value(self) -> bytes:
-        return self[3]
-
-    def timestamp(self) -> tuple[int, int]:
-        return TIMESTAMP_CREATE_TIME, self[4]
-
-    def headers(self) -> list[tuple[str, bytes]] | None:
-        return self[5]
-
 
 
 @dataclass
 class ReadResult:
     """Everything committed in a topic, and evidence about what was not."""
 
-    records: list[Record]
+    records: Records  # a list given here is made Records
     stable: dict[int, int]  # partition -> last stable offset
     high: dict[int, int]  # partition -> high watermark
     stuck: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (LSO, HWM)
     uncommitted_visible: int | None = None  # records seen under read_uncommitted
     open_transactions: list[dict] = field(default_factory=list)  # named by the broker's admin API, when stuck
+
+    def __post_init__(self) -> None:
+        self.records = Records.of(self.records)
 
     @property
     def aborted(self) -> int | None:
@@ -98,27 +51,6 @@ class ReadResult:
         if self.uncommitted_visible is None:
             return None
         return self.uncommitted_visible - len(self.records)
-
-
-def in_produce_order(records: list[Record]) -> list[Record]:
-    """Records of several partitions in the order they were produced: a model that follows event time
-    through its input needs that order, not the reader's interleaving.
-
-    The harness's producer numbers its records (`SEQUENCE_HEADER`), which is exact. A topic written by
-    anyone else falls back to create timestamps, then partition and offset: records of one millisecond
-    on different partitions have no known order there, only a repeatable one."""
-    sequence = [_sequence(record) for record in records]
-    if None not in sequence:
-        return [records[i] for i in sorted(range(len(records)), key=sequence.__getitem__)]
-    return sorted(records, key=lambda record: (record.timestamp()[1], record.partition(), record.offset()))
-
-
-def _sequence(record: Record) -> int | None:
-    """The record's place in the produce order, when the harness's producer wrote it."""
-    for name, value in record.headers() or ():
-        if name == SEQUENCE_HEADER:
-            return int(value)
-    return None
 
 
 @contextmanager
@@ -252,7 +184,7 @@ class CommittedReader:
                 time.sleep(0.5)
                 stable = self._watermarks(committed, topic, partitions)
             stuck = {p: (stable[p], high[p]) for p in partitions if stable[p] < high[p]}
-            records: list[Record] = []
+            records = Records()
             with collector_paused():
                 if on_batch is None:
                     self._drain(committed, topic, stable, _ignore, records)
@@ -274,7 +206,7 @@ class CommittedReader:
         topic: str,
         ends: dict[int, int],
         on_batch: Callable[[list[Record]], None],
-        records: list[Record] | None = None,
+        records: Records | None = None,
     ) -> int:
         """Consume until every partition's position reaches its end offset; the number of records read.
         They are kept in `records` when given; the uncommitted read only counts, and would otherwise

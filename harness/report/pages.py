@@ -6,12 +6,11 @@ Every record content and every string from a log or a topic is escaped.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
 from harness.checker.verdict import MEANINGS
-from harness.client.reader import Record
+from harness.client.records import Records
 from harness.report.events import events_html
 from harness.report.swimlanes import swimlanes_svg
 from harness.report.timeline import timeline_svg
@@ -60,7 +59,7 @@ def _input(result: dict) -> str:
             f"{latency['median_ms'] / 1000:.2f} s, p99 {latency['p99_ms'] / 1000:.2f} s (orange line)")
 
 
-def write_scenario_page(folder: Path, result: dict, records: Sequence[Record], events: list[dict]) -> Path:
+def write_scenario_page(folder: Path, result: dict, records: Records, events: list[dict]) -> Path:
     """`folder/index.html` for one scenario, from its result, its output and its history's events (sends
     left out: they are the input, not the story)."""
     verdict = result["verdict"]
@@ -99,7 +98,7 @@ def write_scenario_page(folder: Path, result: dict, records: Sequence[Record], e
         + swimlanes_svg(events, verdict["anomalies"], written)
         + "<h2>Output over time</h2><p>Output records per second (broker timestamps), committed batches "
         "(dashed), fault windows (shaded), events (red dots).</p>"
-        + timeline_svg((r.timestamp()[1] for r in records), events, (_latency(result) or {}).get("per_second"))
+        + timeline_svg(records.timestamps, events, (_latency(result) or {}).get("per_second"))
         + "<h2>Anomalies</h2>" + anomalies
         + "<h2>Events</h2><p>By type, in plain words: open a type to see its events.</p>" + events_html(events)
         + "<h2>Files</h2><ul><li><a href='history.jsonl'>history.jsonl</a></li>"

@@ -7,17 +7,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping
 
-from harness.client.reader import Record
+from harness.client.records import Records
 
 
-def end_to_end(records: list[Record], identities: Iterable[str], acked_ms: Mapping[str, int]) -> dict | None:
+def end_to_end(records: Records, identities: Iterable[str], acked_ms: Mapping[str, int]) -> dict | None:
     """Median and 99th percentile over the run, and median and max per second of output; None when no
     output identity is an input's (an aggregation's results are not input records)."""
     per_second: dict[int, list[int]] = {}
-    for record, identity in zip(records, identities, strict=True):
+    for written, identity in zip(records.timestamps, identities, strict=True):
         sent = acked_ms.get(identity)
         if sent is not None:
-            written = record.timestamp()[1]
             per_second.setdefault(written // 1000, []).append(written - sent)
     if not per_second:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harness.checker.differential import DifferentialCheck
 from harness.checker.oracle import Check, ConsumedInput, Oracle
-from harness.client.reader import Record
+from harness.client.records import Record
 from harness.client.workload import SendLog, Workload
 from harness.cluster.topology import Cluster
 from harness.run.reference import reference_output

@@ -10,7 +10,7 @@ import json
 from harness.checker.differential import disagreement
 from harness.checker.oracle import CaptureOracle
 from harness.checker.verdict import PASS
-from harness.client.reader import Record
+from harness.client.records import Record
 from harness.client.workload import Workload
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import DEFAULT_STATE_STORE

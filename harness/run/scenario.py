@@ -17,7 +17,8 @@ from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
 from harness.checker.verdict import PASS, Verdict
 from harness.client.client_log import kept_in
-from harness.client.reader import CommittedReader, ReadResult, in_produce_order
+from harness.client.reader import CommittedReader, ReadResult
+from harness.client.records import in_produce_order
 from harness.client.scenario_input import ScenarioInput
 from harness.client.topics import create_topics, unique_name
 from harness.client.workload import InputRecord, SendLog, Workload

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.checker import EFFECTIVELY_ONCE, EXACTLY_ONCE
-from harness.client.reader import OutputRecord, ReadResult
+from harness.client.reader import ReadResult
+from harness.client.records import OutputRecord
 from harness.client.workload import Workload
 from harness.subject.pipeline import load_pipeline
 

@@ -17,7 +17,8 @@ from harness.checker import (
     check,
 )
 from harness.checker.compose import Checker, OutputCheck
-from harness.client.reader import OutputRecord, ReadResult
+from harness.client.reader import ReadResult
+from harness.client.records import OutputRecord
 
 pytestmark = pytest.mark.unit
 def checkers() -> list[Checker]:

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from harness.checker import AT_LEAST_ONCE, AT_MOST_ONCE, EFFECTIVELY_ONCE, EXACTLY_ONCE, FAIL, PASS, UNKNOWN
 from harness.checker.differential import APPEND, UPDATE, DifferentialCheck, disagreement
-from harness.client.reader import OutputRecord, ReadResult
+from harness.client.reader import ReadResult
+from harness.client.records import OutputRecord
 
 pytestmark = pytest.mark.unit
 EMPTY = ReadResult([], {}, {})

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from harness.catalog.pipelines import fraud_windows
 from harness.checker import check
-from harness.client.reader import OutputRecord, ReadResult, in_produce_order
+from harness.client.reader import ReadResult
+from harness.client.records import OutputRecord, in_produce_order
 from harness.client.workload import CLOSING_KEY, SEQUENCE_HEADER, InputRecord, Workload
 from harness.subject.pipeline import load_pipeline
 
