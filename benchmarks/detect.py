@@ -1,8 +1,13 @@
-"""Runs until the first detection of each known-bad sink: faults at protocol points (the sink's quick
-certification, stopped at its first failing scenario) against a seeded random nemesis (kills and pauses
-of random executors and drivers at random times, the common approach), on the same workload.
+"""Runs until the first detection of each known-bad sink and pipeline: faults at protocol points (the
+quick certification, stopped at its first failing scenario) against a seeded random nemesis (kills and
+pauses of random executors and drivers at random times, the common approach), on the same workload.
 
     python benchmarks/detect.py [--random-runs 3] [--records 10000] [--every 10] [--sinks bad_a,bad_b]
+                                [--pipelines bad_c]
+
+A known-bad sink runs with the default pipeline, a known-bad pipeline with the reference sink. A
+pipeline refused as nondeterministic (its fault-free runs disagree: bad input, exit 2) is detected
+with the sink not blamed; that is what a pipeline depending on batch boundaries must get.
 
 A random run's schedule is drawn from its seed (1, 2, ...) over the sink's baseline run time; the seeds
 and schedules are written to detect.json in the run's report folder. Only anomalies count as a
@@ -22,8 +27,23 @@ from harness.certify.rows import MatrixRun, Row, run_row
 from harness.cluster.topology import Cluster
 from harness.faults.spec import random_nemesis
 from harness.interrupt import run_script
+from harness.run.reference import Nondeterministic
 from harness.run.session import session
+from harness.settings import SETTINGS
 from harness.subject.code_spec import catalog
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A known-bad sink (run with the default pipeline) or pipeline (run with the reference sink)."""
+
+    kind: str  # "sink" or "pipeline"
+    name: str
+
+    def run(self, records: int, **rate: float) -> MatrixRun:
+        if self.kind == "sink":
+            return MatrixRun(self.name, records=records, **rate)
+        return MatrixRun(SETTINGS["sink"].default, pipeline=self.name, records=records, **rate)
 
 
 @dataclass
@@ -34,6 +54,7 @@ class Search:
     scenarios: int = 0
     seconds: float = 0.0
     detected: str | None = None  # the scenario and anomalies that caught the sink
+    refused: bool = False  # the pipeline was refused as nondeterministic, before any fault
     schedules: list[list[str]] = field(default_factory=list)
 
     def count(self, row: Row) -> bool:
@@ -45,36 +66,45 @@ class Search:
             self.detected = f"{row.scenario.name}: {', '.join(f'{k}={v}' for k, v in caught.items())}"
         return self.detected is not None
 
+    def attempt(self, cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row | None, object]:
+        """Run a row; a refusal of the pipeline as nondeterministic is its detection (no Row)."""
+        try:
+            return run_row(cluster, run, row)
+        except Nondeterministic as error:
+            self.scenarios, self.refused = self.scenarios + 1, True
+            self.detected = f"{row.name}: refused, exit 2 ({str(error)[:120]}...)"
+            return None, None
 
-def targeted(cluster: Cluster, sink: str, records: int, search: Search) -> float:
+
+def targeted(cluster: Cluster, subject: Subject, records: int, search: Search) -> float:
     """The quick certification until its first failing scenario; returns the baseline's consume time."""
     search.runs = 1
     rows = [BASELINE]
     horizon = 0.0
     while rows:
         row = rows.pop(0)
-        named = dataclasses.replace(row, name=f"{sink}-{row.name}")
-        outcome, result = run_row(cluster, MatrixRun(sink, records=records, rate=0.0), named)
-        if search.count(outcome):
+        named = dataclasses.replace(row, name=f"{subject.name}-{row.name}")
+        outcome, result = search.attempt(cluster, subject.run(records, rate=0.0), named)
+        if outcome is None or search.count(outcome):
             break
         if row.name == "baseline":
             if result is None:
-                raise SystemExit(f"{sink}: its baseline could not run ({outcome.error})")
+                raise SystemExit(f"{subject.name}: its baseline could not run ({outcome.error})")
             horizon = result.seconds["consume"]
             rows = rows_for(result.observation, quick=True)
     return horizon
 
 
-def randomly(cluster: Cluster, sink: str, records: int, horizon: float, runs: int, every: float,
+def randomly(cluster: Cluster, subject: Subject, records: int, horizon: float, runs: int, every: float,
              search: Search) -> None:
     """Up to `runs` scenarios under a random nemesis, seeds 1, 2, ..."""
     for seed in range(1, runs + 1):
         steps = [str(step) for step in random_nemesis(seed, horizon, every)]
         search.runs += 1
         search.schedules.append(steps)
-        row = MatrixScenario(f"{sink}-random-{seed}", tuple(steps))
-        outcome, _ = run_row(cluster, MatrixRun(sink, records=records), row)
-        if search.count(outcome):
+        row = MatrixScenario(f"{subject.name}-random-{seed}", tuple(steps))
+        outcome, _ = search.attempt(cluster, subject.run(records), row)
+        if outcome is None or search.count(outcome):
             return
 
 
@@ -84,25 +114,31 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
     parser.add_argument("--sinks", default="", help="comma-separated; default: every bad_* sink of the catalog")
+    parser.add_argument("--pipelines", default="", help="comma-separated; default: every bad_* pipeline")
     args = parser.parse_args()
-    sinks = args.sinks.split(",") if args.sinks else [name for name in catalog("sink") if name.startswith("bad_")]
+    subjects = known_bad(args.sinks, args.pipelines)
     table: dict[str, dict[str, Search]] = {}
     started = time.monotonic()
     with session() as opened:
-        for sink in sinks:
+        for subject in subjects:
             aimed, chance = Search(), Search()
-            horizon = targeted(opened.cluster, sink, args.records, aimed)
-            randomly(opened.cluster, sink, args.records, horizon, args.random_runs, args.every, chance)
-            table[sink] = {"targeted": aimed, "random": chance}
-            print(f"{sink}: targeted {aimed.detected or 'not detected'}; random {chance.detected or 'not detected'}",
-                  flush=True)
+            horizon = targeted(opened.cluster, subject, args.records, aimed)
+            if aimed.refused:  # before any fault: every random run would be refused the same way
+                chance = aimed
+            else:
+                randomly(opened.cluster, subject, args.records, horizon, args.random_runs, args.every, chance)
+            table[subject.name] = {"targeted": aimed, "random": chance}
+            print(f"{subject.name}: targeted {aimed.detected or 'not detected'}; "
+                  f"random {chance.detected or 'not detected'}", flush=True)
         out = opened.folder / "detect.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({sink: {k: asdict(v) for k, v in row.items()} for sink, row in table.items()},
                               indent=2))
-    print(f"\n{len(sinks)} known-bad sinks, {args.records} records, random: one fault every {args.every:g} s "
-          f"on average, up to {args.random_runs} runs; {(time.monotonic() - started) / 60:.0f} min; {out}")
-    print(f"{'sink':<34} {'targeted runs':>13} {'(scenarios)':>11} {'random runs':>12} {'(scenarios)':>11} "
+    print(f"\n{len(subjects)} known-bad sinks and pipelines, {args.records} records, random: one fault every "
+          f"{args.every:g} s on average, up to {args.random_runs} runs; "
+          f"{(time.monotonic() - started) / 60:.0f} min; {out}")
+    print(f"{'sink or pipeline':<34} {'targeted runs':>13} {'(scenarios)':>11} {'random runs':>12} "
+          f"{'(scenarios)':>11} "
           f"{'ratio':>6}  caught by")
     for sink, row in table.items():
         aimed, chance = row["targeted"], row["random"]
@@ -112,6 +148,14 @@ def main() -> None:
             f">{chance.runs}x" if aimed.detected else "-")
         print(f"{sink:<34} {hit:>13} {f'({aimed.scenarios})':>11} {rand:>12} {f'({chance.scenarios})':>11} "
               f"{ratio:>6}  {aimed.detected or '-'}")
+
+
+def known_bad(sinks: str, pipelines: str) -> list[Subject]:
+    """The named ones; with neither named, every bad_* sink and pipeline of the catalog."""
+    if sinks or pipelines:
+        return ([Subject("sink", name) for name in filter(None, sinks.split(","))]
+                + [Subject("pipeline", name) for name in filter(None, pipelines.split(","))])
+    return [Subject(kind, name) for kind in ("sink", "pipeline") for name in catalog(kind) if name.startswith("bad_")]
 
 
 if __name__ == "__main__":

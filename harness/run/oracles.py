@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harness.checker.differential import DifferentialCheck
 from harness.checker.oracle import Check, ConsumedInput, Oracle
-from harness.client.records import Record
+from harness.client.records import Records
 from harness.client.workload import SendLog, Workload
 from harness.cluster.topology import Cluster
 from harness.run.reference import reference_output
@@ -39,7 +39,7 @@ class ReferenceOracle:
 
     def __init__(self, cluster: Cluster, pipeline: Pipeline) -> None:
         self.cluster, self.pipeline = cluster, pipeline
-        self.reference: list[Record] | None = None
+        self.reference: Records | None = None
 
     def prepare(self, workload: Workload, partitions: int) -> None:
         self.reference = reference_output(self.cluster, self.pipeline, workload, partitions)

@@ -10,7 +10,7 @@ import json
 from harness.checker.differential import disagreement
 from harness.checker.oracle import CaptureOracle
 from harness.checker.verdict import PASS
-from harness.client.records import Record
+from harness.client.records import Records
 from harness.client.workload import Workload
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import DEFAULT_STATE_STORE
@@ -22,14 +22,14 @@ from harness.subject.pipeline import Pipeline
 
 REFERENCE_SINK = "driver_transactional"  # certified exactly-once, and the faster reference
 
-_outputs: dict[tuple, list[Record] | HarnessError] = {}
+_outputs: dict[tuple, Records | HarnessError] = {}
 
 
 class Nondeterministic(BadInput):
     """Two fault-free runs of a pipeline on the same input differ: there is no reference to compare with."""
 
 
-def reference_output(cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int) -> list[Record]:
+def reference_output(cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int) -> Records:
     """The pipeline's fault-free output on this workload, from the cache or from two reference runs."""
     key = (cluster.run_id, pipeline.name, pipeline.code.source_sha256, workload, partitions)
     if key not in _outputs:
@@ -51,7 +51,7 @@ def splits(records: int) -> list[int]:
 
 def _reference_runs(
     cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int
-) -> list[Record] | BadInput:
+) -> Records | BadInput:
     outputs = []
     sizes = splits(pipeline.workload(workload).records)
     for n, size in enumerate(sizes, start=1):
