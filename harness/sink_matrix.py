@@ -1,8 +1,9 @@
 """The certification matrix of one sink as pytest tests, one test id per scenario:
 `pytest -m chaos --sink my_sink.py:sink` (the plugin collects this module when --sink is given, in
 any project). Every row of the sink's fault space, drawn from its baseline, must pass the one judge
-(harness.checker.judge), as in `certify`; rows outside it are skipped, saying why. A class split by the
-role that sent its request (a sink whose driver and executors both commit) runs in `certify` only.
+(harness.checker.judge), as in `certify`; rows outside it are skipped, saying why. Test ids are fixed
+before the baseline runs, so every row a sink could get is listed, those split by the role that sent
+a request (a sink whose driver and executors both commit) included.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 import pytest
 
 from harness import settings
-from harness.certify.matrix import BASELINE, MATRIX, MatrixScenario, rows_for
+from harness.certify.matrix import BASELINE, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for
 from harness.certify.rows import MatrixRun, row_scenario
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
@@ -20,8 +21,7 @@ from harness.run.scenario import ScenarioResult
 from harness.subject.code_spec import is_file
 
 pytestmark = pytest.mark.chaos
-ROWS = {row.name: row for row in MATRIX}
-STATELESS = [row for row in MATRIX if not row.stateful]  # the matrix of the passthrough pipeline
+STATELESS = [row for row in MATRIX + SPLIT_BY_ROLE if not row.stateful]  # the matrix of the passthrough pipeline
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.certify.certificate import NOT_TRIED, coverage, verdict
-from harness.certify.matrix import BASELINE, rows_for
+from harness.certify.matrix import BASELINE, MATRIX, SPLIT_BY_ROLE, rows_for
 from harness.certify.rows import Row
 from harness.faults.space import Observation, space
 from harness.faults.spec import PLAIN, TRANSACTIONAL, parse_step
@@ -54,6 +54,15 @@ def test_a_point_both_roles_send_gives_each_role_its_own_sender_class() -> None:
     assert rows["kill-sender-txn.commit-driver"].faults == ("kill:sender@txn.commit#1~driver",)
     assert rows["kill-sender-txn.commit-executors"].faults == ("kill:sender@txn.commit#1~executors",)
     assert "kill-executor-txn.commit" in rows  # the other targets do not depend on who sent the request
+
+
+@pytest.mark.parametrize("events", [[*EXECUTOR_TXN, point("txn.commit", "driver"), point("txn.first_write", "driver")],
+                                    [point("produce", "driver"), point("produce", "executors")]])
+def test_the_sink_matrix_test_ids_name_every_row_a_sink_can_get(events: list[dict]) -> None:
+    """`pytest --sink` fixes its test ids before the baseline: the role-split rows must be among them."""
+    listed = {row.name for row in MATRIX + SPLIT_BY_ROLE}
+    for stateful in (False, True):
+        assert {row.name for row in rows_for(Observation.from_events(events, stateful), quick=False)} <= listed
 
 
 @pytest.mark.parametrize("kind", [TRANSACTIONAL, PLAIN])
