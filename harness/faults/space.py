@@ -26,23 +26,28 @@ ROLES = ("driver", "executors")
 @dataclass(frozen=True)
 class Observation:
     """What a fault-free run showed: the roles that sent each gate point, the smallest transaction
-    timeout the sink asked for, and whether the query kept state."""
+    timeout the sink asked for, whether the query kept state, and how often each point came (the
+    occurrences `explore` draws other than the certificate's)."""
 
     senders: dict[str, frozenset[str]] = field(default_factory=dict)
     transaction_timeout_s: float | None = None
     stateful: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_events(cls, events: Iterable[dict], stateful: bool) -> Observation:
         """From a run's history events (its `point` events)."""
         senders: dict[str, set[str]] = {}
+        counts: dict[str, int] = {}
         timeouts = []
         for event in events:
             if event["type"] == "point":
                 senders.setdefault(event["point"], set()).add(event["role"])
+                counts[event["point"]] = counts.get(event["point"], 0) + 1
                 if event.get("transaction_timeout_ms"):
                     timeouts.append(event["transaction_timeout_ms"] / 1000)
-        return cls({p: frozenset(r) for p, r in senders.items()}, min(timeouts) if timeouts else None, stateful)
+        return cls({p: frozenset(r) for p, r in senders.items()}, min(timeouts) if timeouts else None, stateful,
+                   counts)
 
     @classmethod
     def assumed(cls, kind: str, stateful: bool) -> Observation:

@@ -11,9 +11,14 @@ from harness.settings import SETTINGS
 REPORTS_ENV = SETTINGS["reports"].env
 
 
+def reports_root() -> Path:
+    """The reports folder: every run's folder, and what outlives runs (the coverage store)."""
+    return Path(os.environ.get(REPORTS_ENV) or SETTINGS["reports"].default).resolve()
+
+
 def run_report_dir(run_id: str) -> Path:
     """`reports/<run>/`: one folder per run, one sub-folder per scenario."""
-    return Path(os.environ.get(REPORTS_ENV) or SETTINGS["reports"].default).resolve() / run_id
+    return reports_root() / run_id
 
 
 def certificate_dir(run_id: str) -> Path:

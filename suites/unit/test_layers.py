@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("harness.report",)),
     ("run", ("harness.run",)),
     ("certify", ("harness.certify",)),
+    ("explore", ("harness.explore",)),  # searches past the certificate, with its rows
     ("front ends", ("harness.cli", "harness.plugin", "harness.sink_matrix", "harness.__main__")),
 ]
 # Code that runs inside the Spark containers: only its own kind of module besides stdlib and pyspark.

@@ -1,0 +1,114 @@
+"""The combinations `explore` draws from a fault space, beyond the certificate's one row per class.
+
+A certificate tries each class once, at one occurrence. Bugs also sit at another occurrence (the third
+commit, a late batch), in two faults together (the second while the stream recovers from the first), at
+another input rate, or under another workload. Each combination names the classes it touches, so the
+coverage store can say which classes and how many combinations a sink has been tried under.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+from harness.certify.matrix import MatrixScenario
+from harness.driver.state_stores import DEFAULT_STATE_STORE
+from harness.faults.space import FaultClass, Observation, space
+from harness.faults.spec import BATCH_POINTS, FaultStep, parse_step
+
+OCCURRENCE, PAIR, RATE, SEED = "occurrence", "pair", "rate", "seed"
+TIERS = (OCCURRENCE, PAIR, RATE, SEED)  # what a search takes first, among combinations tried as often
+LIVE_RATES = (500.0, 5000.0)  # records/s besides the certificate's live rate
+OTHER_SEEDS = 2  # workloads per class besides the certificate's
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One scenario a search can run: its fault steps, the classes they try, its input and workload."""
+
+    tier: str
+    faults: tuple[str, ...]
+    classes: tuple[str, ...]
+    live: bool = False
+    rate: float | None = None  # live input at this rate (None: the run's own)
+    seed_offset: int = 0  # the workload's seed, past the run's
+    speculation: bool = False
+    state_store: str = DEFAULT_STATE_STORE
+
+    @property
+    def key(self) -> str:
+        """What identifies it in the coverage store: the same combination is the same key in every run."""
+        parts = [" + ".join(self.faults) or "no fault"]
+        if self.live:
+            parts.append(f"live{'' if self.rate is None else f' at {self.rate:g}/s'}")
+        if self.seed_offset:
+            parts.append(f"seed +{self.seed_offset}")
+        if self.speculation:
+            parts.append("speculation")
+        if self.state_store != DEFAULT_STATE_STORE:
+            parts.append(f"store {self.state_store}")
+        return ", ".join(parts)
+
+    def row(self) -> MatrixScenario:
+        """The scenario that runs it, named by a short hash of its key (names become folders)."""
+        short = hashlib.sha256(self.key.encode()).hexdigest()[:8]
+        return MatrixScenario(f"explore-{self.tier}-{short}", self.faults, live=self.live,
+                              state_store=self.state_store, speculation=self.speculation, classes=self.classes)
+
+
+def combinations(seen: Observation, batches: int) -> list[Combination]:
+    """Every combination of the space the baseline showed (`batches`: how many it planned)."""
+    classes = [fault for fault in space(seen) if fault.tried]
+    out: list[Combination] = []
+    for fault in classes:
+        out += [_single(fault, steps) for steps in _other_occurrences(fault, seen, batches)]
+    kills = [fault for fault in classes if fault.action == "kill" and len(fault.faults) == 1 and not fault.live]
+    for first in kills:
+        for second in kills:
+            out.append(Combination(PAIR, (first.faults[0], _after(first.faults[0], second.faults[0])),
+                                   (first.name, second.name)))
+    for fault in classes:
+        if fault.live:
+            out += [replace(_single(fault, fault.faults), tier=RATE, rate=rate) for rate in LIVE_RATES]
+        out += [replace(_single(fault, fault.faults), tier=SEED, seed_offset=n) for n in range(1, OTHER_SEEDS + 1)]
+    unique: dict[str, Combination] = {}
+    for combination in out:
+        unique.setdefault(combination.key, combination)
+    return list(unique.values())
+
+
+def _single(fault: FaultClass, steps: tuple[str, ...]) -> Combination:
+    return Combination(OCCURRENCE, steps, (fault.name,), fault.live, None, 0, fault.speculation, fault.state_store)
+
+
+def _other_occurrences(fault: FaultClass, seen: Observation, batches: int) -> list[tuple[str, ...]]:
+    """The class's single fault moved to other occurrences of its point: early, middle and late."""
+    if len(fault.faults) != 1 or fault.live or fault.speculation:
+        return []
+    step = parse_step(fault.faults[0])
+    if step.point in BATCH_POINTS:
+        numbers = _spread(batches - 1, int(step.number or 1))
+        return [(str(replace(step, number=float(n))),) for n in numbers]
+    if step.point == "time":
+        return []
+    return [(str(replace(step, nth=n)),) for n in _spread(seen.counts.get(step.point, 0), step.nth)]
+
+
+def _spread(last: int, current: int) -> list[int]:
+    """Occurrences 1 .. `last` besides `current`: the first ones, the middle and the last two."""
+    picks = {1, 2, 3, last // 2, last - 1, last}
+    return sorted(n for n in picks if 1 <= n <= last and n != current)
+
+
+def _after(first: str, second: str) -> str:
+    """The second fault at its point's next occurrence after the first's: it lands while the stream
+    recovers from the first (the batch run again, a new driver's first transaction)."""
+    a, b = parse_step(first), parse_step(second)
+    if b.point in BATCH_POINTS:
+        number = (a.number or 1) + 1 if a.point in BATCH_POINTS else (b.number or 1)
+        return str(replace(b, number=float(number)))
+    return str(replace(b, nth=_occurrence(a, b)))
+
+
+def _occurrence(a: FaultStep, b: FaultStep) -> int:
+    return a.nth + 1 if a.point == b.point else max(a.nth, b.nth)

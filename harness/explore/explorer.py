@@ -1,0 +1,121 @@
+"""`explore`: runs combinations of a sink's fault space within a time budget, least tried first.
+
+The baseline decides the space (as for `certify`); every combination that ran is added to the coverage
+store, so the next explore of the same code starts where this one stopped. A combination whose fault
+did not fire is `ineffective` and stays untried; a failure is kept with its report folder, for `shrink`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from harness.certify.matrix import BASELINE
+from harness.certify.rows import MatrixRun, Row, print_row, run_row
+from harness.checker.verdict import FAIL, PASS
+from harness.cluster.topology import Cluster
+from harness.explore.combinations import TIERS, Combination, combinations
+from harness.explore.coverage import CoverageStore, Covered
+from harness.faults.space import space
+from harness.progress import say
+from harness.subject.code_spec import resolve_sink
+from harness.subject.pipeline import load_pipeline
+
+
+def subject_of(run: MatrixRun) -> str:
+    """The sink and pipeline as the coverage store knows them: by their source hashes."""
+    sink, pipeline = resolve_sink(run.sink), load_pipeline(run.pipeline)
+    return f"sink {run.sink} {sink.source_sha256[:16]}, pipeline {pipeline.name} {pipeline.code.source_sha256[:16]}"
+
+
+def ordered(candidates: list[Combination], tried: Counter[str]) -> list[Combination]:
+    """Least tried first; then by tier (other occurrences, pairs, rates, seeds); within a tier the classes
+    take turns, so that a short budget reaches many classes rather than every occurrence of one."""
+    turn: Counter[tuple[str, ...]] = Counter()
+    ranked = []
+    for index, combination in enumerate(candidates):
+        turn[combination.classes] += 1
+        ranked.append((tried[combination.key], TIERS.index(combination.tier), turn[combination.classes], index))
+    return [candidates[rank[-1]] for rank in sorted(ranked)]
+
+
+@dataclass
+class Exploration:
+    """What one explore ran, and what the store holds after it."""
+
+    subject: str
+    classes: int  # applicable classes in the space
+    combinations: int  # combinations drawn from it
+    rows: list[tuple[Combination, Row]] = field(default_factory=list)
+    covered: Covered | None = None
+    seconds: float = 0.0
+
+    @property
+    def failures(self) -> list[tuple[Combination, Row]]:
+        return [(c, row) for c, row in self.rows if row.outcome == FAIL]
+
+    def per_hour(self) -> float:
+        return len(self.rows) / self.seconds * 3600 if self.seconds else 0.0
+
+    def progress(self) -> str:
+        covered = self.covered
+        assert covered is not None
+        return (f"classes covered {len(covered.classes)}/{self.classes}, combinations {covered.combinations}/"
+                f"{self.combinations}, {self.per_hour():.0f} scenarios/h, failures {len(self.failures)}")
+
+
+def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageStore,
+            stop_at_first: bool = False) -> Exploration:
+    """The baseline, then combinations until the budget would be overrun (the next is started only when
+    a scenario as long as the median so far still fits)."""
+    started = time.monotonic()
+    subject = subject_of(run)
+    row, result = run_row(cluster, run, BASELINE)
+    print_row(row, 1, None)
+    if result is None or row.outcome != PASS:
+        raise BaselineFailed(row)
+    seen = result.observation
+    candidates = combinations(seen, len(result.batches_planned))
+    found = Exploration(subject, sum(c.tried for c in space(seen)), len(candidates))
+    tried = store.tried(subject)
+    plan = ordered(candidates, tried)
+    say(f"explore {subject}: {found.classes} classes, {len(candidates)} combinations, "
+        f"{sum(1 for c in plan if not tried[c.key])} never tried; budget {budget_s / 60:g} min")
+    lengths = [row.seconds]
+    for combination in plan:
+        elapsed = time.monotonic() - started
+        if elapsed + statistics.median(lengths) > budget_s:
+            break
+        outcome = run_combination(cluster, run, combination)
+        lengths.append(outcome.seconds)
+        store.add(subject, combination.key, combination.classes, outcome.outcome, outcome.anomalies, outcome.seconds,
+                  outcome.report)
+        found.rows.append((combination, outcome))
+        found.seconds = time.monotonic() - started
+        found.covered = store.covered(subject)
+        print_row(replace(outcome, scenario=replace(outcome.scenario, name=combination.key[:42])),
+                  len(found.rows) + 1, None)
+        say(found.progress())
+        if stop_at_first and outcome.outcome == FAIL:
+            break
+    found.seconds = time.monotonic() - started
+    found.covered = store.covered(subject)
+    return found
+
+
+def run_combination(cluster: Cluster, run: MatrixRun, combination: Combination) -> Row:
+    """One combination as a scenario: its rate and seed over the run's."""
+    own = replace(run, seed=run.seed + combination.seed_offset,
+                  rate=combination.rate if combination.rate is not None else run.rate)
+    outcome, _ = run_row(cluster, own, combination.row())
+    return outcome
+
+
+class BaselineFailed(Exception):
+    """The fault-free baseline did not pass: there is no space to explore."""
+
+    def __init__(self, row: Row) -> None:
+        super().__init__(f"the baseline was {row.outcome}: {row.error or row.anomalies}")
+        self.row = row

@@ -1,0 +1,72 @@
+"""Explore's combinations, their order and the coverage store: pure logic, no cluster."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.explore.combinations import OCCURRENCE, PAIR, RATE, SEED, combinations
+from harness.explore.coverage import CoverageStore
+from harness.explore.explorer import ordered
+from harness.faults.space import Observation, space
+from harness.faults.spec import parse_step
+
+pytestmark = pytest.mark.unit
+
+
+def executor_txn(batches: int = 6, tasks: int = 4) -> Observation:
+    events = [{"type": "point", "point": "txn.init", "role": "executors", "transaction_timeout_ms": 60_000}]
+    for point in ("txn.first_write", "txn.pre_commit", "txn.commit"):
+        events += [{"type": "point", "point": point, "role": "executors"}] * (batches * tasks)
+    return Observation.from_events(events, stateful=False)
+
+
+def test_combinations_reach_past_the_certificate_rows() -> None:
+    seen = executor_txn()
+    found = combinations(seen, batches=6)
+    tiers = Counter(c.tier for c in found)
+    assert tiers[OCCURRENCE] and tiers[PAIR] and tiers[RATE] and tiers[SEED]
+    assert len({c.key for c in found}) == len(found)  # one key, one combination
+    certificate = {f.faults for f in space(seen) if f.tried}
+    occurrences = [c for c in found if c.tier == OCCURRENCE]
+    assert not [c for c in occurrences if c.faults in certificate]  # other occurrences only
+    assert {parse_step(c.faults[0]).nth for c in occurrences if c.faults[0].startswith("kill:sender@txn.commit")} \
+        == {2, 3, 12, 23, 24}  # early, middle and late of the 24 commits the baseline showed
+    for combination in found:  # every one is a valid schedule (none for the live baseline) and names its classes
+        assert combination.classes
+        assert combination.faults or combination.live
+        for spec in combination.faults:
+            parse_step(spec)
+
+
+def test_a_pair_puts_the_second_fault_in_the_recovery_from_the_first() -> None:
+    pairs = {c.faults for c in combinations(executor_txn(), 6) if c.tier == PAIR}
+    assert ("kill:driver@txn.pre_commit#2", "kill:executor@txn.pre_commit#3") in pairs
+    assert ("kill:executor@batch.planned:2", "kill:driver@batch.planned:3") in pairs
+
+
+def test_least_tried_first_and_classes_take_turns() -> None:
+    found = combinations(executor_txn(), 6)
+    first = ordered(found, Counter())
+    assert [c.tier for c in first[:5]] == [OCCURRENCE] * 5
+    assert len({c.classes for c in first[:5]}) == 5  # five classes before a second occurrence of one
+    tried = Counter({c.key: 1 for c in first[:10]})
+    again = ordered(found, tried)
+    assert not {c.key for c in again[:len(found) - 10]} & set(tried)  # what ran comes last
+
+
+def test_the_store_widens_across_runs_and_subjects_stay_apart(tmp_path: Path) -> None:
+    store = CoverageStore(tmp_path)
+    store.add("s1", "kill:a", ("kill:a/instant",), "pass", {}, 60.0, "r/1")
+    store.add("s1", "kill:a", ("kill:a/instant",), "pass", {}, 61.0, "r/2")
+    store.add("s1", "kill:b + kill:c", ("kill:b/instant", "kill:c/instant"), "fail", {"duplicate": 3}, 70.0, "r/3")
+    store.add("s1", "kill:d", ("kill:d/instant",), "ineffective", {}, 50.0, "r/4")  # did not fire: not covered
+    again = CoverageStore(tmp_path)  # another run, the same file
+    assert again.tried("s1") == Counter({"kill:a": 2, "kill:b + kill:c": 1})
+    covered = again.covered("s1")
+    assert (covered.classes, covered.combinations, covered.runs, covered.failures) == (
+        frozenset({"kill:a/instant", "kill:b/instant", "kill:c/instant"}), 2, 4, 1)
+    assert again.failures("s1") == [("kill:b + kill:c", '{"duplicate": 3}', "r/3")]
+    assert again.tried("s2") == Counter()
