@@ -1,5 +1,5 @@
 """The command line, `eo-harness` (or `python -m harness`): doctor, images, engine, smoke, run, space,
-certify, explore and check, one module each. One exit contract for every command: 0 the verdict is a
+certify, explore, shrink and check, one module each. One exit contract for every command: 0 the verdict is a
 pass, 1 anomalies (or a fault that did not do what it says), 2 bad input, 3 the infrastructure or an
 unforeseen error (one line on the console, the traceback in the run's folder)."""
 
@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from harness import versions
-from harness.cli import certify, check, doctor, engine, explore, images, run, smoke, space
+from harness.cli import certify, check, doctor, engine, explore, images, run, shrink, smoke, space
 from harness.cli.options import add_setting
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.interrupt import terminate_like_ctrl_c
@@ -20,7 +20,7 @@ from harness.report.folders import run_report_dir
 from harness.run.session import keep_traceback
 from harness.settings import SETTINGS
 
-COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, check)
+COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, shrink, check)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -210,9 +210,10 @@ class Scenario:
         marker_topic = unique_name(self.name, "markers")
         create_topics(kafka.admin(), [input_topic, output_topic, marker_topic], self.partitions)
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
-                            oracle=self.oracle.name,
+                            pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
-                            speculation=self.speculation,
+                            speculation=self.speculation, partitions=self.partitions, rate=self.rate,
+                            max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
 
         input_ = ScenarioInput(kafka.bootstrap_direct, input_topic, self.partitions,

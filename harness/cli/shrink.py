@@ -1,0 +1,48 @@
+"""`shrink`: a failing scenario's report folder in; replays smaller versions of it and writes the smallest
+that still fails the same way twice as a pytest reproducer (`test_repro_<hash>.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from harness.checker.judge import EXIT_STATUS
+from harness.checker.verdict import FAIL, PASS
+from harness.cli.options import add_setting
+from harness.errors import BadInput
+from harness.explore.shrink import Replay, anomaly_kinds, reproducer, shrink
+from harness.run.session import scenario, session
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("shrink", help="replay a failing scenario smaller; write a pytest reproducer")
+    parser.add_argument("report", type=Path, metavar="REPORT_FOLDER", help="a failing scenario's report folder")
+    parser.add_argument("--out", type=Path, default=Path("."), help="where the reproducer goes (default: here)")
+    add_setting(parser, "stall_timeout", metavar="S")
+    parser.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    original = Replay.from_report(args.report)
+    result = args.report / "result.json"
+    kinds = anomaly_kinds(json.loads(result.read_text())) if result.is_file() else frozenset()
+    if not kinds:
+        raise BadInput(f"{args.report} did not fail with anomalies: there is nothing to shrink")
+    print(f"shrinking {', '.join(sorted(kinds))} of {original.describe()}")
+    with session() as opened:
+        found = shrink(original, kinds, lambda replay, name: scenario(
+            opened.cluster, name, stall_timeout=args.stall_timeout, **replay.options()).run())  # type: ignore[arg-type]
+    print("\ntried:")
+    for what, outcomes in found.tried:
+        print(f"  {what}: {'; '.join(outcomes)}")
+    if found.status != "shrunk":
+        print(f"{found.status}: the original did not fail with {', '.join(sorted(kinds))} in two replays in a row"
+              + (f"; their reports: {', '.join(found.replays)}" if found.replays else ""))
+        return EXIT_STATUS[FAIL] if found.status == "flaky" else EXIT_STATUS[PASS]
+    assert found.smallest is not None
+    name, text = reproducer(found, args.report)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / name).write_text(text)
+    print(f"before: {original.describe()}\nafter:  {found.smallest.describe()}\nreproducer: {args.out / name}")
+    return EXIT_STATUS[FAIL]

@@ -1,0 +1,184 @@
+"""`shrink`: a failing scenario replayed smaller until nothing smaller fails the same way, then written
+out as a pytest reproducer.
+
+Smaller means one fault of two, half the records, an earlier occurrence, fewer partitions. A smaller
+version is kept only when it fails with one of the original's anomalies twice in a row (a version that
+passes once is dropped at once, without its second run). The original is replayed twice first: when it
+does not fail twice it is flaky, and both replays' report folders are said.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from harness.checker.verdict import FAIL
+from harness.errors import BadInput
+from harness.faults.spec import BATCH_POINTS, parse_step
+from harness.progress import say
+from harness.run.scenario import ScenarioResult, batch_size
+
+MIN_RECORDS = 1_000
+IGNORED = {"vacuous"}  # the judge's, not the sink's: a fault that did not fire is no reproduction
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a scenario ran, as `scenario()` takes it, read back from its history's first event."""
+
+    pipeline: str
+    sink: str
+    faults: tuple[str, ...]
+    records: int
+    seed: int
+    partitions: int
+    rate: float = 0.0
+    state_store: str = "hdfs"
+    speculation: bool = False
+    max_offsets_per_trigger: int | None = None  # None: the scenario's own for its records
+
+    @classmethod
+    def from_report(cls, folder: Path) -> Replay:
+        history = folder / "history.jsonl"
+        if not history.is_file():
+            raise BadInput(f"{folder} is not a scenario's report folder (no history.jsonl)")
+        with history.open() as lines:
+            start = json.loads(lines.readline() or "{}")
+        if start.get("type") != "scenario.start" or "partitions" not in start:
+            raise BadInput(f"{history} does not say how its scenario ran (written by an older harness?)")
+        workload = start["workload"]
+        given = start["max_offsets_per_trigger"]
+        return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
+                   workload["records"], workload["seed"], start["partitions"], start["rate"], start["state_store"],
+                   start["speculation"], None if given == batch_size(workload["records"]) else given)
+
+    def options(self) -> dict[str, object]:
+        """Keyword arguments of `scenario()` (and of the `eo_scenario` fixture)."""
+        return {"pipeline": self.pipeline, "sink": self.sink, "faults": list(self.faults), "records": self.records,
+                "seed": self.seed, "partitions": self.partitions, "rate": self.rate,
+                "state_store": self.state_store, "speculation": self.speculation,
+                "max_offsets_per_trigger": self.max_offsets_per_trigger}
+
+    def describe(self) -> str:
+        return f"{self.records} records, {self.partitions} partitions, faults [{', '.join(self.faults)}]"
+
+    def smaller(self) -> list[tuple[str, Replay]]:
+        """Each one-step smaller version, with what was made smaller; the largest cuts first."""
+        out: list[tuple[str, Replay]] = []
+        if len(self.faults) > 1:
+            out += [(f"without {spec}", replace(self, faults=self.faults[:i] + self.faults[i + 1:]))
+                    for i, spec in enumerate(self.faults)]
+        if self.records >= 2 * MIN_RECORDS:
+            out.append((f"records {self.records} -> {self.records // 2}", replace(self, records=self.records // 2)))
+        for i, spec in enumerate(self.faults):
+            for earlier in _earlier(spec):
+                out.append((f"{spec} -> {earlier}", replace(self, faults=self.faults[:i] + (earlier,)
+                                                            + self.faults[i + 1:])))
+        if self.partitions > 1:
+            out.append((f"partitions {self.partitions} -> {self.partitions // 2}",
+                        replace(self, partitions=self.partitions // 2)))
+        return out
+
+
+def _earlier(spec: str) -> list[str]:
+    """The fault at its point's first, half-way and previous occurrence (batch id for batch points)."""
+    step = parse_step(spec)
+    if step.point in BATCH_POINTS:
+        number = int(step.number or 1)
+        return [str(replace(step, number=float(n))) for n in sorted({1, number // 2, number - 1}) if 1 <= n < number]
+    return [str(replace(step, nth=n)) for n in sorted({1, step.nth // 2, step.nth - 1}) if 1 <= n < step.nth]
+
+
+@dataclass
+class Shrunk:
+    """What shrinking found: the smallest replay that still fails, and everything tried."""
+
+    original: Replay
+    kinds: frozenset[str]  # the original's anomalies
+    smallest: Replay | None = None  # None: it did not fail twice (flaky) or not at all
+    tried: list[tuple[str, list[str]]] = field(default_factory=list)  # (what, each replay's outcome and anomalies)
+    replays: list[str] = field(default_factory=list)  # the original's two replays' report folders
+
+    @property
+    def status(self) -> str:
+        """shrunk; flaky (the original failed once of two replays); or not reproduced (it passed both)."""
+        if self.smallest is not None:
+            return "shrunk"
+        return "flaky" if any(o.startswith(FAIL) for o in self.tried[0][1]) else "not reproduced"
+
+
+Run = Callable[[Replay, str], ScenarioResult]  # a replay and a scenario name -> its result
+
+
+def anomaly_kinds(result: dict) -> frozenset[str]:
+    """The anomalies of a scenario's result.json, the judge's own left out."""
+    return frozenset(result["verdict"]["anomalies"]) - IGNORED
+
+
+def shrink(original: Replay, kinds: frozenset[str], run: Run) -> Shrunk:
+    """Replay the original twice, then the smaller versions, keeping each one that fails the same way twice."""
+    found = Shrunk(original, kinds)
+    confirmed, found.replays = _twice(original, "original", found, run, "shrink-original")
+    if not confirmed:
+        return found
+    current, step = original, 0
+    while True:
+        for what, candidate in current.smaller():
+            step += 1
+            kept, _ = _twice(candidate, what, found, run, f"shrink-{step}")
+            if kept:
+                current = candidate
+                break
+        else:
+            found.smallest = current
+            return found
+
+
+def _twice(replay: Replay, what: str, found: Shrunk, run: Run, name: str) -> tuple[bool, list[str]]:
+    """Whether `replay` fails with one of the original's anomalies twice in a row (stopping at a pass)."""
+    outcomes, reports = [], []
+    for attempt in (1, 2):
+        result = run(replay, f"{name}-{attempt}")
+        shown = {k: a.count for k, a in result.verdict.anomalies.items() if k not in IGNORED}
+        outcomes.append(f"{result.outcome} {', '.join(f'{k}={v}' for k, v in shown.items())}".strip())
+        reports.append(str(result.report_dir))
+        same = result.outcome == FAIL and bool(set(shown) & found.kinds)
+        if not same:
+            break
+    found.tried.append((what, outcomes))
+    kept = len(outcomes) == 2 and same
+    say(f"shrink: {what}: {'; '.join(outcomes)} -> {'kept' if kept else 'not kept'} ({replay.describe()})")
+    return kept, reports
+
+
+def reproducer(found: Shrunk, source: Path) -> tuple[str, str]:
+    """(file name, text) of a pytest test that fails while the bug is there and passes once it is fixed."""
+    smallest = found.smallest
+    assert smallest is not None
+    short = hashlib.sha256(json.dumps(smallest.options(), sort_keys=True).encode()).hexdigest()[:8]
+    options = smallest.options()
+    sink, pipeline = options.pop("sink"), options.pop("pipeline")
+    arguments = ",\n                         ".join(f"{k}={v!r}" for k, v in options.items())
+    text = f'''"""Reproduces {', '.join(sorted(found.kinds))} of sink {sink} with pipeline {pipeline}, shrunk by
+`eo-harness shrink` from {source}:
+{found.original.describe()}
+-> {smallest.describe()}.
+It fails while the bug is there and passes once the sink is fixed: pytest -m chaos {f"test_repro_{short}.py"}
+(SINK names the sink under test; run it from the folder the original ran in, for paths)."""
+
+import pytest
+
+SINK = {sink!r}
+PIPELINE = {pipeline!r}
+
+
+@pytest.mark.chaos
+def test_repro_{short}(eo_scenario):
+    result = eo_scenario(pipeline=PIPELINE, sink=SINK,
+                         {arguments})
+    assert result.outcome == "pass", result.summary()
+'''
+    return f"test_repro_{short}.py", text

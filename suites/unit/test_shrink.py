@@ -1,0 +1,88 @@
+"""Shrinking: the replay read back from a report, its smaller versions, the search (with a stand-in for
+the cluster that fails by a rule) and the reproducer it writes. The real replays run in the chaos suite."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness.errors import BadInput
+from harness.explore.shrink import Replay, reproducer, shrink
+
+pytestmark = pytest.mark.unit
+
+START = {"type": "scenario.start", "scenario": "x", "pipeline": "passthrough", "pipeline_spec": "passthrough",
+         "sink": "bad_blind_commit_retry", "faults": ["kill:driver@txn.pre_commit#4", "kill:executor@batch.planned:3"],
+         "state_store": "hdfs", "speculation": False, "partitions": 4, "rate": 0.0, "max_offsets_per_trigger": 4000,
+         "workload": {"records": 20000, "seed": 1}}
+
+
+def report(tmp_path: Path, start: dict) -> Path:
+    (tmp_path / "history.jsonl").write_text(json.dumps(start) + "\n" + json.dumps({"type": "send"}) + "\n")
+    return tmp_path
+
+
+def test_a_replay_is_what_the_history_says_ran(tmp_path: Path) -> None:
+    replay = Replay.from_report(report(tmp_path, START))
+    assert replay == Replay("passthrough", "bad_blind_commit_retry", tuple(START["faults"]), 20000, 1, 4)
+    assert replay.max_offsets_per_trigger is None  # the scenario's own for 20000 records: it follows the records
+    with pytest.raises(BadInput, match="older harness"):
+        Replay.from_report(report(tmp_path, {k: v for k, v in START.items() if k != "partitions"}))
+    with pytest.raises(BadInput, match="not a scenario"):
+        Replay.from_report(tmp_path / "nowhere")
+
+
+def test_smaller_versions_cut_faults_records_occurrences_and_partitions(tmp_path: Path) -> None:
+    replay = Replay.from_report(report(tmp_path, START))
+    smaller = dict(replay.smaller())
+    assert smaller["without kill:driver@txn.pre_commit#4"].faults == ("kill:executor@batch.planned:3",)
+    assert smaller["records 20000 -> 10000"].records == 10000
+    earliest = smaller["kill:driver@txn.pre_commit#4 -> kill:driver@txn.pre_commit"]
+    assert earliest.faults[0] == "kill:driver@txn.pre_commit"
+    assert "kill:executor@batch.planned:3 -> kill:executor@batch.planned:2" in smaller
+    assert smaller["partitions 4 -> 2"].partitions == 2
+    tiny = Replay("p", "s", ("kill:driver@txn.commit",), 1500, 1, 1)
+    assert tiny.smaller() == []
+
+
+def stand_in(rule, log: list[Replay]):
+    """A cluster stand-in: a replay fails with `duplicate` when `rule` says so."""
+    def run(replay: Replay, name: str) -> SimpleNamespace:
+        log.append(replay)
+        failed = rule(replay)
+        anomalies = {"duplicate": SimpleNamespace(count=5)} if failed else {}
+        return SimpleNamespace(outcome="fail" if failed else "pass", verdict=SimpleNamespace(anomalies=anomalies),
+                               report_dir=Path(name))
+    return run
+
+
+def test_shrinks_to_the_smallest_replay_that_fails_twice(tmp_path: Path) -> None:
+    original = Replay.from_report(report(tmp_path, START))
+    log: list[Replay] = []
+    # the bug needs the driver kill at its 2nd occurrence or later and at least 2500 records
+    found = shrink(original, frozenset({"duplicate"}), stand_in(
+        lambda r: any(f.startswith("kill:driver@txn.pre_commit#") for f in r.faults) and r.records >= 2500, log))
+    assert found.status == "shrunk"
+    assert found.smallest == Replay("passthrough", "bad_blind_commit_retry", ("kill:driver@txn.pre_commit#2",),
+                                    2500, 1, 1)
+    assert found.tried[0] == ("original", ["fail duplicate=5", "fail duplicate=5"])
+    passed_once = [outcomes for _, outcomes in found.tried if outcomes[0] == "pass"]
+    assert passed_once and all(len(o) == 1 for o in passed_once)  # a pass is not run a second time
+    name, text = reproducer(found, tmp_path)
+    assert name.startswith("test_repro_") and name.endswith(".py")
+    tree = ast.parse(text)
+    assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == [name.removesuffix(".py")]
+    assert "faults=['kill:driver@txn.pre_commit#2']" in text and "records=2500" in text
+
+
+def test_a_failure_seen_once_of_two_replays_is_flaky(tmp_path: Path) -> None:
+    original = Replay.from_report(report(tmp_path, START))
+    calls: list[Replay] = []
+    found = shrink(original, frozenset({"duplicate"}), stand_in(lambda r: len(calls) == 1, calls))
+    assert found.status == "flaky" and found.smallest is None and len(found.replays) == 2
+    never = shrink(original, frozenset({"duplicate"}), stand_in(lambda r: False, []))
+    assert never.status == "not reproduced"
