@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from harness.certify.matrix import MatrixScenario
 from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.faults.space import FaultClass, Observation, space
-from harness.faults.spec import BATCH_POINTS, FaultStep, parse_step
+from harness.faults.spec import BATCH_POINTS, parse_step
 
 OCCURRENCE, PAIR, RATE, SEED = "occurrence", "pair", "rate", "seed"
 TIERS = (OCCURRENCE, PAIR, RATE, SEED)  # what a search takes first, among combinations tried as often
@@ -65,8 +65,7 @@ def combinations(seen: Observation, batches: int) -> list[Combination]:
     kills = [fault for fault in classes if fault.action == "kill" and len(fault.faults) == 1 and not fault.live]
     for first in kills:
         for second in kills:
-            out.append(Combination(PAIR, (first.faults[0], _after(first.faults[0], second.faults[0])),
-                                   (first.name, second.name)))
+            out.append(Combination(PAIR, (first.faults[0], _after(second.faults[0])), (first.name, second.name)))
     for fault in classes:
         if fault.live:
             out += [replace(_single(fault, fault.faults), tier=RATE, rate=rate) for rate in LIVE_RATES]
@@ -100,15 +99,7 @@ def _spread(last: int, current: int) -> list[int]:
     return sorted(n for n in picks if 1 <= n <= last and n != current)
 
 
-def _after(first: str, second: str) -> str:
-    """The second fault at its point's next occurrence after the first's: it lands while the stream
-    recovers from the first (the batch run again, a new driver's first transaction)."""
-    a, b = parse_step(first), parse_step(second)
-    if b.point in BATCH_POINTS:
-        number = (a.number or 1) + 1 if a.point in BATCH_POINTS else (b.number or 1)
-        return str(replace(b, number=float(number)))
-    return str(replace(b, nth=_occurrence(a, b)))
-
-
-def _occurrence(a: FaultStep, b: FaultStep) -> int:
-    return a.nth + 1 if a.point == b.point else max(a.nth, b.nth)
+def _after(second: str) -> str:
+    """The second fault at its point's first occurrence once the first fired (`then`): it lands while the
+    stream recovers from the first (the batch run again, a new driver's first transaction)."""
+    return str(replace(parse_step(second), number=None, nth=1, after=True))

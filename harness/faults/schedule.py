@@ -70,7 +70,7 @@ class Schedule:
             if self._closed:
                 return None
             for index, step in enumerate(self.steps):
-                if index in self.fired or step.point != point:
+                if index in self.fired or step.point != point or (step.after and index - 1 not in self.fired):
                     continue
                 if step.role is not None and step.role != role:
                     continue

@@ -1,6 +1,6 @@
 """Fault steps as data, and the small grammar that writes them.
 
-    step     := action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
+    step     := ["then "] action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
     action   := kill | stop | pause | partition | isolate | delay
     target   := sender | executor | driver | worker | broker | executors      (executors: the role's link)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce
@@ -9,9 +9,12 @@
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms (pause, partition, isolate, delay)
+    then     := count occurrences only once the step before it fired: the second of two faults
+                lands while the stream recovers from the first (not on time points)
 
 Examples: kill:sender@txn.pre_commit#2, kill:driver@batch.committed:3, partition:executors@txn.commit/10s,
-pause:executor@txn.pre_commit/40s, delay:sender@txn.commit/20s, kill:broker@time:20.
+pause:executor@txn.pre_commit/40s, delay:sender@txn.commit/20s, kill:broker@time:20,
+kill:driver@txn.commit followed by then kill:driver@txn.first_write.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ TRANSACTIONAL = "transactional"  # a sink's kind: it writes in Kafka transaction
 PLAIN = "plain"  # it writes with plain produce requests (the produce point applies)
 
 STEP = re.compile(
-    r"^(?P<action>[a-z_]+):(?P<target>[a-z_]+)@(?P<point>[a-z_.]+)"
+    r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+)@(?P<point>[a-z_.]+)"
     r"(?::(?P<number>[^#~/]+))?(?:#(?P<nth>[^~/]+))?(?:~(?P<role>[^/]+))?(?:/(?P<duration>.+))?$"
 )
 
@@ -53,9 +56,10 @@ class FaultStep:
     nth: int = 1
     role: str | None = None
     duration: float | None = None
+    after: bool = False  # `then`: occurrences count once the step before it fired
 
     def __str__(self) -> str:
-        text = f"{self.action}:{self.target}@{self.point}"
+        text = f"{'then ' if self.after else ''}{self.action}:{self.target}@{self.point}"
         if self.number is not None:
             text += f":{self.number:g}"
         if self.nth != 1:
@@ -79,7 +83,7 @@ def parse_step(spec: str) -> FaultStep:
     """Parse one step; a BadInput names the bad token."""
     match = STEP.match(spec.strip())
     if not match:
-        raise BadInput(f"fault spec '{spec}': expected ACTION:TARGET@POINT[:N][#NTH][~ROLE][/DURATION]")
+        raise BadInput(f"fault spec '{spec}': expected [then ]ACTION:TARGET@POINT[:N][#NTH][~ROLE][/DURATION]")
     parts = match.groupdict()
     if parts["action"] not in ACTIONS:
         raise BadInput(f"fault spec '{spec}': unknown action '{parts['action']}' (one of {', '.join(ACTIONS)})")
@@ -109,12 +113,14 @@ def parse_step(spec: str) -> FaultStep:
     if role is not None and (role not in ROLES or point not in GATE_POINTS):
         raise BadInput(f"fault spec '{spec}': bad role filter '~{role}' (driver or executors, on gate points only)")
     duration = _duration(parts["duration"], spec) if parts["duration"] is not None else None
-    step = FaultStep(parts["action"], parts["target"], point, number, nth, role, duration)
+    step = FaultStep(parts["action"], parts["target"], point, number, nth, role, duration, parts["then"] is not None)
     _validate(step, spec)
     return step
 
 
 def _validate(step: FaultStep, spec: str) -> None:
+    if step.after and step.point == "time":
+        raise BadInput(f"fault spec '{spec}': 'then' counts occurrences of a point; a time point has none")
     if step.action in TIMED and step.duration is None:
         raise BadInput(f"fault spec '{spec}': '{step.action}' needs a duration, e.g. /10s")
     if step.action not in TIMED and step.duration is not None:
@@ -130,7 +136,10 @@ def _validate(step: FaultStep, spec: str) -> None:
 
 
 def parse_schedule(specs: list[str]) -> list[FaultStep]:
-    return [parse_step(spec) for spec in specs]
+    steps = [parse_step(spec) for spec in specs]
+    if steps and steps[0].after:
+        raise BadInput(f"fault spec '{specs[0]}': 'then' needs a step before it")
+    return steps
 
 
 def schedule_to_json(steps: list[FaultStep]) -> str:

@@ -17,7 +17,7 @@ from harness.cluster import images
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.topology import Cluster
 from harness.errors import HarnessError
-from harness.faults.spec import FaultStep, parse_step
+from harness.faults.spec import FaultStep, parse_schedule
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.oracles import oracle_for
@@ -39,7 +39,7 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     Unset numbers come from the environment (HARNESS_RECORDS, ...) or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
-    steps = [step if isinstance(step, FaultStep) else parse_step(step) for step in faults]
+    steps = parse_schedule([str(step) for step in faults])
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))
     return Scenario(cluster, name, loaded, code, oracle_for(cluster, loaded), steps, workload, partitions,

@@ -43,8 +43,8 @@ def test_combinations_reach_past_the_certificate_rows() -> None:
 
 def test_a_pair_puts_the_second_fault_in_the_recovery_from_the_first() -> None:
     pairs = {c.faults for c in combinations(executor_txn(), 6) if c.tier == PAIR}
-    assert ("kill:driver@txn.pre_commit#2", "kill:executor@txn.pre_commit#3") in pairs
-    assert ("kill:executor@batch.planned:2", "kill:driver@batch.planned:3") in pairs
+    assert ("kill:driver@txn.pre_commit#2", "then kill:executor@txn.pre_commit") in pairs
+    assert ("kill:executor@batch.planned:2", "then kill:driver@batch.planned") in pairs
 
 
 def test_least_tried_first_and_classes_take_turns() -> None:

@@ -3,6 +3,7 @@
 import pytest
 
 from harness.errors import BadInput
+from harness.faults.schedule import Schedule
 from harness.faults.spec import (
     FaultStep,
     parse_schedule,
@@ -12,6 +13,7 @@ from harness.faults.spec import (
     schedule_from_json,
     schedule_to_json,
 )
+from harness.history import History
 
 pytestmark = pytest.mark.unit
 
@@ -27,6 +29,7 @@ pytestmark = pytest.mark.unit
         ("stop:sender@produce#3~executors", FaultStep("stop", "sender", "produce", nth=3, role="executors")),
         ("kill:broker@time:20", FaultStep("kill", "broker", "time", number=20)),
         ("isolate:worker@batch.planned:2/5s", FaultStep("isolate", "worker", "batch.planned", number=2, duration=5)),
+        ("then kill:driver@txn.first_write#2", FaultStep("kill", "driver", "txn.first_write", nth=2, after=True)),
     ],
 )
 def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> None:
@@ -52,13 +55,31 @@ def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> No
         ("partition:worker@txn.commit/5s", "'partition' cuts a role's link"),
         ("delay:driver@txn.commit/5s", "'delay' delays the matched request"),
         ("kill:executors@produce", "target 'executors' is a link"),
-        ("kill-driver", "expected ACTION:TARGET@POINT"),
+        ("kill-driver", "expected [then ]ACTION:TARGET@POINT"),
+        ("then kill:broker@time:20", "'then' counts occurrences of a point"),
     ],
 )
 def test_errors_name_the_bad_token(spec: str, token: str) -> None:
     with pytest.raises(BadInput, match="fault spec") as error:
         parse_step(spec)
     assert token in str(error.value)
+
+
+def test_then_needs_a_step_before_it() -> None:
+    with pytest.raises(BadInput, match="'then' needs a step before it"):
+        parse_schedule(["then kill:driver@txn.commit", "kill:driver@txn.first_write"])
+
+
+def test_a_then_step_counts_occurrences_only_after_the_step_before_it_fired(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    history = History(tmp_path / "history.jsonl")
+    schedule = Schedule(parse_schedule(["kill:driver@txn.commit#2", "then kill:driver@txn.first_write#2",
+                                        "kill:executor@txn.first_write#2"]), None, history)  # type: ignore[arg-type]
+    points = ["txn.first_write", "txn.first_write", "txn.commit", "txn.first_write", "txn.commit", "txn.first_write",
+              "txn.first_write"]
+    fired = [schedule._match(point, "executors", None) for point in points]
+    assert fired == [None, 2, None, None, 0, None, 1]  # the then-step's two writes come after the 2nd commit
+    schedule.close()
+    history.close()
 
 
 def test_schedules_serialize_and_replay() -> None:
