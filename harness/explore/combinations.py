@@ -94,9 +94,16 @@ def _other_occurrences(fault: FaultClass, seen: Observation, batches: int) -> li
 
 
 def _spread(last: int, current: int) -> list[int]:
-    """Occurrences 1 .. `last` besides `current`: the first ones, the middle and the last two."""
-    picks = {1, 2, 3, last // 2, last - 1, last}
-    return sorted(n for n in picks if 1 <= n <= last and n != current)
+    """Occurrences 1 .. `last` besides `current` (the first ones, the middle and the last two), each next
+    the farthest from those already taken: a short search reaches late in the stream as well as early."""
+    left = sorted(n for n in {1, 2, 3, last // 2, last - 1, last} if 1 <= n <= last and n != current)
+    taken, out = [current], []
+    while left:
+        far = max(left, key=lambda n: (min(abs(n - t) for t in taken), n))
+        left.remove(far)
+        taken.append(far)
+        out.append(far)
+    return out
 
 
 def _after(second: str) -> str:
