@@ -7,6 +7,7 @@ did not fire is `ineffective` and stays untried; a failure is kept with its repo
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections import Counter
@@ -16,7 +17,7 @@ from harness.certify.matrix import BASELINE
 from harness.certify.rows import MatrixRun, Row, print_row, run_row
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
-from harness.explore.combinations import TIERS, Combination, combinations
+from harness.explore.combinations import OCCURRENCE, PAIR, TIERS, Combination, combinations
 from harness.explore.coverage import CoverageStore, Covered
 from harness.faults.space import space
 from harness.progress import say
@@ -30,15 +31,25 @@ def subject_of(run: MatrixRun) -> str:
     return f"sink {run.sink} {sink.source_sha256[:16]}, pipeline {pipeline.name} {pipeline.code.source_sha256[:16]}"
 
 
-def ordered(candidates: list[Combination], tried: Counter[str]) -> list[Combination]:
-    """Least tried first; then by tier (other occurrences, pairs, rates, seeds); within a tier the classes
-    take turns, so that a short budget reaches many classes rather than every occurrence of one."""
+def ordered(candidates: list[Combination], tried: Counter[str], seed: int = 1) -> list[Combination]:
+    """Least tried first. Among those tried as often, the tiers take turns (an occurrence, a pair, a rate, a
+    seed, again), so that a short budget samples every kind; within the occurrences the classes take
+    turns (each class's farthest occurrence before any class's second); the pairs, too many to favour
+    some, come in an order shuffled by `seed`."""
+    tiers: dict[str, list[Combination]] = {tier: [] for tier in TIERS}
+    for combination in candidates:
+        tiers[combination.tier].append(combination)
     turn: Counter[tuple[str, ...]] = Counter()
-    ranked = []
-    for index, combination in enumerate(candidates):
+    place = {}  # an occurrence's turn: its place among its class's, then its place in the list
+    for index, combination in enumerate(tiers[OCCURRENCE]):
+        place[combination.key] = (turn[combination.classes], index)
         turn[combination.classes] += 1
-        ranked.append((tried[combination.key], TIERS.index(combination.tier), turn[combination.classes], index))
-    return [candidates[rank[-1]] for rank in sorted(ranked)]
+    tiers[OCCURRENCE].sort(key=lambda c: place[c.key])
+    random.Random(seed).shuffle(tiers[PAIR])
+    mixed: list[Combination] = []
+    while any(tiers.values()):
+        mixed += [tiers[tier].pop(0) for tier in TIERS if tiers[tier]]
+    return sorted(mixed, key=lambda c: tried[c.key])  # stable: the turns stay within each count
 
 
 @dataclass
@@ -80,7 +91,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     candidates = combinations(seen, len(result.batches_planned))
     found = Exploration(subject, sum(c.tried for c in space(seen)), len(candidates))
     tried = store.tried(subject)
-    plan = ordered(candidates, tried)
+    plan = ordered(candidates, tried, run.seed)
     say(f"explore {subject}: {found.classes} classes, {len(candidates)} combinations, "
         f"{sum(1 for c in plan if not tried[c.key])} never tried; budget {budget_s / 60:g} min")
     lengths = [row.seconds]

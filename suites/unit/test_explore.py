@@ -47,11 +47,14 @@ def test_a_pair_puts_the_second_fault_in_the_recovery_from_the_first() -> None:
     assert ("kill:executor@batch.planned:2", "then kill:driver@batch.planned") in pairs
 
 
-def test_least_tried_first_and_classes_take_turns() -> None:
+def test_least_tried_first_tiers_and_classes_take_turns() -> None:
     found = combinations(executor_txn(), 6)
     first = ordered(found, Counter())
-    assert [c.tier for c in first[:5]] == [OCCURRENCE] * 5
-    assert len({c.classes for c in first[:5]}) == 5  # five classes before a second occurrence of one
+    assert [c.tier for c in first[:8]] == [OCCURRENCE, PAIR, RATE, SEED] * 2
+    occurrences = [c for c in first if c.tier == OCCURRENCE]
+    assert len({c.classes for c in occurrences[:5]}) == 5  # five classes before a second occurrence of one
+    assert ordered(found, Counter(), seed=2) != first  # the pairs' order is the seed's
+    assert ordered(found, Counter(), seed=1) == first
     tried = Counter({c.key: 1 for c in first[:10]})
     again = ordered(found, tried)
     assert not {c.key for c in again[:len(found) - 10]} & set(tried)  # what ran comes last
