@@ -20,6 +20,7 @@ from harness.cluster.topology import Cluster
 from harness.explore.combinations import OCCURRENCE, PAIR, TIERS, Combination, combinations
 from harness.explore.coverage import CoverageStore, Covered
 from harness.faults.space import space
+from harness.faults.spec import parse_step
 from harness.progress import say
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
@@ -34,8 +35,9 @@ def subject_of(run: MatrixRun) -> str:
 def ordered(candidates: list[Combination], tried: Counter[str], seed: int = 1) -> list[Combination]:
     """Least tried first. Among those tried as often, the tiers take turns (an occurrence, a pair, a rate, a
     seed, again), so that a short budget samples every kind; within the occurrences the classes take
-    turns (each class's farthest occurrence before any class's second); the pairs, too many to favour
-    some, come in an order shuffled by `seed`."""
+    turns (each class's farthest occurrence before any class's second); the pairs come in an order
+    shuffled by `seed`, those whose second fault hits the target of the first (the driver lost again
+    while it recovers) first: a recovery's own recovery is where such bugs live."""
     tiers: dict[str, list[Combination]] = {tier: [] for tier in TIERS}
     for combination in candidates:
         tiers[combination.tier].append(combination)
@@ -46,10 +48,17 @@ def ordered(candidates: list[Combination], tried: Counter[str], seed: int = 1) -
         turn[combination.classes] += 1
     tiers[OCCURRENCE].sort(key=lambda c: place[c.key])
     random.Random(seed).shuffle(tiers[PAIR])
+    tiers[PAIR].sort(key=lambda c: not same_target(c))  # a fault to what is recovering from one first
     mixed: list[Combination] = []
     while any(tiers.values()):
         mixed += [tiers[tier].pop(0) for tier in TIERS if tiers[tier]]
     return sorted(mixed, key=lambda c: tried[c.key])  # stable: the turns stay within each count
+
+
+def same_target(combination: Combination) -> bool:
+    """Whether both faults of a pair hit the same kind of target."""
+    first, second = (parse_step(spec) for spec in combination.faults)
+    return first.target == second.target
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Exploration:
     subject: str
     classes: int  # applicable classes in the space
     combinations: int  # combinations drawn from it
+    baseline_consume_s: float = 0.0  # how long the baseline's stream ran
     rows: list[tuple[Combination, Row]] = field(default_factory=list)
     covered: Covered | None = None
     seconds: float = 0.0
@@ -78,9 +88,9 @@ class Exploration:
 
 
 def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageStore,
-            stop_at_first: bool = False) -> Exploration:
+            stop_at_first: bool = False, max_runs: int | None = None) -> Exploration:
     """The baseline, then combinations until the budget would be overrun (the next is started only when
-    a scenario as long as the median so far still fits)."""
+    a scenario as long as the median so far still fits), or `max_runs` combinations ran."""
     started = time.monotonic()
     subject = subject_of(run)
     row, result = run_row(cluster, run, BASELINE)
@@ -89,13 +99,14 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
         raise BaselineFailed(row)
     seen = result.observation
     candidates = combinations(seen, len(result.batches_planned))
-    found = Exploration(subject, sum(c.tried for c in space(seen)), len(candidates))
+    found = Exploration(subject, sum(c.tried for c in space(seen)), len(candidates),
+                        baseline_consume_s=result.seconds.get("consume", row.seconds))
     tried = store.tried(subject)
     plan = ordered(candidates, tried, run.seed)
     say(f"explore {subject}: {found.classes} classes, {len(candidates)} combinations, "
         f"{sum(1 for c in plan if not tried[c.key])} never tried; budget {budget_s / 60:g} min")
     lengths = [row.seconds]
-    for combination in plan:
+    for combination in plan[:max_runs]:
         elapsed = time.monotonic() - started
         if elapsed + statistics.median(lengths) > budget_s:
             break

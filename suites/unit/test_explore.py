@@ -9,7 +9,7 @@ import pytest
 
 from harness.explore.combinations import OCCURRENCE, PAIR, RATE, SEED, combinations
 from harness.explore.coverage import CoverageStore
-from harness.explore.explorer import ordered
+from harness.explore.explorer import ordered, same_target
 from harness.faults.space import Observation, space
 from harness.faults.spec import parse_step
 
@@ -53,6 +53,9 @@ def test_least_tried_first_tiers_and_classes_take_turns() -> None:
     assert [c.tier for c in first[:8]] == [OCCURRENCE, PAIR, RATE, SEED] * 2
     occurrences = [c for c in first if c.tier == OCCURRENCE]
     assert len({c.classes for c in occurrences[:5]}) == 5  # five classes before a second occurrence of one
+    pairs = [c for c in first if c.tier == PAIR]
+    same = [same_target(c) for c in pairs]
+    assert same.index(False) == same.count(True)  # a second fault to what recovers from the first, first
     assert ordered(found, Counter(), seed=2) != first  # the pairs' order is the seed's
     assert ordered(found, Counter(), seed=1) == first
     tried = Counter({c.key: 1 for c in first[:10]})

@@ -1,0 +1,108 @@
+"""Runs to the first detection of the known-bad sinks whose bug needs a particular occurrence or two
+faults: `explore` (a fresh coverage store each repetition, its pairs shuffled by the repetition's seed)
+against a seeded random nemesis (Jepsen's way: kills and pauses of random executors and drivers at random
+times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink.
+
+    python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--records 10000] [--max-runs 30] [--every 10]
+                                 [--reference-minutes 10]
+
+A run counts the baseline too. Only anomalies count as a detection; a repetition without one within
+--max-runs shows as `>N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from harness.certify.matrix import MatrixScenario
+from harness.certify.rows import MatrixRun, run_row
+from harness.checker.verdict import FAIL
+from harness.cluster.topology import Cluster
+from harness.explore.coverage import CoverageStore
+from harness.explore.explorer import explore
+from harness.faults.spec import random_nemesis
+from harness.interrupt import run_script
+from harness.run.session import session
+
+NEEDS_MORE = "bad_markers_every_other_batch,bad_markers_one_restart_back"
+
+
+def by_explore(cluster: Cluster, sink: str, records: int, seed: int, max_runs: int, folder: Path) -> tuple[
+        int | None, str, float]:
+    """Runs to the first failure (None: none within max_runs), what caught it, the baseline's stream time."""
+    found = explore(cluster, MatrixRun(sink, records=records, seed=seed), 24 * 3600.0,
+                    CoverageStore(folder / f"{sink}-{seed}"), stop_at_first=True, max_runs=max_runs)
+    failures = found.failures
+    if not failures:
+        return None, "-", found.baseline_consume_s
+    combination, row = failures[0]
+    caught = f"{combination.key}: {', '.join(f'{k}={v}' for k, v in row.anomalies.items())}"
+    return len(found.rows) + 1, caught, found.baseline_consume_s
+
+
+def by_random(cluster: Cluster, sink: str, records: int, seed: int, horizon: float, every: float,
+              max_runs: int) -> int | None:
+    """Random-nemesis runs to the first anomaly, seeds seed*1000+1, +2, ... (None: none within max_runs)."""
+    for n in range(1, max_runs + 1):
+        steps = tuple(str(step) for step in random_nemesis(seed * 1000 + n, horizon, every))
+        row, _ = run_row(cluster, MatrixRun(sink, records=records, seed=seed),
+                         MatrixScenario(f"{sink}-random-{seed}-{n}", steps))
+        if row.outcome == FAIL and set(row.anomalies) - {"vacuous"}:
+            return n
+    return None
+
+
+def shown(runs: list[int | None], cap: int) -> str:
+    return ", ".join(str(n) if n is not None else f">{cap}" for n in runs)
+
+
+def median(runs: list[int | None], cap: int) -> str:
+    value = statistics.median(n if n is not None else cap + 1 for n in runs)
+    return f">{cap}" if value > cap else f"{value:g}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sinks", default=NEEDS_MORE)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--max-runs", type=int, default=30, help="runs per repetition before '>N'")
+    parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
+    parser.add_argument("--reference-minutes", type=float, default=10.0, help="explore of the reference sink (0: none)")
+    args = parser.parse_args()
+    started = time.monotonic()
+    lines = []
+    with session() as opened, tempfile.TemporaryDirectory() as stores:
+        for sink in filter(None, args.sinks.split(",")):
+            explored, randomly, caught = [], [], []
+            for seed in range(1, args.repeats + 1):
+                runs, how, horizon = by_explore(opened.cluster, sink, args.records, seed, args.max_runs, Path(stores))
+                explored.append(runs)
+                caught.append(how)
+                randomly.append(by_random(opened.cluster, sink, args.records, seed, horizon, args.every,
+                                          args.max_runs))
+                print(f"{sink} repetition {seed}: explore {runs or f'>{args.max_runs}'} runs ({how}); "
+                      f"random {randomly[-1] or f'>{args.max_runs}'}", flush=True)
+            lines.append(f"{sink:<32} {median(explored, args.max_runs):>8} {shown(explored, args.max_runs):>14} "
+                         f"{median(randomly, args.max_runs):>8} {shown(randomly, args.max_runs):>14}  {caught[0]}")
+        rate = None
+        if args.reference_minutes:
+            reference = MatrixRun("transactional", records=args.records)
+            found = explore(opened.cluster, reference, args.reference_minutes * 60, CoverageStore(Path(stores) / "ref"))
+            rate = (found.per_hour(), len(found.rows), len(found.failures), found.progress())
+    print(f"\n{args.records} records a run; random: one fault every {args.every:g} s on average; "
+          f"{(time.monotonic() - started) / 60:.0f} min")
+    print(f"{'sink':<32} {'explore':>8} {'(each)':>14} {'random':>8} {'(each)':>14}  explore caught it with")
+    for line in lines:
+        print(line)
+    if rate:
+        print(f"reference sink, explore for {args.reference_minutes:g} min: {rate[0]:.0f} scenarios an hour "
+              f"({rate[1]} scenarios after the baseline, {rate[2]} failures); {rate[3]}")
+
+
+if __name__ == "__main__":
+    run_script(main)
