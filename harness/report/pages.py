@@ -43,6 +43,15 @@ def _table(rows: list[dict]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _explanations(examples: list[dict]) -> str:
+    """What happened to each example, from the broker's log (harness.run.explain)."""
+    items = "".join(f"<li><code>{escape(str(e.get('id', '')))}</code>: {escape(e['explanation'])}</li>"
+                    for e in examples if "explanation" in e)
+    if not items:
+        return ""
+    return f"<p>What happened to them (the broker's log and the history):</p><ul class='why'>{items}</ul>"
+
+
 def _latency(result: dict) -> dict | None:
     return result.get("input", {}).get("latency")
 
@@ -81,7 +90,8 @@ def write_scenario_page(folder: Path, result: dict, records: Records, events: li
     )
     anomalies = "".join(
         f"<h3>{escape(name)}: {anomaly['count']}</h3><p>{escape(MEANINGS.get(name, ''))}</p>"
-        + _table(anomaly["examples"])
+        + _table([{k: v for k, v in e.items() if k != "explanation"} for e in anomaly["examples"]])
+        + _explanations(anomaly["examples"])
         for name, anomaly in verdict["anomalies"].items()
     ) or "<p>No anomalies.</p>"
     log_files = sorted((folder / "logs").glob("*.log"))

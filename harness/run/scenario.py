@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -22,6 +22,7 @@ from harness.client.records import in_produce_order
 from harness.client.scenario_input import ScenarioInput
 from harness.client.topics import create_topics, unique_name
 from harness.client.workload import InputRecord, SendLog, Workload
+from harness.cluster.dump_log import dump_topic
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import STATE_STORES
 from harness.errors import BadInput, InfrastructureError
@@ -37,6 +38,7 @@ from harness.report.folders import run_report_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
+from harness.run.explain import Explainer, explain
 from harness.run.latency import end_to_end
 from harness.run.phases import phases
 from harness.subject.code_spec import CodeSpec
@@ -84,9 +86,12 @@ class ScenarioResult:
         return self.outcome == PASS
 
     def summary(self) -> str:
-        """The outcome in one line, and where its report is."""
+        """The outcome in one line, the first anomaly's explanation, and where its report is."""
         text = self.judgement.summary() if self.judgement else self.verdict.summary()
-        return f"{self.name}: {text}" + (f"; report: {self.report_dir}" if self.report_dir else "")
+        why = next((e["explanation"] for a in self.verdict.anomalies.values() for e in a.examples
+                    if "explanation" in e), None)
+        return (f"{self.name}: {text}" + (f"; e.g. {why}" if why else "")
+                + (f"; report: {self.report_dir}" if self.report_dir else ""))
 
     def events(self, *types: str) -> list[dict]:
         """Events of the scenario's history, of the given types (all when none are given)."""
@@ -193,6 +198,8 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
+        if result.verdict.anomalies and self.pipeline.identity is not None:
+            self._explain(result, self.pipeline.identity)
         events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
         summary = result.to_dict()
@@ -297,6 +304,18 @@ class Scenario:
         )
         return result
 
+    def _explain(self, result: ScenarioResult, identity: Callable[[bytes], str]) -> None:
+        """Each duplicate and lost example explained from the broker's log (harness.run.explain); one that
+        cannot be explained is said on the console, never the verdict's concern."""
+        events = result.events()
+        topic = next(e["output_topic"] for e in events if e["type"] == "scenario.start")
+        try:
+            log = dump_topic(self.cluster.kafka, topic, list(range(self.partitions)))
+            explain(result.verdict, Explainer(log, events), result.read.records,
+                    map(partial(_identity_or_none, identity), result.read.records.values), identity)
+        except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
+            say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
+
     def _consumed_input(self, folder: CheckpointFolder, input_topic: str) -> Iterator[InputRecord]:
         """The input the checkpoint says was consumed, in produce order: in an incomplete run only the
         results it yields can be lost (the rest of the input was never reached). A stateful query emits
@@ -321,3 +340,11 @@ class Scenario:
 
 def _ignore(type: str, **fields: object) -> None:
     """The gate's recorder between scenarios."""
+
+
+def _identity_or_none(identity: Callable[[bytes], str], value: bytes) -> str | None:
+    """A record's identity, None for one the pipeline cannot read (an `unreadable` anomaly of its own)."""
+    try:
+        return identity(value)
+    except Exception:  # noqa: BLE001 - whatever the pipeline's identity raises
+        return None

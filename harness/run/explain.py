@@ -1,0 +1,116 @@
+"""Explains a failing scenario's examples the way Elle explains a history: for a duplicate, the write of
+each copy (which transaction, which container sent it, when it was committed) and the faults between
+them; for a lost record, what became of its write (aborted, left open, or never in the log).
+
+The broker's log says which producer wrote each batch and how its transaction ended
+(harness.cluster.dump_log); the history's gate points say which container held that producer id; its
+triggers say which faults fired when. An explanation is added to the example as `explanation`; one that
+cannot be made leaves the example as it was (the verdict never depends on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from harness.checker.verdict import Verdict
+from harness.client.records import Records
+from harness.cluster.dump_log import Batch, batch_at, end_of
+
+Writers = dict[tuple[int, int], str]  # (producer id, epoch) -> "container (role)"
+
+
+def writers(events: Iterable[dict]) -> Writers:
+    """Who sent each producer id and epoch's requests, from the gate points that carry them."""
+    found: Writers = {}
+    for event in events:
+        if event.get("type") == "point" and event.get("producer_id") is not None:
+            found.setdefault((event["producer_id"], event["producer_epoch"]), f"{event['container']} ({event['role']})")
+    return found
+
+
+class Explainer:
+    """Explains examples against one output topic's log and one scenario's history."""
+
+    def __init__(self, log: dict[int, list[Batch]], events: list[dict]) -> None:
+        self.log = log
+        self.writers = writers(events)
+        self.start = next((e["t"] for e in events if e.get("type") == "scenario.start"), 0.0)
+        self.triggers = [(e["t"], e["step"]) for e in events if e.get("type") == "trigger"]
+
+    def write(self, partition: int, offset: int) -> tuple[str, float | None]:
+        """One write in words, and when it became visible or was ended (seconds into the scenario)."""
+        batches = self.log.get(partition, [])
+        batch = batch_at(batches, offset)
+        if batch is None:
+            return f"p{partition}@{offset} (not in the log)", None
+        who = self.writers.get((batch.producer_id, batch.epoch), "a producer the gate did not see")
+        if not batch.transactional:
+            at = batch.create_ms / 1000 - self.start
+            return (f"p{partition}@{offset} by producer (pid {batch.producer_id}, epoch {batch.epoch}) in {who}, "
+                    f"not transactional, written at {at:.1f} s"), at
+        end = end_of(batches, batch)
+        where = f"p{partition}@{offset} in transaction (pid {batch.producer_id}, epoch {batch.epoch}) by {who}"
+        if end is None:
+            return f"{where}, never committed nor aborted", None
+        at = end.create_ms / 1000 - self.start
+        return f"{where}, {'committed' if end.marker == 'COMMIT' else 'aborted'} at {at:.1f} s", at
+
+    def between(self, first: float | None, last: float | None) -> str:
+        """The faults that fired between two moments (every fault, when one is unknown)."""
+        low, high = first if first is not None else float("-inf"), last if last is not None else float("inf")
+        fired = [f"{step} at {t - self.start:.1f} s" for t, step in self.triggers if low <= t - self.start <= high]
+        return f"; between them: {', '.join(fired)}" if fired else "; no fault fired between them"
+
+    def duplicate(self, places: list[tuple[int, int]]) -> str:
+        writes = [self.write(p, o) for p, o in places]
+        times = [at for _, at in writes]
+        return (f"written {len(places)} times: " + "; ".join(text for text, _ in writes)
+                + self.between(min((t for t in times if t is not None), default=None),
+                               max((t for t in times if t is not None), default=None)))
+
+    def lost(self, places: list[tuple[int, int]]) -> str:
+        if not places:
+            return "never in the output's log: no attempt wrote it"
+        return "its writes: " + "; ".join(self.write(p, o)[0] for p, o in places)
+
+    def payload_places(self, identity: Callable[[bytes], str], wanted: set[str]) -> dict[str, list[tuple[int, int]]]:
+        """Where records of these identities sit in the log, committed or not (the values as the tool prints)."""
+        found: dict[str, list[tuple[int, int]]] = {}
+        for partition, batches in self.log.items():
+            for batch in batches:
+                for offset, payload in batch.payloads.items():
+                    try:
+                        name = identity(payload.encode())
+                    except Exception:  # noqa: BLE001 - a record that is not the pipeline's
+                        continue
+                    if name in wanted:
+                        found.setdefault(name, []).append((partition, offset))
+        return found
+
+
+def copies(records: Records, identities: Iterable[str], wanted: set[str]) -> dict[str, list[tuple[int, int]]]:
+    """Where each wanted identity was read, every copy."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for identity, partition, offset in zip(identities, records.partitions, records.offsets, strict=True):
+        if identity in wanted:
+            found.setdefault(identity, []).append((partition, offset))
+    return found
+
+
+def explain(verdict: Verdict, explainer: Explainer, records: Records, identities: Iterable[str],
+            identity: Callable[[bytes], str]) -> None:
+    """Add an `explanation` to each duplicate and lost example that names its identity."""
+    duplicates = verdict.anomalies.get("duplicate")
+    lost = verdict.anomalies.get("lost")
+    if duplicates:
+        wanted = {e["id"] for e in duplicates.examples if "id" in e}
+        places = copies(records, identities, wanted)
+        for example in duplicates.examples:
+            if example.get("id") in places:
+                example["explanation"] = explainer.duplicate(places[example["id"]])
+    if lost:
+        wanted = {e["id"] for e in lost.examples if "id" in e}
+        places = explainer.payload_places(identity, wanted)
+        for example in lost.examples:
+            if "id" in example:
+                example["explanation"] = explainer.lost(places.get(example["id"], []))
