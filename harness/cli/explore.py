@@ -1,18 +1,25 @@
 """`explore`: search a sink's fault space beyond the certificate within a time budget; every combination
-tried goes to the coverage store in the reports folder, so each explore of the same code widens the last."""
+tried goes to the coverage store in the reports folder, so each explore of the same code widens the last.
+With --workers N, N clusters (on the engines of --docker-hosts) explore into the same store."""
 
 from __future__ import annotations
 
 import argparse
 import re
 
+from harness.certify.pool import spread_note, worker_engines
 from harness.certify.rows import MatrixRun
+from harness.certify.tally import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
 from harness.cli.options import add_setting
-from harness.errors import BadInput
+from harness.cluster.engine import engine_socket_url
+from harness.cluster.labels import new_run_id
+from harness.errors import BadInput, HarnessError
 from harness.explore.coverage import CoverageStore
-from harness.explore.explorer import BaselineFailed, explore
+from harness.explore.explorer import BaselineFailed, Exploration, explore, subject_of
+from harness.explore.spread import ExploreJob, explore_spread
+from harness.progress import say
 from harness.report.folders import reports_root
 from harness.run.session import session
 from harness.subject.code_spec import resolve_sink
@@ -36,6 +43,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--budget", type=budget, default=budget("30m"), metavar="T",
                         help="time to spend, e.g. 30m, 90s, 1h (default 30m)")
     parser.add_argument("--stop-at-first", action="store_true", help="stop at the first failing scenario")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="N worker processes, each with its own cluster, exploring into one coverage store")
+    add_setting(parser, "docker_hosts", metavar="URL,URL")
     add_setting(parser, "seed")
     add_setting(parser, "records")
     add_setting(parser, "stall_timeout", metavar="S")
@@ -48,24 +58,49 @@ def command(args: argparse.Namespace) -> int:
     resolve_sink(args.sink)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate)
     store = CoverageStore(reports_root())
-    with session() as opened:
-        try:
-            found = explore(opened.cluster, run, args.budget, store, args.stop_at_first)
-        except BaselineFailed as failed:
-            print(f"the baseline did not pass, nothing explored: {failed}")
-            return EXIT_STATUS[failed.row.outcome]
-    covered = found.covered
-    assert covered is not None
-    print(f"\n{found.subject}: {len(found.rows)} scenarios in {found.seconds / 60:.1f} min "
-          f"({found.per_hour():.0f} an hour); {found.progress()}")
+    if args.workers == 1 and not args.docker_hosts:
+        with session() as opened:
+            try:
+                explored = [(explore(opened.cluster, run, args.budget, store, args.stop_at_first), opened.folder)]
+            except BaselineFailed as failed:
+                print(f"the baseline did not pass, nothing explored: {failed}")
+                return EXIT_STATUS[failed.row.outcome]
+    else:
+        engines = worker_engines(args.workers, args.docker_hosts, engine_socket_url())
+        for line in spread_note(engines):
+            say(line)
+        run_id = new_run_id()
+        workers = [Worker(i, engine, f"{run_id}-w{i}") for i, engine in enumerate(engines)]
+        explored = []
+        for worker, outcome, folder in explore_spread(ExploreJob(run, args.budget, store.path.parent,
+                                                                 args.stop_at_first), workers):
+            if isinstance(outcome, BaselineFailed):
+                print(f"{worker.name}: the baseline did not pass, nothing explored: {outcome}")
+                return EXIT_STATUS[outcome.row.outcome]
+            if isinstance(outcome, HarnessError | RuntimeError):
+                print(f"{worker.name} on {worker.engine} stopped: {outcome}")
+                continue
+            explored.append((outcome, folder))
+    return report(run, store, explored, args.budget)
+
+
+def report(run: MatrixRun, store: CoverageStore, explored: list[tuple[Exploration, object]], budget_s: float) -> int:
+    """Each worker's figures, the store's coverage of this code, the failures with how to shrink them."""
+    subject = subject_of(run)
+    covered = store.covered(subject)
+    for found, _ in explored:
+        print(f"\n{found.subject}: {len(found.rows)} scenarios in {found.seconds / 60:.1f} min "
+              f"({found.per_hour():.0f} an hour); {found.progress()}")
+    classes = explored[0][0].classes if explored else 0
     print(f"coverage store {store.path}: every explore of this code so far: {covered.runs} runs, "
-          f"{len(covered.classes)} classes, {covered.combinations} combinations, {covered.failures} failures")
-    for combination, row in found.failures:
-        found_anomalies = ", ".join(f"{k}={v}" for k, v in row.anomalies.items())
-        print(f"FAIL {combination.key}: {found_anomalies}; shrink it: eo-harness shrink "
-              f"{opened.folder / row.scenario.name}")
-    if found.failures:
+          f"{len(covered.classes)} of {classes} classes, {covered.combinations} combinations, "
+          f"{covered.failures} failures")
+    failures = [(c, row, folder) for found, folder in explored for c, row in found.failures]
+    for combination, row, folder in failures:
+        anomalies = ", ".join(f"{k}={v}" for k, v in row.anomalies.items())
+        print(f"FAIL {combination.key}: {anomalies}; shrink it: eo-harness shrink {folder}/{row.scenario.name}")
+    if failures:
         return EXIT_STATUS[FAIL]
-    if not found.rows:
-        raise BadInput(f"a budget of {args.budget:g} s ran no combination after the baseline: give it more time")
+    if not any(found.rows for found, _ in explored):
+        raise BadInput(f"a budget of {budget_s:g} s ran no combination after the baseline: give it more time")
     return EXIT_STATUS[PASS]

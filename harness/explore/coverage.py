@@ -18,6 +18,7 @@ from pathlib import Path
 from harness.checker.verdict import PASS
 
 FILE = "coverage.sqlite"
+CLAIM_EXPIRES_S = 3600.0  # a claim older than this is a worker that died mid-scenario: the combination is free
 SCHEMA = """
 create table if not exists tried (
     subject text not null,      -- sink and pipeline, by their source hashes
@@ -28,6 +29,13 @@ create table if not exists tried (
     seconds real not null,
     report text not null,       -- the scenario's report folder
     at real not null
+);
+create table if not exists claimed (  -- combinations a worker is running now
+    subject text not null,
+    combination text not null,
+    worker text not null,
+    at real not null,
+    primary key (subject, combination)
 )
 """
 
@@ -49,17 +57,33 @@ class CoverageStore:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / FILE
         with closing(self._connect()) as db, db:
-            db.execute(SCHEMA)
+            db.executescript(SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=60)
 
     def add(self, subject: str, combination: str, classes: tuple[str, ...], outcome: str,
             anomalies: dict[str, int], seconds: float, report: str) -> None:
+        """Record a combination's run, and free its claim."""
         with closing(self._connect()) as db, db:
             db.execute("insert into tried values (?, ?, ?, ?, ?, ?, ?, ?)",
                        (subject, combination, json.dumps(list(classes)), outcome, json.dumps(anomalies),
                         seconds, report, time.time()))
+            db.execute("delete from claimed where subject = ? and combination = ?", (subject, combination))
+
+    def claim(self, subject: str, ordered: list[str], worker: str) -> str | None:
+        """The first of `ordered` no other worker is running, claimed for `worker` (None: all are running)."""
+        with closing(self._connect()) as db, db:
+            db.execute("begin immediate")  # one claimer at a time across processes
+            fresh = time.time() - CLAIM_EXPIRES_S
+            running = {row[0] for row in db.execute(
+                "select combination from claimed where subject = ? and at > ?", (subject, fresh))}
+            for combination in ordered:
+                if combination not in running:
+                    db.execute("insert or replace into claimed values (?, ?, ?, ?)",
+                               (subject, combination, worker, time.time()))
+                    return combination
+        return None
 
     def tried(self, subject: str) -> Counter[str]:
         """How often each combination ran to a verdict (pass or fail) on this subject."""

@@ -88,9 +88,10 @@ class Exploration:
 
 
 def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageStore,
-            stop_at_first: bool = False, max_runs: int | None = None) -> Exploration:
+            stop_at_first: bool = False, max_runs: int | None = None, worker: str = "w0") -> Exploration:
     """The baseline, then combinations until the budget would be overrun (the next is started only when
-    a scenario as long as the median so far still fits), or `max_runs` combinations ran."""
+    a scenario as long as the median so far still fits), or `max_runs` combinations ran. Each is claimed
+    in the store first, so that workers sharing it never run the same one at once."""
     started = time.monotonic()
     subject = subject_of(run)
     row, result = run_row(cluster, run, BASELINE)
@@ -102,14 +103,19 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     found = Exploration(subject, sum(c.tried for c in space(seen)), len(candidates),
                         baseline_consume_s=result.seconds.get("consume", row.seconds))
     tried = store.tried(subject)
-    plan = ordered(candidates, tried, run.seed)
+    failed_before = store.covered(subject).failures
+    by_key = {c.key: c for c in candidates}
     say(f"explore {subject}: {found.classes} classes, {len(candidates)} combinations, "
-        f"{sum(1 for c in plan if not tried[c.key])} never tried; budget {budget_s / 60:g} min")
+        f"{sum(1 for c in candidates if not tried[c.key])} never tried; budget {budget_s / 60:g} min")
     lengths = [row.seconds]
-    for combination in plan[:max_runs]:
-        elapsed = time.monotonic() - started
-        if elapsed + statistics.median(lengths) > budget_s:
+    while max_runs is None or len(found.rows) < max_runs:
+        if time.monotonic() - started + statistics.median(lengths) > budget_s:
             break
+        # the plan again each time: other workers' runs since change what is least tried
+        key = store.claim(subject, [c.key for c in ordered(candidates, store.tried(subject), run.seed)], worker)
+        if key is None:  # every combination is running on another worker
+            break
+        combination = by_key[key]
         outcome = run_combination(cluster, run, combination)
         lengths.append(outcome.seconds)
         store.add(subject, combination.key, combination.classes, outcome.outcome, outcome.anomalies, outcome.seconds,
@@ -120,7 +126,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
         print_row(replace(outcome, scenario=replace(outcome.scenario, name=combination.key[:42])),
                   len(found.rows) + 1, None)
         say(found.progress())
-        if stop_at_first and outcome.outcome == FAIL:
+        if stop_at_first and found.covered.failures > failed_before:  # this worker's failure, or another's
             break
     found.seconds = time.monotonic() - started
     found.covered = store.covered(subject)

@@ -76,3 +76,15 @@ def test_the_store_widens_across_runs_and_subjects_stay_apart(tmp_path: Path) ->
         frozenset({"kill:a/instant", "kill:b/instant", "kill:c/instant"}), 2, 4, 1)
     assert again.failures("s1") == [("kill:b + kill:c", '{"duplicate": 3}', "r/3")]
     assert again.tried("s2") == Counter()
+
+
+def test_workers_sharing_a_store_never_claim_the_same_combination(tmp_path: Path) -> None:
+    first, second = CoverageStore(tmp_path), CoverageStore(tmp_path)  # two processes' views of one file
+    plan = ["a", "b", "c"]
+    assert first.claim("s1", plan, "w0") == "a"
+    assert second.claim("s1", plan, "w1") == "b"
+    assert first.claim("s1", plan, "w0") == "c"
+    assert second.claim("s1", plan, "w1") is None  # every one is running
+    first.add("s1", "a", ("k/instant",), "pass", {}, 30.0, "r/a")  # finished: its claim is freed
+    assert second.claim("s1", plan, "w1") == "a"
+    assert first.claim("s2", plan, "w0") == "a"  # another subject's claims are its own
