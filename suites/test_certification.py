@@ -71,3 +71,6 @@ def test_certification(cluster, certification_case, stall_timeout, live_rate) ->
     check_row(result, expected)
     if expected != "pass":  # caught by this row's fault, not by something else
         assert result.events("effect"), "the fault fired but no effect was recorded"
+        explained = [e["explanation"] for e in result.verdict.anomalies[expected].examples if "explanation" in e]
+        assert explained, f"no {expected} example explained from the broker's log: {result.summary()}"
+        assert "What happened to them" in (result.report_dir / "index.html").read_text()

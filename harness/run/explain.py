@@ -37,23 +37,24 @@ class Explainer:
         self.start = next((e["t"] for e in events if e.get("type") == "scenario.start"), 0.0)
         self.triggers = [(e["t"], e["step"]) for e in events if e.get("type") == "trigger"]
 
-    def write(self, partition: int, offset: int) -> tuple[str, float | None]:
-        """One write in words, and when it became visible or was ended (seconds into the scenario)."""
+    def write(self, partition: int, offset: int) -> tuple[str, float | None, float | None]:
+        """One write in words, when it was written, and when it became visible or was ended (seconds into
+        the scenario; None where the log does not say)."""
         batches = self.log.get(partition, [])
         batch = batch_at(batches, offset)
         if batch is None:
-            return f"p{partition}@{offset} (not in the log)", None
+            return f"p{partition}@{offset} (not in the log)", None, None
         who = self.writers.get((batch.producer_id, batch.epoch), "a producer the gate did not see")
+        written = batch.create_ms / 1000 - self.start
         if not batch.transactional:
-            at = batch.create_ms / 1000 - self.start
             return (f"p{partition}@{offset} by producer (pid {batch.producer_id}, epoch {batch.epoch}) in {who}, "
-                    f"not transactional, written at {at:.1f} s"), at
+                    f"not transactional, written at {written:.1f} s"), written, written
         end = end_of(batches, batch)
         where = f"p{partition}@{offset} in transaction (pid {batch.producer_id}, epoch {batch.epoch}) by {who}"
         if end is None:
-            return f"{where}, never committed nor aborted", None
+            return f"{where}, never committed nor aborted", written, None
         at = end.create_ms / 1000 - self.start
-        return f"{where}, {'committed' if end.marker == 'COMMIT' else 'aborted'} at {at:.1f} s", at
+        return f"{where}, {'committed' if end.marker == 'COMMIT' else 'aborted'} at {at:.1f} s", written, at
 
     def between(self, first: float | None, last: float | None) -> str:
         """The faults that fired between two moments (every fault, when one is unknown)."""
@@ -62,11 +63,12 @@ class Explainer:
         return f"; between them: {', '.join(fired)}" if fired else "; no fault fired between them"
 
     def duplicate(self, places: list[tuple[int, int]]) -> str:
+        """Every copy's write, and the faults from the first copy's write to the last copy's end."""
         writes = [self.write(p, o) for p, o in places]
-        times = [at for _, at in writes]
-        return (f"written {len(places)} times: " + "; ".join(text for text, _ in writes)
-                + self.between(min((t for t in times if t is not None), default=None),
-                               max((t for t in times if t is not None), default=None)))
+        written = [w for _, w, _ in writes if w is not None]
+        ended = [e for _, _, e in writes if e is not None]
+        return (f"written {len(places)} times: " + "; ".join(text for text, _, _ in writes)
+                + self.between(min(written, default=None), max(ended, default=None)))
 
     def lost(self, places: list[tuple[int, int]]) -> str:
         if not places:
