@@ -112,3 +112,17 @@ def test_a_run_that_stops_moving_is_incomplete_and_unknown_not_a_loss(cluster) -
     assert progress["reason"].startswith("no progress for 20 s"), progress
     assert 0 < progress["consumed"] < progress["total"] == 20_000 and progress["records_per_s"] > 0, progress
     assert progress["results_not_reached"] > 0, progress
+
+
+def test_a_then_step_lands_in_the_recovery_from_the_first_fault(cluster) -> None:
+    """`then`: the second driver kill counts its point only once the first fired, so it hits the new
+    driver while it recovers. The sink that forgets markers two starts back passes one restart and
+    duplicates under two: the second fault must be what made the difference."""
+    once = run(cluster, "one-restart-back-once", "bad_markers_one_restart_back", "kill:driver@txn.commit")
+    assert once.outcome == "pass", once.summary()
+    twice = run(cluster, "one-restart-back-twice", "bad_markers_one_restart_back", "kill:driver@txn.commit",
+                "then kill:driver@txn.first_write")
+    assert_fired_with_effect(twice, "kill:driver@txn.commit", "then kill:driver@txn.first_write")
+    first, second = (e["t"] for e in twice.events("trigger"))
+    assert second > first
+    assert twice.outcome == "fail" and "duplicate" in twice.verdict.anomalies, twice.summary()
