@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 
 from harness.certify.pool import spread_note, worker_engines
-from harness.certify.rows import MatrixRun
+from harness.certify.rows import MatrixRun, Row
 from harness.certify.tally import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
@@ -84,6 +85,23 @@ def command(args: argparse.Namespace) -> int:
     return report(run, store, explored, args.budget)
 
 
+PHASES = (("start_to_query", "input and driver start"), ("query_to_first_batch", "query to first batch"),
+          ("first_to_last_batch", "first to last batch"), ("fault_to_recovery", "fault to recovery"),
+          ("last_batch_to_read", "last batch to read"))
+
+
+def where_the_time_goes(rows: list[Row]) -> str:
+    """The median scenario and its phases' medians (harness.run.phases): what a faster explore must cut."""
+    if not rows:
+        return "no scenario ran after the baseline"
+    parts = [f"median scenario {statistics.median(r.seconds for r in rows):.0f} s"]
+    for key, name in PHASES:
+        values = [r.phases[key] for r in rows if r.phases and r.phases.get(key) is not None]
+        if values:
+            parts.append(f"{name} {statistics.median(values):.1f} s")
+    return "where the time goes: " + ", ".join(parts)
+
+
 def report(run: MatrixRun, store: CoverageStore, explored: list[tuple[Exploration, object]], budget_s: float) -> int:
     """Each worker's figures, the store's coverage of this code, the failures with how to shrink them."""
     subject = subject_of(run)
@@ -91,6 +109,7 @@ def report(run: MatrixRun, store: CoverageStore, explored: list[tuple[Exploratio
     for found, _ in explored:
         print(f"\n{found.subject}: {len(found.rows)} scenarios in {found.seconds / 60:.1f} min "
               f"({found.per_hour():.0f} an hour); {found.progress()}")
+    print(where_the_time_goes([row for found, _ in explored for _, row in found.rows]))
     classes = explored[0][0].classes if explored else 0
     print(f"coverage store {store.path}: every explore of this code so far: {covered.runs} runs, "
           f"{len(covered.classes)} of {classes} classes, {covered.combinations} combinations, "
