@@ -9,12 +9,14 @@ lost record's write.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from harness.cluster.service import Service
 
 LOG_DIR = "/var/lib/kafka"  # log.dirs of the harness's broker image
-TOOL = ["java", "-cp", "/opt/kafka/libs/*", "kafka.tools.DumpLogSegments", "--print-data-log"]
+TOOL = ["java", "-cp", "/opt/kafka/libs/*", "kafka.tools.DumpLogSegments"]
+KEEP = "grep -E '^baseOffset|endTxnMarker|^TOOL-EXIT'"  # without payloads: a line a batch, not one a record
 BATCH = re.compile(r"^baseOffset: (\d+) lastOffset: (\d+) .*?producerId: (-?\d+) producerEpoch: (-?\d+) .*?"
                    r"isTransactional: (\w+) isControl: (\w+) .*?CreateTime: (-?\d+)")
 RECORD = re.compile(r"^\| offset: (\d+) .*?(?:endTxnMarker: (\w+)|payload: (.*)$)")
@@ -53,8 +55,9 @@ def parse(text: str, partition: int) -> list[Batch]:
     return batches
 
 
-def dump_topic(kafka: Service, topic: str, partitions: list[int]) -> dict[int, list[Batch]]:
-    """Every batch of each partition of `topic`, read from the broker's segment files."""
+def dump_topic(kafka: Service, topic: str, partitions: list[int], payloads: bool = False) -> dict[int, list[Batch]]:
+    """Every batch of each partition of `topic`, read from the broker's segment files; with `payloads`,
+    every record's value too (a line a record: only for outputs small enough to hold)."""
     out: dict[int, list[Batch]] = {}
     for partition in partitions:
         folder = f"{LOG_DIR}/{topic}-{partition}"
@@ -63,8 +66,10 @@ def dump_topic(kafka: Service, topic: str, partitions: list[int]) -> dict[int, l
         if status != 0 or not files:
             out[partition] = []
             continue
-        status, text = kafka.output([*TOOL, "--files", ",".join(files)])
-        if status != 0:
+        tool = shlex.join([*TOOL, "--print-data-log" if payloads else "--deep-iteration", "--files", ",".join(files)])
+        script = f'{{ {tool} 2>&1; echo "TOOL-EXIT $?"; }}' + ("" if payloads else f" | {KEEP}")
+        _, text = kafka.output(["sh", "-c", script])
+        if "TOOL-EXIT 0" not in text:
             raise RuntimeError(f"DumpLogSegments on {folder} failed: {text[-300:]}")
         out[partition] = parse(text, partition)
     return out

@@ -72,7 +72,7 @@ class Explainer:
 
     def lost(self, places: list[tuple[int, int]]) -> str:
         if not places:
-            return "never in the output's log: no attempt wrote it"
+            return "no write of it found in the output's log (its records searched by their values as text)"
         return "its writes: " + "; ".join(self.write(p, o)[0] for p, o in places)
 
     def payload_places(self, identity: Callable[[bytes], str], wanted: set[str]) -> dict[str, list[tuple[int, int]]]:
@@ -101,7 +101,8 @@ def copies(records: Records, identities: Iterable[str], wanted: set[str]) -> dic
 
 def explain(verdict: Verdict, explainer: Explainer, records: Records, identities: Iterable[str],
             identity: Callable[[bytes], str]) -> None:
-    """Add an `explanation` to each duplicate and lost example that names its identity."""
+    """Add an `explanation` to each duplicate and lost example that names its identity (lost ones only
+    when the log was read with its values: a large output's is not)."""
     duplicates = verdict.anomalies.get("duplicate")
     lost = verdict.anomalies.get("lost")
     if duplicates:
@@ -110,7 +111,7 @@ def explain(verdict: Verdict, explainer: Explainer, records: Records, identities
         for example in duplicates.examples:
             if example.get("id") in places:
                 example["explanation"] = explainer.duplicate(places[example["id"]])
-    if lost:
+    if lost and any(batch.payloads for batches in explainer.log.values() for batch in batches):
         wanted = {e["id"] for e in lost.examples if "id" in e}
         places = explainer.payload_places(identity, wanted)
         for example in lost.examples:

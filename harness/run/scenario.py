@@ -310,7 +310,8 @@ class Scenario:
         events = result.events()
         topic = next(e["output_topic"] for e in events if e["type"] == "scenario.start")
         try:
-            log = dump_topic(self.cluster.kafka, topic, list(range(self.partitions)))
+            lost = "lost" in result.verdict.anomalies and len(result.read.records) <= PAYLOADS_UP_TO
+            log = dump_topic(self.cluster.kafka, topic, list(range(self.partitions)), payloads=lost)
             explain(result.verdict, Explainer(log, events), result.read.records,
                     map(partial(_identity_or_none, identity), result.read.records.values), identity)
         except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
@@ -340,6 +341,9 @@ class Scenario:
 
 def _ignore(type: str, **fields: object) -> None:
     """The gate's recorder between scenarios."""
+
+
+PAYLOADS_UP_TO = 200_000  # records of output whose values the log is searched for lost records' writes
 
 
 def _identity_or_none(identity: Callable[[bytes], str], value: bytes) -> str | None:
