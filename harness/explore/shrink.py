@@ -63,7 +63,8 @@ class Replay:
                 "max_offsets_per_trigger": self.max_offsets_per_trigger}
 
     def describe(self) -> str:
-        return f"{self.records} records, {self.partitions} partitions, faults [{', '.join(self.faults)}]"
+        partitions = f"{self.partitions} partition{'s' if self.partitions != 1 else ''}"
+        return f"{self.records} records, {partitions}, faults [{', '.join(self.faults)}]"
 
     def smaller(self) -> list[tuple[str, Replay]]:
         """Each one-step smaller version, with what was made smaller; the largest cuts first."""
