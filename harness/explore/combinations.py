@@ -9,6 +9,7 @@ coverage store can say which classes and how many combinations a sink has been t
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass, replace
 
 from harness.certify.matrix import MatrixScenario
@@ -50,9 +51,10 @@ class Combination:
         return ", ".join(parts)
 
     def row(self) -> MatrixScenario:
-        """The scenario that runs it, named by a short hash of its key (names become folders)."""
+        """The scenario that runs it, named by a short hash of its key and a suffix of its own: names become
+        folders, and a session may run the same combination again (a second round, a benchmark's repeat)."""
         short = hashlib.sha256(self.key.encode()).hexdigest()[:8]
-        return MatrixScenario(f"explore-{self.tier}-{short}", self.faults, live=self.live,
+        return MatrixScenario(f"explore-{self.tier}-{short}-{uuid.uuid4().hex[:4]}", self.faults, live=self.live,
                               state_store=self.state_store, speculation=self.speculation, classes=self.classes)
 
 

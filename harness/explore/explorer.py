@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -94,7 +95,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     in the store first, so that workers sharing it never run the same one at once."""
     started = time.monotonic()
     subject = subject_of(run)
-    row, result = run_row(cluster, run, BASELINE)
+    row, result = run_row(cluster, run, replace(BASELINE, name=f"explore-baseline-{uuid.uuid4().hex[:4]}"))
     print_row(row, 1, None)
     if result is None or row.outcome != PASS:
         raise BaselineFailed(row)
