@@ -201,7 +201,13 @@ class Nemesis:
             self.history.record("effect", fault=name, effect=f"container {container.name} paused")
 
             def resume() -> None:
-                container.unpause()
+                try:
+                    container.unpause()
+                except NotFound:  # replaced while paused (a driver killed meanwhile): nothing left to resume
+                    self.history.record("fault.note", fault=name, note=f"container {container.name} gone while paused")
+                except APIError as error:
+                    if "not paused" not in str(error):  # killed and started again while paused: it runs
+                        raise
                 if hold is not None:
                     hold.release()
         else:
