@@ -146,6 +146,8 @@ def main() -> None:
         rand = str(chance.runs) if chance.detected else f"not in {chance.runs}"
         ratio = f"{chance.runs / aimed.runs:.0f}x" if aimed.detected and chance.detected else (
             f">{chance.runs}x" if aimed.detected else "-")
+        if aimed.refused or not args.random_runs:  # refused before any fault, or no random runs asked for
+            rand, ratio = ("refused too" if aimed.refused else "-"), "-"
         print(f"{sink:<34} {hit:>13} {f'({aimed.scenarios})':>11} {rand:>12} {f'({chance.scenarios})':>11} "
               f"{ratio:>6}  {aimed.detected or '-'}")
 
