@@ -19,7 +19,7 @@ from harness.faults.spec import BATCH_POINTS, parse_step
 
 OCCURRENCE, PAIR, RATE, SEED = "occurrence", "pair", "rate", "seed"
 TIERS = (OCCURRENCE, PAIR, RATE, SEED)  # what a search takes first, among combinations tried as often
-LIVE_RATES = (500.0, 5000.0)  # records/s besides the certificate's live rate
+LIVE_SECONDS = (60.0, 20.0)  # other live rates: the input spread over a minute and over 20 s of the stream
 OTHER_SEEDS = 2  # workloads per class besides the certificate's
 
 
@@ -58,8 +58,10 @@ class Combination:
                               state_store=self.state_store, speculation=self.speculation, classes=self.classes)
 
 
-def combinations(seen: Observation, batches: int) -> list[Combination]:
-    """Every combination of the space the baseline showed (`batches`: how many it planned)."""
+def combinations(seen: Observation, batches: int, records: int) -> list[Combination]:
+    """Every combination of the space the baseline showed (`batches`: how many it planned; `records`: the
+    input's size, which the other live rates are drawn from so that the input still arrives while the
+    stream runs: a rate that produces it all before the driver starts is not live)."""
     classes = [fault for fault in space(seen) if fault.tried]
     out: list[Combination] = []
     for fault in classes:
@@ -70,7 +72,8 @@ def combinations(seen: Observation, batches: int) -> list[Combination]:
             out.append(Combination(PAIR, (first.faults[0], _after(second.faults[0])), (first.name, second.name)))
     for fault in classes:
         if fault.live:
-            out += [replace(_single(fault, fault.faults), tier=RATE, rate=rate) for rate in LIVE_RATES]
+            out += [replace(_single(fault, fault.faults), tier=RATE, rate=float(max(1, round(records / seconds))))
+                    for seconds in LIVE_SECONDS]
         out += [replace(_single(fault, fault.faults), tier=SEED, seed_offset=n) for n in range(1, OTHER_SEEDS + 1)]
     unique: dict[str, Combination] = {}
     for combination in out:

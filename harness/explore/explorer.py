@@ -100,7 +100,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     if result is None or row.outcome != PASS:
         raise BaselineFailed(row)
     seen = result.observation
-    candidates = combinations(seen, len(result.batches_planned))
+    candidates = combinations(seen, len(result.batches_planned), run.records)
     found = Exploration(subject, sum(c.tried for c in space(seen)), len(candidates),
                         baseline_consume_s=result.seconds.get("consume", row.seconds))
     tried = store.tried(subject)

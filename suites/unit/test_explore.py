@@ -25,10 +25,11 @@ def executor_txn(batches: int = 6, tasks: int = 4) -> Observation:
 
 def test_combinations_reach_past_the_certificate_rows() -> None:
     seen = executor_txn()
-    found = combinations(seen, batches=6)
+    found = combinations(seen, batches=6, records=10_000)
     tiers = Counter(c.tier for c in found)
     assert tiers[OCCURRENCE] and tiers[PAIR] and tiers[RATE] and tiers[SEED]
     assert len({c.key for c in found}) == len(found)  # one key, one combination
+    assert {c.rate for c in found if c.tier == RATE} == {167.0, 500.0}  # 10,000 records over 60 s and 20 s
     certificate = {f.faults for f in space(seen) if f.tried}
     occurrences = [c for c in found if c.tier == OCCURRENCE]
     assert not [c for c in occurrences if c.faults in certificate]  # other occurrences only
@@ -42,13 +43,13 @@ def test_combinations_reach_past_the_certificate_rows() -> None:
 
 
 def test_a_pair_puts_the_second_fault_in_the_recovery_from_the_first() -> None:
-    pairs = {c.faults for c in combinations(executor_txn(), 6) if c.tier == PAIR}
+    pairs = {c.faults for c in combinations(executor_txn(), 6, 10_000) if c.tier == PAIR}
     assert ("kill:driver@txn.pre_commit#2", "then kill:executor@txn.pre_commit") in pairs
     assert ("kill:executor@batch.planned:2", "then kill:driver@batch.planned") in pairs
 
 
 def test_least_tried_first_tiers_and_classes_take_turns() -> None:
-    found = combinations(executor_txn(), 6)
+    found = combinations(executor_txn(), 6, 10_000)
     first = ordered(found, Counter())
     assert [c.tier for c in first[:8]] == [OCCURRENCE, PAIR, RATE, SEED] * 2
     occurrences = [c for c in first if c.tier == OCCURRENCE]
