@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
+import time
 
 from harness.certify.pool import spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row
@@ -59,6 +60,7 @@ def command(args: argparse.Namespace) -> int:
     resolve_sink(args.sink)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate)
     store = CoverageStore(reports_root())
+    started = time.time()
     if args.workers == 1 and not args.docker_hosts:
         with session() as opened:
             try:
@@ -82,7 +84,7 @@ def command(args: argparse.Namespace) -> int:
                 print(f"{worker.name} on {worker.engine} stopped: {outcome}")
                 continue
             explored.append((outcome, folder))
-    return report(run, store, explored, args.budget)
+    return report(run, store, explored, args.budget, started)
 
 
 PHASES = (("start_to_query", "input and driver start"), ("query_to_first_batch", "query to first batch"),
@@ -102,8 +104,10 @@ def where_the_time_goes(rows: list[Row]) -> str:
     return "where the time goes: " + ", ".join(parts)
 
 
-def report(run: MatrixRun, store: CoverageStore, explored: list[tuple[Exploration, object]], budget_s: float) -> int:
-    """Each worker's figures, the store's coverage of this code, the failures with how to shrink them."""
+def report(run: MatrixRun, store: CoverageStore, explored: list[tuple[Exploration, object]], budget_s: float,
+           started: float) -> int:
+    """Each worker's figures, the store's coverage of this code, the failures with how to shrink them
+    (and those earlier explores of the same code found)."""
     subject = subject_of(run)
     covered = store.covered(subject)
     for found, _ in explored:
@@ -114,6 +118,8 @@ def report(run: MatrixRun, store: CoverageStore, explored: list[tuple[Exploratio
     print(f"coverage store {store.path}: every explore of this code so far: {covered.runs} runs, "
           f"{len(covered.classes)} of {classes} classes, {covered.combinations} combinations, "
           f"{covered.failures} failures")
+    for combination, anomalies, folder in store.failures(subject, before=started):
+        print(f"an earlier explore of this code failed: {combination}: {anomalies} (report: {folder})")
     failures = [(c, row, folder) for found, folder in explored for c, row in found.failures]
     for combination, row, folder in failures:
         anomalies = ", ".join(f"{k}={v}" for k, v in row.anomalies.items())

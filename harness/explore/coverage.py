@@ -100,8 +100,9 @@ class CoverageStore:
         return Covered(frozenset(name for _, names, _ in judged for name in names),
                        len({c for c, _, _ in judged}), len(rows), sum(o == "fail" for _, _, o in judged))
 
-    def failures(self, subject: str) -> list[tuple[str, str, str]]:
-        """(combination, anomalies, report) of each failing run, oldest first."""
+    def failures(self, subject: str, before: float) -> list[tuple[str, str, str]]:
+        """(combination, anomalies, report) of each failing run that ended before `before` (a time.time()),
+        oldest first: what earlier explores of this code found."""
         with closing(self._connect()) as db:
             return db.execute("select combination, anomalies, report from tried where subject = ? and "
-                              "outcome = 'fail' order by at", (subject,)).fetchall()
+                              "outcome = 'fail' and at < ? order by at", (subject, before)).fetchall()

@@ -23,6 +23,7 @@ from harness.explore.coverage import CoverageStore, Covered
 from harness.faults.space import space
 from harness.faults.spec import parse_step
 from harness.progress import say
+from harness.report.folders import run_report_dir
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -107,7 +108,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     failed_before = store.covered(subject).failures
     by_key = {c.key: c for c in candidates}
     say(f"explore {subject}: {found.classes} classes, {len(candidates)} combinations, "
-        f"{sum(1 for c in candidates if not tried[c.key])} never tried; budget {budget_s / 60:g} min")
+        f"{sum(1 for c in candidates if not tried[c.key])} never tried; budget {budget_s / 60:.1f} min")
     lengths = [row.seconds]
     while max_runs is None or len(found.rows) < max_runs:
         if time.monotonic() - started + statistics.median(lengths) > budget_s:
@@ -120,7 +121,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
         outcome = run_combination(cluster, run, combination)
         lengths.append(outcome.seconds)
         store.add(subject, combination.key, combination.classes, outcome.outcome, outcome.anomalies, outcome.seconds,
-                  outcome.report)
+                  str(run_report_dir(cluster.run_id) / outcome.report))
         found.rows.append((combination, outcome))
         found.seconds = time.monotonic() - started
         found.covered = store.covered(subject)
