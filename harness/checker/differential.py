@@ -74,10 +74,10 @@ class DifferentialCheck:
         if mode not in MODES:
             raise ValueError(f"output mode '{mode}': one of {', '.join(MODES)}")
         self.mode = mode
-        self.reference = reference = Records.of(reference)
+        self.reference = Records.of(reference)
         # what the reference holds, computed once: its records counted, or its final table
-        self.want = _content(reference) if mode == APPEND else Counter()
-        self.want_table = _table(reference) if mode == UPDATE else FinalTable()
+        self.want = _content(self.reference) if mode == APPEND else Counter()
+        self.want_table = _table(self.reference) if mode == UPDATE else FinalTable()
         self.records = Records()
 
     def feed(self, batch: list[Record]) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.checker.verdict import FAIL
+from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.errors import BadInput
 from harness.faults.spec import BATCH_POINTS, parse_step
 from harness.progress import say
@@ -36,7 +37,7 @@ class Replay:
     seed: int
     partitions: int
     rate: float = 0.0
-    state_store: str = "hdfs"
+    state_store: str = DEFAULT_STATE_STORE
     speculation: bool = False
     max_offsets_per_trigger: int | None = None  # None: the scenario's own for its records
 

@@ -17,6 +17,7 @@ from harness.client.records import Records
 from harness.cluster.dump_log import Batch, batch_at, end_of
 
 Writers = dict[tuple[int, int], str]  # (producer id, epoch) -> "container (role)"
+EVENT_TYPES = ("scenario.start", "point", "trigger")  # what an Explainer reads of a history (not its sends)
 
 
 def writers(events: Iterable[dict]) -> Writers:

@@ -38,7 +38,7 @@ from harness.report.folders import run_report_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
-from harness.run.explain import Explainer, explain
+from harness.run.explain import EVENT_TYPES, Explainer, explain
 from harness.run.latency import end_to_end
 from harness.run.phases import phases
 from harness.subject.code_spec import CodeSpec
@@ -307,7 +307,7 @@ class Scenario:
     def _explain(self, result: ScenarioResult, identity: Callable[[bytes], str]) -> None:
         """Each duplicate and lost example explained from the broker's log (harness.run.explain); one that
         cannot be explained is said on the console, never the verdict's concern."""
-        events = result.events()
+        events = result.events(*EVENT_TYPES)
         topic = next(e["output_topic"] for e in events if e["type"] == "scenario.start")
         try:
             lost = "lost" in result.verdict.anomalies and len(result.read.records) <= PAYLOADS_UP_TO
