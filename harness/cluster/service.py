@@ -8,12 +8,14 @@ from pathlib import Path
 from docker.errors import NotFound
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
+from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.errors import NotReady
 
 LOG_TAIL_LINES = 40
 END_MARK = "eo-harness-exit"  # the last line of `output`'s command: its exit status
 OUTPUT_ATTEMPTS = 5
+LOG_POLL_S = 0.2  # a wait for a log line reads the log this often
 
 
 class Service(DockerContainer):
@@ -41,12 +43,21 @@ class Service(DockerContainer):
         try:
             super().start()
         except (TimeoutError, RuntimeError) as error:
-            reason = str(error).split(". ")[0]
-            raise NotReady(
-                f"container {self.alias} did not become ready: {reason}\n"
-                f"--- last {LOG_TAIL_LINES} log lines of {self.alias} ---\n{self.log_tail()}"
-            ) from None
+            raise self._not_ready(error) from None
         return self
+
+    def wait_for_log(self, message: str, timeout: float) -> None:
+        """Wait for `message` in the running container's log, as `start` waits for readiness."""
+        try:
+            LogMessageWaitStrategy(message).with_startup_timeout(timeout).with_poll_interval(LOG_POLL_S) \
+                .wait_until_ready(self)
+        except (TimeoutError, RuntimeError) as error:
+            raise self._not_ready(error) from None
+
+    def _not_ready(self, error: Exception) -> NotReady:
+        reason = str(error).split(". ")[0]
+        return NotReady(f"container {self.alias} did not become ready: {reason}\n"
+                        f"--- last {LOG_TAIL_LINES} log lines of {self.alias} ---\n{self.log_tail()}")
 
     def published(self, port: int) -> int:
         """The host port that a published container port landed on."""

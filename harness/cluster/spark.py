@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from docker.errors import APIError, NotFound
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness.cluster.service import Service
+from harness.cluster.service import LOG_POLL_S, Service
 
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
@@ -25,6 +26,10 @@ EXECUTOR_LOGS = (
 # batch in about half the time)
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 NETWORK_TIMEOUT_S = 20.0  # Spark's: an executor silent this long is lost, its tasks run elsewhere
+QUERY_STARTED = "HARNESS-QUERY-STARTED"  # the app's line once its query runs (harness/driver/spark_app.py)
+STANDBY_READY = "HARNESS-STANDBY-READY"  # a standby's line once its context and executors are up
+STANDBY_FOLDER = ".standby"  # in the checkpoints folder: a standby driver's arguments, when its scenario starts
+DRIVER_START_TIMEOUT_S = 120.0
 
 
 class SparkMaster(Service):
@@ -78,7 +83,7 @@ class SparkDriver(Service):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, source: Path, app_args: list[str],
+        checkpoints: Path, source: Path, app_args: list[str], ready: str = QUERY_STARTED,
     ) -> None:
         super().__init__(image, alias, network, labels)
         self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
@@ -109,4 +114,32 @@ class SparkDriver(Service):
             command += ["--conf", f"{key}={value}"]
         command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]
         self.with_command(command)
-        self.waiting_for(LogMessageWaitStrategy("HARNESS-QUERY-STARTED").with_startup_timeout(120))
+        self.waiting_for(LogMessageWaitStrategy(ready).with_startup_timeout(DRIVER_START_TIMEOUT_S)
+                         .with_poll_interval(LOG_POLL_S))
+
+
+class StandbyDriver(SparkDriver):
+    """A driver started ahead of its scenario, so that its JVM, Spark context and executors come up while
+    the previous scenario is read and checked: `launch` starts it and waits until it is ready; `start`
+    hands it the scenario's arguments and waits until its query runs. It runs without speculation."""
+
+    def __init__(
+        self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
+        checkpoints: Path, source: Path,
+    ) -> None:
+        self.arguments_file = checkpoints / STANDBY_FOLDER / f"{alias}.json"
+        self.arguments_file.parent.mkdir(exist_ok=True)
+        super().__init__(image, network, labels, alias, master, checkpoints, source,
+                         ["--standby", f"{CHECKPOINTS}/{STANDBY_FOLDER}/{self.arguments_file.name}"], STANDBY_READY)
+        self.app_args: list[str] = []
+
+    def launch(self) -> StandbyDriver:
+        super().start()
+        return self
+
+    def start(self) -> StandbyDriver:
+        written = self.arguments_file.with_suffix(".part")
+        written.write_text(json.dumps(self.app_args))
+        written.rename(self.arguments_file)  # whole, or not at all, when the app looks
+        self.wait_for_log(QUERY_STARTED, DRIVER_START_TIMEOUT_S)
+        return self

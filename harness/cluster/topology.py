@@ -16,7 +16,8 @@ from harness.cluster.engine import docker_client
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
 from harness.cluster.reaper import Reaper, engine_socket
 from harness.cluster.service import Service
-from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
+from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker, StandbyDriver
+from harness.cluster.standby import Standby
 from harness.cluster.toxiproxy import ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.proxy import KafkaGate, Peer
@@ -25,6 +26,7 @@ from harness.progress import say
 # One toxiproxy link per role, so a role's link can be cut alone: role -> port inside toxiproxy.
 LINKS = {"driver": 9101, "executors": 9102}
 ROLE_PREFIXES = {"driver-": "driver", "spark-worker-": "executors"}
+DRIVER_MEMORY = "1500m"
 
 
 class Cluster:
@@ -52,6 +54,8 @@ class Cluster:
             for n in range(1, workers + 1)
         ]
         self.drivers: list[SparkDriver] = []
+        self.standby: Standby | None = None  # keep_drivers_warm
+        self.standbys = 0
         self.reaper: Reaper | None = None
 
     @property
@@ -123,14 +127,47 @@ class Cluster:
         host.mkdir(parents=True)
         return host, f"{CHECKPOINTS}/{name}"
 
-    def new_driver(self, name: str, app_args: list[str]) -> SparkDriver:
-        """A driver container (not yet started) for one Spark application."""
+    def keep_drivers_warm(self, warm: bool = True) -> None:
+        """From now on each scenario's first driver is started ahead of it (harness.cluster.standby): what
+        `explore` does for throughput. The first is launched at once; `warm=False` removes it and stops."""
+        if not warm:
+            if self.standby is not None:
+                self.standby.discard()
+            self.standby = None
+            return
+        if self.standby is None:
+            self.standby = Standby(self._standby_driver)
+        self.standby.prepare()
+
+    def prepare_driver(self) -> None:
+        """Between scenarios: launch the next scenario's driver now, when drivers are kept warm."""
+        if self.standby is not None:
+            self.standby.prepare()
+
+    def _standby_driver(self) -> StandbyDriver:
+        self.standbys += 1
+        driver = StandbyDriver(self.images.spark.tag, self.network, self.labels, f"driver-standby-{self.standbys}",
+                               self.master, self.checkpoints, images.PACKAGE)
+        driver.with_memory_limit(DRIVER_MEMORY)
+        return driver
+
+    def new_driver(self, name: str, app_args: list[str], warm: bool = False) -> SparkDriver:
+        """A driver container (not yet started) for one Spark application; `warm`: the standby if there is
+        one and the app runs without speculation (a standby's context started without it)."""
+        if self.standby is not None:
+            standby = self.standby.take() if warm and "--speculation" not in app_args else None
+            self.standby.discard()
+            if standby is not None:
+                standby.app_args = app_args
+                self.drivers.append(standby)
+                return standby
         # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
             self.images.spark.tag, self.network, self.labels, f"driver-{hostname}", self.master,
             self.checkpoints, images.PACKAGE, app_args,
-        ).with_memory_limit("1500m")
+        )
+        driver.with_memory_limit(DRIVER_MEMORY)
         self.drivers.append(driver)
         return driver
 
@@ -158,6 +195,7 @@ class Cluster:
         """Remove every container and the network of this run, and the host work folder."""
         if self.gate is not None:
             self.gate.stop()
+        self.standby = None  # its container goes with the run's
         labels.remove_run(self.run_id)
         if self.reaper is not None:
             self.reaper.release()

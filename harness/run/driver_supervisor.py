@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.cluster.spark import SparkDriver
+from harness.cluster.spark import SparkDriver, StandbyDriver
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput, NotReady
 from harness.history import History
@@ -31,7 +31,8 @@ class DriverSupervisor:
         self.restarting = threading.Event()
 
     def start(self) -> None:
-        self.driver = self.cluster.new_driver(self.name, self.args)
+        """Start the driver (the cluster's standby for the first, when drivers are kept warm) until its query runs."""
+        self.driver = self.cluster.new_driver(self.name, self.args, warm=self.restarts == 0)
         try:
             self.driver.start()
         except NotReady as error:
@@ -51,7 +52,8 @@ class DriverSupervisor:
                 raise BadInput(f"pipeline '{self.pipeline}' or sink '{self.sink}' failed to load in the driver: "
                                f"{failure.group(0)}") from None
             raise error
-        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts)
+        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts,
+                            standby=isinstance(self.driver, StandbyDriver))
 
     def current(self) -> SparkDriver:
         assert self.driver is not None

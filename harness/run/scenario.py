@@ -283,6 +283,7 @@ class Scenario:
         unhealthy = self.cluster.unhealthy()
         if unhealthy:
             raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
+        self.cluster.prepare_driver()  # the next scenario's, while this one is read and checked
 
         sends = input_.sends(self.name)
         started = time.monotonic()
