@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from harness.cluster.standby import Standby
 from harness.errors import NotReady
+
+pytestmark = pytest.mark.unit
 
 
 class FakeDriver:
