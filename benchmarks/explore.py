@@ -1,10 +1,12 @@
 """Runs to the first detection of the known-bad sinks whose bug needs a particular occurrence or two
 faults: `explore` (a fresh coverage store each repetition, its pairs shuffled by the repetition's seed)
 against a seeded random nemesis (Jepsen's way: kills and pauses of random executors and drivers at random
-times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink.
+times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink,
+before the throughput work (every driver started cold, after the previous scenario was read) and after it
+(harness.cluster.standby), the same combinations in the same order.
 
     python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--records 10000] [--max-runs 30] [--every 10]
-                                 [--reference-minutes 10]
+                                 [--reference-runs 10]
 
 A run counts the baseline too. Only anomalies count as a detection; a repetition without one within
 --max-runs shows as `>N`.
@@ -21,9 +23,10 @@ from pathlib import Path
 from harness.certify.matrix import MatrixScenario
 from harness.certify.rows import MatrixRun, run_row
 from harness.checker.verdict import FAIL
+from harness.cli.explore import where_the_time_goes
 from harness.cluster.topology import Cluster
 from harness.explore.coverage import CoverageStore
-from harness.explore.explorer import explore
+from harness.explore.explorer import Exploration, explore
 from harness.faults.spec import random_nemesis
 from harness.interrupt import run_script
 from harness.run.session import session
@@ -65,6 +68,15 @@ def median(runs: list[int | None], cap: int) -> str:
     return f">{cap}" if value > cap else f"{value:g}"
 
 
+def throughput(cluster: Cluster, records: int, runs: int, folder: Path) -> list[tuple[str, Exploration]]:
+    """The reference sink's explore, cold drivers then warm ones, `runs` combinations each (fresh stores)."""
+    found = []
+    for name, warm in (("before (cold drivers)", False), ("after (warm standby)", True)):
+        found.append((name, explore(cluster, MatrixRun("transactional", records=records), 24 * 3600.0,
+                                    CoverageStore(folder / f"ref-{warm}"), max_runs=runs, warm=warm)))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sinks", default=NEEDS_MORE)
@@ -72,7 +84,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--max-runs", type=int, default=30, help="runs per repetition before '>N'")
     parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
-    parser.add_argument("--reference-minutes", type=float, default=10.0, help="explore of the reference sink (0: none)")
+    parser.add_argument("--reference-runs", type=int, default=10,
+                        help="combinations of the reference sink's explore, before and after (0: none)")
     args = parser.parse_args()
     started = time.monotonic()
     lines = []
@@ -89,19 +102,19 @@ def main() -> None:
                       f"random {randomly[-1] or f'>{args.max_runs}'}", flush=True)
             lines.append(f"{sink:<32} {median(explored, args.max_runs):>8} {shown(explored, args.max_runs):>14} "
                          f"{median(randomly, args.max_runs):>8} {shown(randomly, args.max_runs):>14}  {caught[0]}")
-        rate = None
-        if args.reference_minutes:
-            reference = MatrixRun("transactional", records=args.records)
-            found = explore(opened.cluster, reference, args.reference_minutes * 60, CoverageStore(Path(stores) / "ref"))
-            rate = (found.per_hour(), len(found.rows), len(found.failures), found.progress())
+        speeds = throughput(opened.cluster, args.records, args.reference_runs, Path(stores)) \
+            if args.reference_runs else []
     print(f"\n{args.records} records a run; random: one fault every {args.every:g} s on average; "
           f"{(time.monotonic() - started) / 60:.0f} min")
     print(f"{'sink':<32} {'explore':>8} {'(each)':>14} {'random':>8} {'(each)':>14}  explore caught it with")
     for line in lines:
         print(line)
-    if rate:
-        print(f"reference sink, explore for {args.reference_minutes:g} min: {rate[0]:.0f} scenarios an hour "
-              f"({rate[1]} scenarios after the baseline, {rate[2]} failures); {rate[3]}")
+    for name, found in speeds:
+        rows = [row for _, row in found.rows]
+        print(f"reference sink, {name}: {found.per_hour():.0f} scenarios an hour ({len(rows)} after the baseline, "
+              f"{len(found.failures)} failures); {where_the_time_goes(rows)}")
+    if len(speeds) == 2 and speeds[0][1].per_hour():
+        print(f"after / before: {speeds[1][1].per_hour() / speeds[0][1].per_hour():.2f}")
 
 
 if __name__ == "__main__":

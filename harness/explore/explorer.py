@@ -97,8 +97,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     in the store first, so that workers sharing it never run the same one at once. `warm`: each
     scenario's driver is started while the previous scenario is read (harness.cluster.standby)."""
     started = time.monotonic()
-    if warm:
-        cluster.keep_drivers_warm()
+    cluster.keep_drivers_warm(warm)
     subject = subject_of(run)
     row, result = run_row(cluster, run, replace(BASELINE, name=f"explore-baseline-{uuid.uuid4().hex[:4]}"))
     print_row(row, 1, None)
