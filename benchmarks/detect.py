@@ -55,6 +55,7 @@ class Search:
     seconds: float = 0.0
     detected: str | None = None  # the scenario and anomalies that caught the sink
     refused: bool = False  # the pipeline was refused as nondeterministic, before any fault
+    report: str | None = None  # the report folder (in the run's) of the scenario that caught it
     schedules: list[list[str]] = field(default_factory=list)
 
     def count(self, row: Row) -> bool:
@@ -64,6 +65,7 @@ class Search:
         caught = {name: n for name, n in row.anomalies.items() if name != "vacuous"}
         if row.outcome == "fail" and caught:
             self.detected = f"{row.scenario.name}: {', '.join(f'{k}={v}' for k, v in caught.items())}"
+            self.report = row.report
         return self.detected is not None
 
     def attempt(self, cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row | None, object]:
