@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 import docker
 from docker.errors import DockerException
 
-from harness.errors import BadInput, DockerUnavailable
+from harness.errors import BadInput, DockerUnavailable, InfrastructureError
 
 HOST_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")  # unix:///path/docker.sock, tcp://host:2376, ssh://user@host
 
@@ -31,6 +33,30 @@ def docker_client() -> docker.DockerClient:
 def engine_socket_url() -> str:
     """Which engine this process talks to (DOCKER_HOST, or Docker's default socket)."""
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def engine_host() -> str:
+    """The address the harness reaches the engine's published ports by, and the only one they are
+    published on: 127.0.0.1 for a local socket, the host of a tcp:// or ssh:// DOCKER_HOST."""
+    url = urlsplit(engine_socket_url())
+    return url.hostname if url.scheme in ("tcp", "ssh", "http", "https") and url.hostname else "127.0.0.1"
+
+
+def require_local_gateway(gateway: str) -> None:
+    """The gate listens on the run network's gateway, an address of this host when the engine runs here.
+    An engine elsewhere (a VM, another machine, Docker-in-Docker) has its networks on its own host: say so
+    in one line rather than fail to bind."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((gateway, 0))
+            return
+        except OSError:
+            pass
+    raise InfrastructureError(
+        f"the Docker engine at {engine_socket_url()} does not run on this host: its network's gateway {gateway} "
+        "is not an address here, so its containers cannot reach the harness's Kafka gate, nor see this host's "
+        "folders; run the harness on the engine's host (or use a local engine) until engines elsewhere are "
+        "supported (README: \"Where your Docker runs\")")
 
 
 def docker_hosts(text: str) -> list[str]:

@@ -12,6 +12,7 @@ from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.client.client_log import logged
+from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
 from harness.errors import NotReady
 
@@ -46,7 +47,7 @@ class KafkaBroker(Service):
         self.with_envs(
             KAFKA_CLUSTER_ID=cluster_id(),
             KAFKA_HOST=alias,
-            KAFKA_ADVERTISED_DIRECT=f"127.0.0.1:{self.direct_port}",
+            KAFKA_ADVERTISED_DIRECT=f"{engine_host()}:{self.direct_port}",
             KAFKA_HEAP="768m",
         )
         self.waiting_for(LogMessageWaitStrategy("Kafka Server started").with_startup_timeout(90))
@@ -59,7 +60,7 @@ class KafkaBroker(Service):
     @property
     def bootstrap_direct(self) -> str:
         """Bootstrap servers for the harness's own clients on the host."""
-        return f"127.0.0.1:{self.direct_port}"
+        return f"{engine_host()}:{self.direct_port}"
 
     @property
     def bootstrap_chaos(self) -> str:

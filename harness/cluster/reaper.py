@@ -11,7 +11,7 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster import reaper_process
-from harness.cluster.engine import engine_socket_url
+from harness.cluster.engine import engine_host, engine_socket_url
 from harness.errors import NotReady
 
 SOURCE = "/opt/eo/reaper_process.py"
@@ -26,7 +26,7 @@ class Reaper(DockerContainer):
         self.with_name(f"{run_id}-reaper")
         self.with_volume_mapping(engine, reaper_process.DOCKER_SOCKET, "rw")
         self.with_volume_mapping(reaper_process.__file__, SOURCE, "ro")
-        self.ports[f"{reaper_process.PORT}/tcp"] = ("127.0.0.1", None)  # type: ignore[assignment]
+        self.ports[f"{reaper_process.PORT}/tcp"] = (engine_host(), None)  # type: ignore[assignment]
         self.with_command(["python", SOURCE, run_id])
         self._kwargs = {"labels": dict(labels)}
         self.waiting_for(LogMessageWaitStrategy("REAPER-READY").with_startup_timeout(60))
@@ -39,7 +39,7 @@ class Reaper(DockerContainer):
         except (TimeoutError, RuntimeError) as error:
             raise NotReady(f"the reaper did not start: {error}") from None
         port = int(self.get_exposed_port(reaper_process.PORT))
-        self.connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.connection = socket.create_connection((engine_host(), port), timeout=30)
         return self
 
     def release(self) -> None:

@@ -10,6 +10,7 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
+from harness.cluster.engine import engine_host
 from harness.errors import NotReady
 
 LOG_TAIL_LINES = 40
@@ -34,8 +35,9 @@ class Service(DockerContainer):
         return self
 
     def with_published_port(self, port: int, host_port: int | None = None) -> Service:
-        """Publish a container port on 127.0.0.1 only (an ephemeral host port unless given)."""
-        self.ports[f"{port}/tcp"] = ("127.0.0.1", host_port)  # type: ignore[assignment]
+        """Publish a container port on the address the harness reaches the engine by, only (127.0.0.1 for a
+        local engine; harness.cluster.engine.engine_host), on an ephemeral host port unless given."""
+        self.ports[f"{port}/tcp"] = (engine_host(), host_port)  # type: ignore[assignment]
         return self
 
     def start(self) -> Service:

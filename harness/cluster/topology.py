@@ -9,10 +9,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from testcontainers.core.config import testcontainers_config
 from testcontainers.core.network import Network
 
 from harness.cluster import images, labels
-from harness.cluster.engine import docker_client
+from harness.cluster.engine import docker_client, engine_host, require_local_gateway
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
 from harness.cluster.reaper import Reaper, engine_socket
 from harness.cluster.service import Service
@@ -34,6 +35,7 @@ class Cluster:
 
     def __init__(self, workers: int = 2, run_id: str | None = None) -> None:
         self.run_id = run_id or labels.new_run_id()
+        testcontainers_config.tc_host_override = engine_host()  # where this process's engine publishes ports
         self.labels = labels.labels(self.run_id)
         self.images = images.current()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"eo-harness-{self.run_id}-"))
@@ -80,6 +82,7 @@ class Cluster:
         self.network.create()
         try:
             gateway = self._gateway()
+            require_local_gateway(gateway)
             self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
             self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
             with ThreadPoolExecutor(max_workers=4) as pool:
@@ -112,8 +115,8 @@ class Cluster:
         raise InfrastructureError(f"no container of this run has address {address}")
 
     def link_address(self, peer: Peer) -> tuple[str, int]:
-        """Where the gate sends a peer's traffic: its role's toxiproxy link, published on 127.0.0.1."""
-        return "127.0.0.1", self.toxiproxy.published(LINKS.get(peer.role, LINKS["executors"]))
+        """Where the gate sends a peer's traffic: its role's toxiproxy link, as published."""
+        return engine_host(), self.toxiproxy.published(LINKS.get(peer.role, LINKS["executors"]))
 
     def _start_spark(self) -> None:
         self.master.start()

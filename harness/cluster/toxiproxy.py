@@ -1,4 +1,4 @@
-"""toxiproxy in a container, with its control API on 127.0.0.1, driven through toxiproxy-python."""
+"""toxiproxy in a container, with its control API published for the harness, driven through toxiproxy-python."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from testcontainers.core.wait_strategies import HttpWaitStrategy
 from toxiproxy import Toxiproxy
 from toxiproxy.proxy import Proxy
 
+from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
 
 API_PORT = 8474
@@ -26,7 +27,7 @@ class ToxiproxyServer(Service):
         toxiproxy-python keeps the server address in a class attribute; one server per process.
         """
         client = Toxiproxy()
-        client.update_api_consumer("127.0.0.1", self.published(API_PORT))
+        client.update_api_consumer(engine_host(), self.published(API_PORT))
         return client
 
     def proxy(self, name: str, listen_port: int, upstream: str) -> Proxy:

@@ -1,0 +1,38 @@
+"""Where published ports go and are reached, from DOCKER_HOST; an engine on another host is one clear line."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cluster.engine import engine_host, require_local_gateway
+from harness.errors import InfrastructureError
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(("docker_host", "expected"), [
+    (None, "127.0.0.1"),
+    ("unix:///var/run/docker.sock", "127.0.0.1"),
+    ("unix:///run/eo-harness-engines/second/docker.sock", "127.0.0.1"),
+    ("tcp://10.210.1.2:2375", "10.210.1.2"),
+    ("ssh://ci@build-7.internal", "build-7.internal"),
+])
+def test_ports_are_published_where_the_harness_reaches_the_engine(monkeypatch, docker_host, expected) -> None:
+    if docker_host is None:
+        monkeypatch.delenv("DOCKER_HOST", raising=False)
+    else:
+        monkeypatch.setenv("DOCKER_HOST", docker_host)
+    assert engine_host() == expected
+
+
+def test_a_gateway_on_this_host_is_accepted() -> None:
+    require_local_gateway("127.0.0.1")
+
+
+def test_a_gateway_that_is_not_on_this_host_is_one_line_naming_the_engine(monkeypatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "tcp://10.210.1.2:2375")
+    with pytest.raises(InfrastructureError) as raised:
+        require_local_gateway("192.0.2.1")  # TEST-NET-1: never an address of this host (bound, never sent to)
+    message = str(raised.value)
+    assert "tcp://10.210.1.2:2375" in message and "192.0.2.1" in message and "\n" not in message
+    assert raised.value.exit_status == 3
