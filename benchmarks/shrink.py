@@ -54,15 +54,15 @@ def first_failure(cluster: Cluster, subject: Subject, records: int) -> tuple[Pat
     targeted(cluster, subject, records, search)
     if search.refused:
         return None, search.detected or "refused"
-    if search.report:
-        return run_report_dir(cluster.run_id) / search.report, f"quick matrix: {search.detected}"
+    if search.report:  # a row's report is its page, in the scenario's folder
+        return (run_report_dir(cluster.run_id) / search.report).parent, f"quick matrix: {search.detected}"
     found = explore(cluster, subject.run(records), 24 * 3600.0, CoverageStore(Path(tempfile.mkdtemp())),
                     stop_at_first=True, max_runs=20)
     cluster.keep_drivers_warm(False)
     if not found.failures:
         return None, f"not found by the quick matrix nor in {len(found.rows)} explore runs"
     combination, row = found.failures[0]
-    return run_report_dir(cluster.run_id) / row.report, f"explore run {len(found.rows) + 1}: {combination.key}"
+    return (run_report_dir(cluster.run_id) / row.report).parent, f"explore run {len(found.rows) + 1}: {combination.key}"
 
 
 def pointed_at_fix(text: str, subject: Subject) -> str:
