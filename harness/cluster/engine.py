@@ -53,10 +53,10 @@ def require_local_gateway(gateway: str) -> None:
         except OSError:
             pass
     raise InfrastructureError(
-        f"the Docker engine at {engine_socket_url()} does not run on this host: its network's gateway {gateway} "
-        "is not an address here, so its containers cannot reach the harness's Kafka gate, nor see this host's "
-        "folders; run the harness on the engine's host (or use a local engine) until engines elsewhere are "
-        "supported (README: \"Where your Docker runs\")")
+        f"the Docker engine at {engine_socket_url()} runs its containers where they cannot reach this host: its "
+        f"network's gateway {gateway} is not an address here (an engine in a VM, on another machine or in "
+        "Docker-in-Docker), so they cannot reach the harness's Kafka gate, nor see this host's folders; run the "
+        "harness on the engine's host until engines elsewhere are supported (README: \"Where your Docker runs\")")
 
 
 def docker_hosts(text: str) -> list[str]:

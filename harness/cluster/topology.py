@@ -81,15 +81,17 @@ class Cluster:
             self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
         self.network.create()
         try:
-            gateway = self._gateway()
-            require_local_gateway(gateway)
-            self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
-            self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
             with ThreadPoolExecutor(max_workers=4) as pool:
                 spark = pool.submit(self._start_spark)
+                # first on the network: Podman makes a network's bridge, and so its gateway address on this
+                # host, only when a container joins it
+                self.toxiproxy.start()
+                gateway = self._gateway()
+                require_local_gateway(gateway)
+                self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
+                self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
                 broker = pool.submit(self.kafka.start)
-                proxy = pool.submit(self.toxiproxy.start)
-                for future in (proxy, broker, spark):
+                for future in (broker, spark):
                     future.result()
             for role, port in LINKS.items():
                 self.toxiproxy.proxy(role, port, f"{self.kafka.alias}:{CHAOS_PORT}")
