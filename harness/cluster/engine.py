@@ -9,7 +9,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 import docker
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException
 
 from harness.errors import BadInput, DockerUnavailable, InfrastructureError
 
@@ -57,6 +57,17 @@ def require_local_gateway(gateway: str) -> None:
         f"network's gateway {gateway} is not an address here (an engine in a VM, on another machine or in "
         "Docker-in-Docker), so they cannot reach the harness's Kafka gate, nor see this host's folders; run the "
         "harness on the engine's host until engines elsewhere are supported (README: \"Where your Docker runs\")")
+
+
+def refused_start(error: APIError, what: str) -> InfrastructureError:
+    """A container the engine would not start, in one line; with the fix where the cause is known."""
+    reason = str(error.explanation or error)
+    if "error setting rlimit" in reason:
+        return InfrastructureError(
+            f"the engine at {engine_socket_url()} could not start {what}: it sets resource limits above this host's "
+            "hard limits (Podman's default nofile and nproc); fix: default_ulimits in containers.conf at or below "
+            "`ulimit -Hn` and the service's process limit (README: \"Where your Docker runs\")")
+    return InfrastructureError(f"the engine at {engine_socket_url()} could not start {what}: {reason[:300]}")
 
 
 def docker_hosts(text: str) -> list[str]:

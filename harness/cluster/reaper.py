@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import socket
 
+from docker.errors import APIError
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster import reaper_process
-from harness.cluster.engine import engine_host, engine_socket_url
+from harness.cluster.engine import engine_host, engine_socket_url, refused_start
 from harness.errors import NotReady
 
 SOURCE = "/opt/eo/reaper_process.py"
@@ -38,6 +39,8 @@ class Reaper(DockerContainer):
             super().start()
         except (TimeoutError, RuntimeError) as error:
             raise NotReady(f"the reaper did not start: {error}") from None
+        except APIError as error:
+            raise refused_start(error, "the reaper") from None
         port = int(self.get_exposed_port(reaper_process.PORT))
         self.connection = socket.create_connection((engine_host(), port), timeout=30)
         return self

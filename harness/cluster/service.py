@@ -5,12 +5,12 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from docker.errors import NotFound
+from docker.errors import APIError, NotFound
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness.cluster.engine import engine_host
+from harness.cluster.engine import engine_host, refused_start
 from harness.errors import NotReady
 
 LOG_TAIL_LINES = 40
@@ -46,6 +46,8 @@ class Service(DockerContainer):
             super().start()
         except (TimeoutError, RuntimeError) as error:
             raise self._not_ready(error) from None
+        except APIError as error:
+            raise refused_start(error, self.alias) from None
         return self
 
     def wait_for_log(self, message: str, timeout: float) -> None:

@@ -75,21 +75,21 @@ class Cluster:
             )
         say(f"starting the cluster (run {self.run_id}) ...")
         engine = engine_socket()
-        if engine is None:
-            say("no reaper for an engine over TCP: a killed run is removed by the next run's sweep")
-        else:
-            self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
-        self.network.create()
         try:
+            if engine is None:
+                say("no reaper for an engine over TCP: a killed run is removed by the next run's sweep")
+            else:
+                self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
+            self.network.create()
+            # toxiproxy first on the network: Podman makes a network's bridge, and so its gateway address on
+            # this host, only when a container joins it
+            self.toxiproxy.start()
+            gateway = self._gateway()
+            require_local_gateway(gateway)
+            self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
+            self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
             with ThreadPoolExecutor(max_workers=4) as pool:
                 spark = pool.submit(self._start_spark)
-                # first on the network: Podman makes a network's bridge, and so its gateway address on this
-                # host, only when a container joins it
-                self.toxiproxy.start()
-                gateway = self._gateway()
-                require_local_gateway(gateway)
-                self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
-                self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
                 broker = pool.submit(self.kafka.start)
                 for future in (broker, spark):
                     future.result()

@@ -36,3 +36,15 @@ def test_a_gateway_that_is_not_on_this_host_is_one_line_naming_the_engine(monkey
     message = str(raised.value)
     assert "tcp://10.210.1.2:2375" in message and "192.0.2.1" in message and "\n" not in message
     assert raised.value.exit_status == 3
+
+
+def test_an_engine_that_cannot_set_resource_limits_is_one_line_with_the_fix(monkeypatch) -> None:
+    from docker.errors import APIError
+
+    from harness.cluster.engine import refused_start
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/eo-podman/podman.sock")
+    error = refused_start(APIError("500", explanation="runc create failed: error setting rlimits for ready "
+                                                      "process: error setting rlimit type 7: operation not permitted"),
+                          "the reaper")
+    assert "default_ulimits" in str(error) and "podman.sock" in str(error) and error.exit_status == 3
