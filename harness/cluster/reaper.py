@@ -1,11 +1,14 @@
 """The run's reaper: a small container started before the others, holding a connection from this
 process; when the connection closes, however this process ended (SIGKILL included), it removes every
-container and network of the run within seconds. The sweep of earlier runs' leftovers stays as the
-fallback (an engine the reaper cannot reach through a unix socket gets no reaper)."""
+container and network of the run within seconds. It reaches the engine through its unix socket, mounted,
+or over TCP for an engine reached so (its program goes in on the command line: no host path is needed).
+The sweep of earlier runs' leftovers stays as the fallback (an engine over TLS gets no reaper)."""
 
 from __future__ import annotations
 
+import os
 import socket
+from pathlib import Path
 
 from docker.errors import APIError
 from testcontainers.core.container import DockerContainer
@@ -15,8 +18,6 @@ from harness.cluster import reaper_process
 from harness.cluster.engine import engine_host, engine_socket_url, refused_start
 from harness.errors import NotReady
 
-SOURCE = "/opt/eo/reaper_process.py"
-
 
 class Reaper(DockerContainer):
     """The reaper container of one run (see reaper_process)."""
@@ -25,10 +26,14 @@ class Reaper(DockerContainer):
         super().__init__(image)
         run_id = labels["eo-harness.run"]
         self.with_name(f"{run_id}-reaper")
-        self.with_volume_mapping(engine, reaper_process.DOCKER_SOCKET, "rw")
-        self.with_volume_mapping(reaper_process.__file__, SOURCE, "ro")
+        if engine.startswith("unix://"):
+            self.with_volume_mapping(engine.removeprefix("unix://"), reaper_process.DOCKER_SOCKET, "rw")
+        elif engine.startswith("ssh://"):  # the engine's own socket, on its own host
+            self.with_volume_mapping(reaper_process.DOCKER_SOCKET, reaper_process.DOCKER_SOCKET, "rw")
+        else:
+            self.with_env("EO_ENGINE", engine)
         self.ports[f"{reaper_process.PORT}/tcp"] = (engine_host(), None)  # type: ignore[assignment]
-        self.with_command(["python", SOURCE, run_id])
+        self.with_command(["python", "-c", Path(reaper_process.__file__).read_text(), run_id])
         self._kwargs = {"labels": dict(labels)}
         self.waiting_for(LogMessageWaitStrategy("REAPER-READY").with_startup_timeout(60))
         self.connection: socket.socket | None = None
@@ -52,7 +57,7 @@ class Reaper(DockerContainer):
             self.connection = None
 
 
-def engine_socket() -> str | None:
-    """The unix socket the engine answers on (mounted into the reaper); None for an engine over TCP."""
-    host = engine_socket_url()
-    return host.removeprefix("unix://") if host.startswith("unix://") else None
+def reaper_engine() -> str | None:
+    """The engine as the reaper reaches it (DOCKER_HOST or the default socket); None for TLS (no certificates
+    go into the reaper)."""
+    return None if os.environ.get("DOCKER_TLS_VERIFY") else engine_socket_url()

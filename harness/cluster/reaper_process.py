@@ -3,13 +3,14 @@ connect, and when that connection closes (the harness ended, or was killed with 
 closed its socket) it removes every container and network of the run, then itself. Testcontainers'
 Ryuk does the same; its image cannot be pulled here.
 
-    python reaper_process.py RUN_ID
+    python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, as mounted, or tcp://HOST:PORT)
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import sys
 import urllib.parse
@@ -19,19 +20,24 @@ PORT = 8080
 FIRST_CONNECTION_SECONDS = 120  # a harness that dies before it connects is reaped all the same
 
 
-class DockerSocket(http.client.HTTPConnection):
-    """HTTP to the engine's API over its unix socket."""
+class Engine(http.client.HTTPConnection):
+    """HTTP to the engine's API: over its unix socket (mounted into this container), or over TCP for an
+    engine reached that way (one in a VM or on another machine, whose socket is not on the harness's host)."""
 
     def __init__(self) -> None:
-        super().__init__("localhost", timeout=60)
+        url = urllib.parse.urlsplit(os.environ.get("EO_ENGINE", f"unix://{DOCKER_SOCKET}"))
+        self.unix = url.path if url.scheme == "unix" else None
+        super().__init__(url.hostname or "localhost", url.port or 2375, timeout=60)
 
     def connect(self) -> None:
+        if self.unix is None:
+            return super().connect()
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(DOCKER_SOCKET)
+        self.sock.connect(self.unix)
 
 
 def api(method: str, path: str) -> object:
-    connection = DockerSocket()
+    connection = Engine()
     connection.request(method, path)
     body = connection.getresponse().read()
     connection.close()

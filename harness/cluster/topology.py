@@ -15,7 +15,7 @@ from testcontainers.core.network import Network
 from harness.cluster import images, labels
 from harness.cluster.engine import docker_client, engine_host, require_local_gateway
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
-from harness.cluster.reaper import Reaper, engine_socket
+from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker, StandbyDriver
 from harness.cluster.standby import Standby
@@ -74,10 +74,10 @@ class Cluster:
                 "images missing: " + ", ".join(i.tag for i in missing) + "; run `python -m harness images build`"
             )
         say(f"starting the cluster (run {self.run_id}) ...")
-        engine = engine_socket()
+        engine = reaper_engine()
         try:
             if engine is None:
-                say("no reaper for an engine over TCP: a killed run is removed by the next run's sweep")
+                say("no reaper for an engine over TLS: a killed run is removed by the next run's sweep")
             else:
                 self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
             self.network.create()
