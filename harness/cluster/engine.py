@@ -18,15 +18,18 @@ HOST_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")  # unix:///path/docker.sock, t
 
 @lru_cache(maxsize=1)
 def docker_client() -> docker.DockerClient:
-    """A client for the local engine; raise DockerUnavailable with the fix when there is none."""
+    """A client for the engine of DOCKER_HOST (or the default socket); DockerUnavailable with the fix when it
+    does not answer. An ssh:// engine is reached with the ssh binary (the user's keys and ~/.ssh/config)."""
+    url = engine_socket_url()
     try:
-        client = docker.from_env(timeout=120)
+        client = docker.from_env(timeout=120, use_ssh_client=url.startswith("ssh://"))
         client.ping()
     except DockerException as error:
-        raise DockerUnavailable(
-            f"no Docker engine answers ({error.__class__.__name__}); "
-            "fix: `python -m harness doctor --fix` installs docker.io and starts dockerd"
-        ) from None
+        local = url.startswith("unix://") and "DOCKER_HOST" not in os.environ
+        fix = ("`python -m harness doctor --fix` installs docker.io and starts dockerd" if local
+               else "check that the engine runs and DOCKER_HOST names it")
+        detail = str(error).splitlines()[0][:200] if str(error) else error.__class__.__name__
+        raise DockerUnavailable(f"no Docker engine answers at {url} ({detail}); fix: {fix}") from None
     return client
 
 
