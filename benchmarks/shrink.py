@@ -112,10 +112,8 @@ def main() -> None:
                 f"def {outcome.reproducer.stem}(", f"def {outcome.reproducer.stem}_fixed("))
             print(f"{outcome.subject.name}: {original.describe()} -> {outcome.shrunk.smallest.describe()}",  # type: ignore[union-attr]
                   flush=True)
-    for outcome in outcomes:  # after the cluster is gone: each reproducer starts its own, as a user's would
-        if outcome.reproducer is not None:
-            outcome.as_written = pytest_outcome(outcome.reproducer)
-            outcome.fixed = pytest_outcome(outcome.reproducer.with_name(f"{outcome.reproducer.stem}_fixed.py"))
+            # each reproducer starts its own cluster, as a user's would (beside this one)
+            outcome.as_written, outcome.fixed = pytest_outcome(outcome.reproducer), pytest_outcome(fixed)
             print(f"{outcome.subject.name}: reproducer as written {outcome.as_written}; pointed at the fix "
                   f"{outcome.fixed}", flush=True)
     print(f"\n{len(outcomes)} known-bad sinks and pipelines, {args.records} records to start; "
