@@ -2,7 +2,7 @@
 
 For each: its first failing scenario (the quick matrix's rows in order, as benchmarks/detect.py; for a
 sink whose bug only `explore` finds, explore until its first failure), `shrink` of that scenario, the
-reproducer written; then, once the cluster is gone, the reproducer run with pytest as written (it must
+reproducer written and run with pytest (its own cluster, beside the benchmark's) as written (it must
 fail) and pointed at the fix (the reference sink; for a known-bad pipeline, the pipeline whose model it
 shares), where it must pass.
 
