@@ -1,5 +1,5 @@
 """A harness killed with SIGKILL leaves nothing running: its reaper removes every container and network
-of its run within 30 s of its connection closing (as testcontainers' Ryuk does), on the local engine and
+(and volume) of its run within 30 s of its connection closing (as testcontainers' Ryuk does), on the local engine and
 on one reached only over TCP (harness.cluster.isolated_engine: as on a VM or another machine)."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ HARNESS = textwrap.dedent("""
     reaper = Reaper(images.current().base.tag, run_labels, reaper_engine()).start()
     client = docker_client()
     network = client.networks.create(f"{run_id}-net", labels=run_labels)
+    client.volumes.create(f"{run_id}-package", labels=run_labels)
     client.containers.run(images.current().base.tag, ["sleep", "600"], name=f"{run_id}-worker", detach=True,
                           labels=run_labels, network=network.name)
     print(run_id, flush=True)
@@ -41,7 +42,8 @@ HARNESS = textwrap.dedent("""
 
 def leftovers(client: docker.DockerClient, run_id: str) -> list[str]:
     found = [c.name for c in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"})]
-    return found + [n.name for n in client.networks.list(filters={"label": f"{RUN}={run_id}"})]
+    found += [n.name for n in client.networks.list(filters={"label": f"{RUN}={run_id}"})]
+    return found + [v.name for v in client.volumes.list(filters={"label": f"{RUN}={run_id}"})]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,7 @@ def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: 
     try:
         run_id = harness.stdout.readline().strip()  # type: ignore[union-attr]
         assert run_id, "the harness process did not start its run"
-        assert len(leftovers(client, run_id)) == 3, "reaper, worker and network are up"
+        assert len(leftovers(client, run_id)) == 4, "reaper, worker, network and volume are up"
         os.kill(harness.pid, signal.SIGKILL)
         harness.wait(10)
         killed = time.monotonic()

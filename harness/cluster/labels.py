@@ -52,7 +52,7 @@ def labels(run_id: str) -> dict[str, str]:
 
 
 def sweep_leftovers() -> int:
-    """Remove containers and networks of runs whose owning process is gone; return how many."""
+    """Remove containers, networks and volumes of runs whose owning process is gone; return how many."""
     client = docker_client()
     removed = 0
     for container in client.containers.list(all=True, filters={"label": LABEL}):
@@ -63,18 +63,24 @@ def sweep_leftovers() -> int:
         if not owner_alive(network.attrs.get("Labels", {}).get(OWNER, "")):
             _ignore_gone(network.remove)
             removed += 1
+    for volume in client.volumes.list(filters={"label": LABEL}):
+        if not owner_alive((volume.attrs.get("Labels") or {}).get(OWNER, "")):
+            _ignore_gone(partial(volume.remove, force=True))
+            removed += 1
     if removed:
         say(f"removed {removed} leftover containers/networks of earlier runs")
     return removed
 
 
 def remove_run(run_id: str) -> None:
-    """Remove every container and network of one run."""
+    """Remove every container, network and volume of one run."""
     client = docker_client()
     for container in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"}):
         _ignore_gone(partial(container.remove, force=True, v=True))
     for network in client.networks.list(filters={"label": f"{RUN}={run_id}"}):
         _ignore_gone(network.remove)
+    for volume in client.volumes.list(filters={"label": f"{RUN}={run_id}"}):
+        _ignore_gone(partial(volume.remove, force=True))
 
 
 def _ignore_gone(action: Callable[[], object]) -> None:

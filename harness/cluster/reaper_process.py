@@ -45,7 +45,7 @@ def api(method: str, path: str) -> object:
 
 
 def reap(run_id: str) -> None:
-    """Remove the run's containers (this one last) and networks."""
+    """Remove the run's containers (this one last), networks and volumes."""
     me = socket.gethostname()  # a container's host name is its short id unless set
     filters = urllib.parse.quote(json.dumps({"label": [f"eo-harness.run={run_id}"]}))
     containers = api("GET", f"/containers/json?all=1&filters={filters}") or []
@@ -54,6 +54,8 @@ def reap(run_id: str) -> None:
             api("DELETE", f"/containers/{container['Id']}?force=1&v=1")
     for network in api("GET", f"/networks?filters={filters}") or []:  # type: ignore[union-attr]
         api("DELETE", f"/networks/{network['Id']}")
+    for volume in (api("GET", f"/volumes?filters={filters}") or {}).get("Volumes") or []:  # type: ignore[union-attr]
+        api("DELETE", f"/volumes/{volume['Name']}?force=1")
     print(f"REAPED {run_id}", flush=True)
     api("DELETE", f"/containers/{me}?force=1&v=1")
 

@@ -13,7 +13,7 @@ from harness.cluster.service import LOG_POLL_S, Service
 
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
-SOURCE = "/opt/eo"  # on the Python path; the harness package is mounted at SOURCE/harness
+SOURCE = "/opt/eo"  # on the Python path; the harness package (a volume) is mounted at SOURCE/harness
 DAEMON_MEMORY = "256m"
 EXECUTOR_LOGS = (
     'for f in /tmp/spark-work/*/*/stderr /tmp/spark-work/*/*/stdout; do [ -f "$f" ] && '
@@ -50,18 +50,18 @@ class SparkMaster(Service):
 
 
 class SparkWorker(Service):
-    """A worker with one core; its executors see the checkpoint folder and the harness package (`source`,
-    where this process imports it from: a clone or an installed package)."""
+    """A worker with one core; its executors see the checkpoint folder and the harness package (`package`:
+    the run's volume holding it, harness.cluster.package_volume)."""
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, source: Path, memory: str = "1g",
+        checkpoints: Path, package: str, memory: str = "1g",
     ) -> None:
         super().__init__(image, alias, network, labels)
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
         self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
-        self.with_volume_mapping(str(source), f"{SOURCE}/harness", "ro")
+        self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_command(
             f"spark-class org.apache.spark.deploy.worker.Worker --host {alias} --cores 1 --memory {memory} "
             f"--work-dir /tmp/spark-work {master.url}"
@@ -83,11 +83,11 @@ class SparkDriver(Service):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, source: Path, app_args: list[str], ready: str = QUERY_STARTED,
+        checkpoints: Path, package: str, app_args: list[str], ready: str = QUERY_STARTED,
     ) -> None:
         super().__init__(image, alias, network, labels)
         self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
-        self.with_volume_mapping(str(source), f"{SOURCE}/harness", "ro")
+        self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_env("PYTHONPATH", SOURCE)
         conf = {
             "spark.driver.host": alias,
@@ -125,11 +125,11 @@ class StandbyDriver(SparkDriver):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, source: Path,
+        checkpoints: Path, package: str,
     ) -> None:
         self.arguments_file = checkpoints / STANDBY_FOLDER / f"{alias}.json"
         self.arguments_file.parent.mkdir(exist_ok=True)
-        super().__init__(image, network, labels, alias, master, checkpoints, source,
+        super().__init__(image, network, labels, alias, master, checkpoints, package,
                          ["--standby", f"{CHECKPOINTS}/{STANDBY_FOLDER}/{self.arguments_file.name}"], STANDBY_READY)
         self.app_args: list[str] = []
 

@@ -15,6 +15,7 @@ from testcontainers.core.network import Network
 from harness.cluster import images, labels
 from harness.cluster.engine import docker_client, engine_host, require_local_gateway
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
+from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker, StandbyDriver
@@ -42,6 +43,7 @@ class Cluster:
         self.checkpoints = self.workdir / "checkpoints"
         self.checkpoints.mkdir()
         self.network = Network(docker_network_kw={"labels": self.labels})
+        self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.kafka = KafkaBroker(self.images.kafka.tag, self.network, self.labels)
         self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
         for port in LINKS.values():
@@ -51,7 +53,7 @@ class Cluster:
         self.workers = [
             SparkWorker(
                 self.images.spark.tag, self.network, self.labels, f"spark-worker-{n}", self.master,
-                self.checkpoints, images.PACKAGE,
+                self.checkpoints, self.package,
             ).with_memory_limit("1800m")
             for n in range(1, workers + 1)
         ]
@@ -80,6 +82,7 @@ class Cluster:
                 say("no reaper for an engine over TLS: a killed run is removed by the next run's sweep")
             else:
                 self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
+            package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             self.network.create()
             # toxiproxy first on the network: Podman makes a network's bridge, and so its gateway address on
             # this host, only when a container joins it
@@ -152,7 +155,7 @@ class Cluster:
     def _standby_driver(self) -> StandbyDriver:
         self.standbys += 1
         driver = StandbyDriver(self.images.spark.tag, self.network, self.labels, f"driver-standby-{self.standbys}",
-                               self.master, self.checkpoints, images.PACKAGE)
+                               self.master, self.checkpoints, self.package)
         driver.with_memory_limit(DRIVER_MEMORY)
         return driver
 
@@ -170,7 +173,7 @@ class Cluster:
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
             self.images.spark.tag, self.network, self.labels, f"driver-{hostname}", self.master,
-            self.checkpoints, images.PACKAGE, app_args,
+            self.checkpoints, self.package, app_args,
         )
         driver.with_memory_limit(DRIVER_MEMORY)
         self.drivers.append(driver)
