@@ -167,7 +167,9 @@ def reproducer(found: Shrunk, source: Path) -> tuple[str, str]:
 {found.original.describe()}
 -> {smallest.describe()}.
 It fails while the bug is there and passes once the sink is fixed: pytest -m chaos {f"test_repro_{short}.py"}
-(SINK names the sink under test; run it from the folder the original ran in, for paths)."""
+(SINK names the sink under test; run it from the folder the original ran in, for paths). A fix that never
+reaches the fault's point (a plain sink made transactional sends no plain produce request) is skipped:
+the reproducer no longer applies to it, which is not a pass."""
 
 import pytest
 
@@ -179,6 +181,8 @@ PIPELINE = {pipeline!r}
 def test_repro_{short}(eo_scenario):
     result = eo_scenario(pipeline=PIPELINE, sink=SINK,
                          {arguments})
+    if set(result.verdict.anomalies) == {{"vacuous"}}:
+        pytest.skip(f"the fault never fired with {{SINK}}: its point does not occur there ({{result.summary()}})")
     assert result.outcome == "pass", result.summary()
 '''
     return f"test_repro_{short}.py", text

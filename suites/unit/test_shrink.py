@@ -77,6 +77,7 @@ def test_shrinks_to_the_smallest_replay_that_fails_twice(tmp_path: Path) -> None
     tree = ast.parse(text)
     assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == [name.removesuffix(".py")]
     assert "faults=['kill:driver@txn.pre_commit#2']" in text and "records=2500" in text
+    assert 'set(result.verdict.anomalies) == {"vacuous"}' in text  # a fix without the fault's point: skipped
 
 
 def test_a_failure_that_does_not_come_back_twice_is_flaky(tmp_path: Path) -> None:
