@@ -3,10 +3,11 @@ faults: `explore` (a fresh coverage store each repetition, its pairs shuffled by
 against a seeded random nemesis (Jepsen's way: kills and pauses of random executors and drivers at random
 times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink,
 before the throughput work (every driver started cold, after the previous scenario was read) and after it
-(harness.cluster.standby), the same combinations in the same order.
+(harness.cluster.standby): explore's first combinations, each run twice in a row, cold and warm (which
+first alternates), so that a machine whose load drifts weighs on both alike.
 
     python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--records 10000] [--max-runs 30] [--every 10]
-                                 [--reference-runs 10]
+                                 [--reference-runs 6]
 
 A run counts the baseline too. Only anomalies count as a detection; a repetition without one within
 --max-runs shows as `>N`.
@@ -18,15 +19,18 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from harness.certify.matrix import MatrixScenario
-from harness.certify.rows import MatrixRun, run_row
-from harness.checker.verdict import FAIL
+from harness.certify.matrix import BASELINE, MatrixScenario
+from harness.certify.rows import MatrixRun, Row, run_row
+from harness.checker.verdict import FAIL, PASS
 from harness.cli.explore import where_the_time_goes
 from harness.cluster.topology import Cluster
+from harness.explore.combinations import combinations
 from harness.explore.coverage import CoverageStore
-from harness.explore.explorer import Exploration, explore
+from harness.explore.explorer import explore, ordered, run_combination
 from harness.faults.spec import random_nemesis
 from harness.interrupt import run_script
 from harness.run.session import session
@@ -68,13 +72,23 @@ def median(runs: list[int | None], cap: int) -> str:
     return f">{cap}" if value > cap else f"{value:g}"
 
 
-def throughput(cluster: Cluster, records: int, runs: int, folder: Path) -> list[tuple[str, Exploration]]:
-    """The reference sink's explore, cold drivers then warm ones, `runs` combinations each (fresh stores)."""
-    found = []
-    for name, warm in (("before (cold drivers)", False), ("after (warm standby)", True)):
-        found.append((name, explore(cluster, MatrixRun("transactional", records=records), 24 * 3600.0,
-                                    CoverageStore(folder / f"ref-{warm}"), max_runs=runs, warm=warm)))
-    return found
+def throughput(cluster: Cluster, records: int, runs: int) -> dict[str, list[Row]]:
+    """The reference sink's first `runs` combinations in explore's order, each cold and warm, in pairs."""
+    run = MatrixRun("transactional", records=records)
+    baseline, result = run_row(cluster, run, replace(BASELINE, name="throughput-baseline"))
+    if result is None or baseline.outcome != PASS:
+        raise SystemExit(f"the reference sink's baseline did not pass: {baseline.outcome}")
+    candidates = combinations(result.observation, len(result.batches_planned), records)
+    rows: dict[str, list[Row]] = {"before (cold drivers)": [], "after (warm standby)": []}
+    for n, combination in enumerate(ordered(candidates, Counter(), run.seed)[:runs]):
+        for warm in ((False, True) if n % 2 == 0 else (True, False)):
+            cluster.keep_drivers_warm(warm)
+            row = run_combination(cluster, run, combination)
+            rows["after (warm standby)" if warm else "before (cold drivers)"].append(row)
+            print(f"{combination.key[:40]:<40} {'warm' if warm else 'cold'} {row.outcome:<5} {row.seconds:5.0f} s",
+                  flush=True)
+    cluster.keep_drivers_warm(False)
+    return rows
 
 
 def main() -> None:
@@ -84,8 +98,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--max-runs", type=int, default=30, help="runs per repetition before '>N'")
     parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
-    parser.add_argument("--reference-runs", type=int, default=10,
-                        help="combinations of the reference sink's explore, before and after (0: none)")
+    parser.add_argument("--reference-runs", type=int, default=6,
+                        help="combinations of the reference sink's explore, each run cold and warm (0: none)")
     args = parser.parse_args()
     started = time.monotonic()
     lines = []
@@ -102,20 +116,21 @@ def main() -> None:
                       f"random {randomly[-1] or f'>{args.max_runs}'}", flush=True)
             lines.append(f"{sink:<32} {median(explored, args.max_runs):>8} {shown(explored, args.max_runs):>14} "
                          f"{median(randomly, args.max_runs):>8} {shown(randomly, args.max_runs):>14}  {caught[0]}")
-        speeds = throughput(opened.cluster, args.records, args.reference_runs, Path(stores)) \
-            if args.reference_runs else []
+        speeds = throughput(opened.cluster, args.records, args.reference_runs) if args.reference_runs else {}
     print(f"\n{args.records} records a run; random: one fault every {args.every:g} s on average; "
           f"{(time.monotonic() - started) / 60:.0f} min")
     print(f"{'sink':<32} {'explore':>8} {'(each)':>14} {'random':>8} {'(each)':>14}  explore caught it with")
     for line in lines:
         print(line)
-    for name, found in speeds:
-        rows = [row for _, row in found.rows]
-        print(f"reference sink, {name}: {found.per_hour():.0f} scenarios an hour ({len(rows)} after the baseline, "
-              f"{len(found.failures)} failures); {where_the_time_goes(rows)}")
-    if len(speeds) == 2 and speeds[0][1].per_hour():
-        print(f"after / before: {speeds[1][1].per_hour() / speeds[0][1].per_hour():.2f}")
-
+    per_hour = {}
+    for name, rows in speeds.items():
+        per_hour[name] = 3600 / statistics.mean(r.seconds for r in rows)
+        failures = sum(r.outcome == FAIL for r in rows)
+        print(f"reference sink, {name}: {per_hour[name]:.0f} scenarios an hour ({len(rows)} scenarios, {failures} "
+              f"failures); {where_the_time_goes(rows)}")
+    if len(per_hour) == 2:
+        before, after = per_hour.values()
+        print(f"after / before: {after / before:.2f}")
 
 if __name__ == "__main__":
     run_script(main)
