@@ -3,8 +3,9 @@ faults: `explore` (a fresh coverage store each repetition, its pairs shuffled by
 against a seeded random nemesis (Jepsen's way: kills and pauses of random executors and drivers at random
 times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink,
 before the throughput work (every driver started cold, after the previous scenario was read) and after it
-(harness.cluster.standby): explore's first combinations, each run twice in a row, cold and warm (which
-first alternates), so that a machine whose load drifts weighs on both alike.
+(harness.cluster.standby): explore's first combinations, each run cold and warm, in blocks (cold then
+warm for the first half, warm then cold for the second), so that a machine whose load drifts weighs on
+both alike.
 
     python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--records 10000] [--max-runs 30] [--every 10]
                                  [--reference-runs 6]
@@ -80,9 +81,13 @@ def throughput(cluster: Cluster, records: int, runs: int) -> dict[str, list[Row]
         raise SystemExit(f"the reference sink's baseline did not pass: {baseline.outcome}")
     candidates = combinations(result.observation, len(result.batches_planned), records)
     rows: dict[str, list[Row]] = {"before (cold drivers)": [], "after (warm standby)": []}
-    for n, combination in enumerate(ordered(candidates, Counter(), run.seed)[:runs]):
-        for warm in ((False, True) if n % 2 == 0 else (True, False)):
-            cluster.keep_drivers_warm(warm)
+    chosen = ordered(candidates, Counter(), run.seed)[:runs]
+    half = len(chosen) // 2
+    # blocks, cold-warm then warm-cold: a warm block runs as explore does (each driver launched while the
+    # previous scenario runs), and a load that drifts weighs on both alike
+    for block, warm in ((chosen[:half], False), (chosen[:half], True), (chosen[half:], True), (chosen[half:], False)):
+        cluster.keep_drivers_warm(warm)
+        for combination in block:
             row = run_combination(cluster, run, combination)
             rows["after (warm standby)" if warm else "before (cold drivers)"].append(row)
             print(f"{combination.key[:40]:<40} {'warm' if warm else 'cold'} {row.outcome:<5} {row.seconds:5.0f} s",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from docker.errors import APIError, NotFound
@@ -30,6 +31,7 @@ QUERY_STARTED = "HARNESS-QUERY-STARTED"  # the app's line once its query runs (h
 STANDBY_READY = "HARNESS-STANDBY-READY"  # a standby's line once its context and executors are up
 STANDBY_FOLDER = ".standby"  # in the checkpoints folder: a standby driver's arguments, when its scenario starts
 DRIVER_START_TIMEOUT_S = 120.0
+STANDBY_READY_TIMEOUT_S = 3600.0  # a standby waits for executors while the previous scenario runs
 
 
 class SparkMaster(Service):
@@ -132,9 +134,15 @@ class StandbyDriver(SparkDriver):
         super().__init__(image, network, labels, alias, master, checkpoints, package,
                          ["--standby", f"{CHECKPOINTS}/{STANDBY_FOLDER}/{self.arguments_file.name}"], STANDBY_READY)
         self.app_args: list[str] = []
+        self.on_created: Callable[[], None] = lambda: None
 
     def launch(self) -> StandbyDriver:
+        """Start the container and wait until the app is ready (its executors come once cores are free)."""
+        strategy, self._wait_strategy = self._wait_strategy, None
         super().start()
+        self.on_created()
+        self._wait_strategy = strategy
+        self.wait_for_log(STANDBY_READY, STANDBY_READY_TIMEOUT_S)
         return self
 
     def start(self) -> StandbyDriver:

@@ -1,8 +1,10 @@
-"""A driver kept warm between scenarios: started while the previous scenario is read and checked, its JVM,
-Spark context and executors are up when the next scenario starts, which then only hands it its arguments.
+"""A driver kept warm between scenarios: launched while the previous scenario still runs, its JVM and Spark
+context come up at once and its application waits in the master's queue for executor cores, which it
+gets when the previous scenario's application ends (that one registered first, so it keeps its cores
+through executor and worker losses); the next scenario then only hands it its arguments.
 
-Only a scenario's first driver is taken from here; a replacement after a kill starts afresh, as before. A
-standby holds the cluster's executor cores, so any other driver removes it first."""
+Only a scenario's first driver is taken from here; a replacement after a kill starts afresh, as before,
+and removes the standby first: registered after it, the replacement would otherwise queue behind it."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ class Standby:
         self.make = make
         self.driver: StandbyDriver | None = None
         self.launched = threading.Event()
+        self.created = threading.Event()  # its container exists (or its launch is over)
         self.error: BaseException | None = None
 
     def prepare(self) -> None:
@@ -29,6 +32,8 @@ class Standby:
             return
         self.driver, self.error = self.make(), None
         self.launched.clear()
+        self.created.clear()
+        self.driver.on_created = self.created.set
         threading.Thread(target=self._launch, args=(self.driver,), name="standby-driver", daemon=True).start()
 
     def _launch(self, driver: StandbyDriver) -> None:
@@ -37,6 +42,7 @@ class Standby:
         except (HarnessError, RuntimeError, OSError) as error:  # taken as no standby: the scenario starts afresh
             self.error = error
         finally:
+            self.created.set()
             self.launched.set()
 
     def take(self) -> StandbyDriver | None:
@@ -52,8 +58,9 @@ class Standby:
         return driver
 
     def discard(self) -> None:
-        """Remove the standby (once its launch is over, so that nothing of it outlives this call)."""
+        """Remove the standby, once its container exists (so that nothing of it outlives this call): a
+        standby still waiting for cores is never waited for."""
         driver, self.driver = self.driver, None
         if driver is not None:
-            self.launched.wait()
+            self.created.wait()
             driver.remove()
