@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -43,23 +42,6 @@ def engine_host() -> str:
     published on: 127.0.0.1 for a local socket, the host of a tcp:// or ssh:// DOCKER_HOST."""
     url = urlsplit(engine_socket_url())
     return url.hostname if url.scheme in ("tcp", "ssh", "http", "https") and url.hostname else "127.0.0.1"
-
-
-def require_local_gateway(gateway: str) -> None:
-    """The gate listens on the run network's gateway, an address of this host when the engine runs here.
-    An engine elsewhere (a VM, another machine, Docker-in-Docker) has its networks on its own host: say so
-    in one line rather than fail to bind."""
-    with socket.socket() as probe:
-        try:
-            probe.bind((gateway, 0))
-            return
-        except OSError:
-            pass
-    raise InfrastructureError(
-        f"the Docker engine at {engine_socket_url()} runs its containers where they cannot reach this host: its "
-        f"network's gateway {gateway} is not an address here (an engine in a VM, on another machine or in "
-        "Docker-in-Docker), so they cannot reach the harness's Kafka gate, nor see this host's folders; run the "
-        "harness on the engine's host until engines elsewhere are supported (README: \"Where your Docker runs\")")
 
 
 def refused_start(error: APIError, what: str) -> InfrastructureError:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 from docker.errors import APIError, NotFound
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster.service import LOG_POLL_S, Service
+from harness.gate.relay_files import RelayFiles
 
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
@@ -57,12 +57,12 @@ class SparkWorker(Service):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, package: str, memory: str = "1g",
+        checkpoints: str, package: str, memory: str = "1g",
     ) -> None:
         super().__init__(image, alias, network, labels)
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
-        self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
+        self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_command(
             f"spark-class org.apache.spark.deploy.worker.Worker --host {alias} --cores 1 --memory {memory} "
@@ -85,10 +85,10 @@ class SparkDriver(Service):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, package: str, app_args: list[str], ready: str = QUERY_STARTED,
+        checkpoints: str, package: str, app_args: list[str], ready: str = QUERY_STARTED,
     ) -> None:
         super().__init__(image, alias, network, labels)
-        self.with_volume_mapping(str(checkpoints), CHECKPOINTS, "rw")
+        self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_env("PYTHONPATH", SOURCE)
         conf = {
@@ -127,12 +127,12 @@ class StandbyDriver(SparkDriver):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: Path, package: str,
+        checkpoints: str, package: str, files: RelayFiles,
     ) -> None:
-        self.arguments_file = checkpoints / STANDBY_FOLDER / f"{alias}.json"
-        self.arguments_file.parent.mkdir(exist_ok=True)
+        self.files = files
+        self.arguments_file = f"{CHECKPOINTS}/{STANDBY_FOLDER}/{alias}.json"
         super().__init__(image, network, labels, alias, master, checkpoints, package,
-                         ["--standby", f"{CHECKPOINTS}/{STANDBY_FOLDER}/{self.arguments_file.name}"], STANDBY_READY)
+                         ["--standby", self.arguments_file], STANDBY_READY)
         self.app_args: list[str] = []
         self.on_created: Callable[[], None] = lambda: None
 
@@ -146,8 +146,6 @@ class StandbyDriver(SparkDriver):
         return self
 
     def start(self) -> StandbyDriver:
-        written = self.arguments_file.with_suffix(".part")
-        written.write_text(json.dumps(self.app_args))
-        written.rename(self.arguments_file)  # whole, or not at all, when the app looks
+        self.files.write(self.arguments_file, json.dumps(self.app_args).encode())  # whole, when the app looks
         self.wait_for_log(QUERY_STARTED, DRIVER_START_TIMEOUT_S)
         return self

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,16 +11,18 @@ from testcontainers.core.config import testcontainers_config
 from testcontainers.core.network import Network
 
 from harness.cluster import images, labels
-from harness.cluster.engine import docker_client, engine_host, require_local_gateway
+from harness.cluster.engine import docker_client, engine_host
 from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
 from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
+from harness.cluster.relay import Relay
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker, StandbyDriver
 from harness.cluster.standby import Standby
 from harness.cluster.toxiproxy import ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.proxy import KafkaGate, Peer
+from harness.gate.relay_files import RelayFiles
 from harness.progress import say
 
 # One toxiproxy link per role, so a role's link can be cut alone: role -> port inside toxiproxy.
@@ -39,11 +39,11 @@ class Cluster:
         testcontainers_config.tc_host_override = engine_host()  # where this process's engine publishes ports
         self.labels = labels.labels(self.run_id)
         self.images = images.current()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"eo-harness-{self.run_id}-"))
-        self.checkpoints = self.workdir / "checkpoints"
-        self.checkpoints.mkdir()
         self.network = Network(docker_network_kw={"labels": self.labels})
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
+        self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
+        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints)
+        self.files: RelayFiles | None = None
         self.kafka = KafkaBroker(self.images.kafka.tag, self.network, self.labels)
         self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
         for port in LINKS.values():
@@ -64,7 +64,7 @@ class Cluster:
 
     @property
     def services(self) -> list[Service]:
-        return [self.kafka, self.toxiproxy, self.master, *self.workers, *self.drivers]
+        return [self.kafka, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers]
 
     def start(self) -> Cluster:
         """Start every service in parallel where the dependencies allow; raise NotReady with logs."""
@@ -83,14 +83,13 @@ class Cluster:
             else:
                 self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
+            docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
-            # toxiproxy first on the network: Podman makes a network's bridge, and so its gateway address on
-            # this host, only when a container joins it
             self.toxiproxy.start()
-            gateway = self._gateway()
-            require_local_gateway(gateway)
-            self.gate = KafkaGate(gateway, self.peer, self.link_address).start()
-            self.kafka.with_chaos_advertised(f"{gateway}:{self.gate.listen_port}")
+            self.relay.start()
+            self.files = self.relay.files()
+            self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address).start()
+            self.kafka.with_chaos_advertised(self.relay.client_address)
             with ThreadPoolExecutor(max_workers=4) as pool:
                 spark = pool.submit(self._start_spark)
                 broker = pool.submit(self.kafka.start)
@@ -103,11 +102,6 @@ class Cluster:
             raise
         say(f"cluster ready in {time.monotonic() - started:.1f} s")
         return self
-
-    def _gateway(self) -> str:
-        """The network's gateway address on this host: where the gate listens for the containers."""
-        attrs = docker_client().networks.get(self.network.id).attrs
-        return str(attrs["IPAM"]["Config"][0]["Gateway"])
 
     def peer(self, address: str) -> Peer:
         """The container and role behind a source address, read afresh (containers come, go, move)."""
@@ -129,11 +123,9 @@ class Cluster:
             for future in [pool.submit(worker.start) for worker in self.workers]:
                 future.result()
 
-    def checkpoint(self, name: str) -> tuple[Path, str]:
-        """A fresh checkpoint folder: its path on the host and inside the containers."""
-        host = self.checkpoints / name
-        host.mkdir(parents=True)
-        return host, f"{CHECKPOINTS}/{name}"
+    def checkpoint(self, name: str) -> str:
+        """A scenario's checkpoint folder, as the containers (and the relay) see it; Spark makes it."""
+        return f"{CHECKPOINTS}/{name}"
 
     def keep_drivers_warm(self, warm: bool = True) -> None:
         """From now on each scenario's first driver is started ahead of it (harness.cluster.standby): what
@@ -154,8 +146,9 @@ class Cluster:
 
     def _standby_driver(self) -> StandbyDriver:
         self.standbys += 1
+        assert self.files is not None
         driver = StandbyDriver(self.images.spark.tag, self.network, self.labels, f"driver-standby-{self.standbys}",
-                               self.master, self.checkpoints, self.package)
+                               self.master, self.checkpoints, self.package, self.files)
         driver.with_memory_limit(DRIVER_MEMORY)
         return driver
 
@@ -200,14 +193,15 @@ class Cluster:
             service.save_log(folder)
 
     def stop(self) -> None:
-        """Remove every container and the network of this run, and the host work folder."""
+        """Remove every container, volume and the network of this run."""
         if self.gate is not None:
             self.gate.stop()
+        if self.files is not None:
+            self.files.close()
         self.standby = None  # its container goes with the run's
         labels.remove_run(self.run_id)
         if self.reaper is not None:
             self.reaper.release()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> Cluster:
         return self.start()

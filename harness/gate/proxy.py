@@ -1,10 +1,12 @@
 """The gate: a TCP proxy between the system under test and toxiproxy that reads Kafka's framing.
 
-It attributes each connection to a container and role by source address, routes it through that
-role's toxiproxy link, and names the points a request reaches: some as it arrives (held there, the
-broker has not seen it), some as its response comes back (held there, the broker acted but the client
-does not know). On an interceptor's word it holds the frame at that point until released or dropped.
-It runs its own asyncio loop in a thread; holds are released from any thread.
+The system under test connects to the run's relay (harness.gate.relay), a container on its network; the
+relay announces each connection and the gate claims it over the relay's published port, so that no
+container needs to reach this host. It attributes each connection to a container and role by source
+address, routes it through that role's toxiproxy link, and names the points a request reaches: some as it
+arrives (held there, the broker has not seen it), some as its response comes back (held there, the broker
+acted but the client does not know). On an interceptor's word it holds the frame at that point until
+released or dropped. It runs its own asyncio loop in a thread; holds are released from any thread.
 """
 
 from __future__ import annotations
@@ -119,17 +121,16 @@ class Observe:
 
 
 class KafkaGate:
-    """The proxy. `resolve(ip)` names the peer; `upstream(peer)` gives its (host, port) through toxiproxy."""
+    """The proxy. `relay` is the relay's service port as this host reaches it; `resolve(ip)` names the peer;
+    `upstream(peer)` gives its (host, port) through toxiproxy."""
 
     def __init__(
         self,
-        listen_host: str,
+        relay: tuple[str, int],
         resolve: Callable[[str], Peer],
         upstream: Callable[[Peer], tuple[str, int]],
-        listen_port: int = 0,
     ) -> None:
-        self.listen_host = listen_host
-        self.listen_port = listen_port
+        self.relay = relay
         self.resolve = resolve
         self.upstream = upstream
         self.interceptor: Interceptor = Observe()
@@ -139,24 +140,49 @@ class KafkaGate:
         self._in_transaction: set[str] = set()
         self._ids = itertools.count(1)
         self._loop = asyncio.new_event_loop()
-        self._server: asyncio.base_events.Server | None = None
+        self._control: asyncio.StreamWriter | None = None
+        self._claims: set[asyncio.Future] = set()
         self._connections: set[asyncio.StreamWriter] = set()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kafka-gate", daemon=True)
 
     def start(self) -> KafkaGate:
         self._thread.start()
-        future = asyncio.run_coroutine_threadsafe(self._listen(), self._loop)
-        future.result(timeout=10)
+        future = asyncio.run_coroutine_threadsafe(self._attach(), self._loop)
+        future.result(timeout=30)
         return self
 
-    async def _listen(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.listen_host, self.listen_port, limit=2**20)
-        self.listen_port = self._server.sockets[0].getsockname()[1]
+    async def _attach(self) -> None:
+        """Open the control connection: from now on the relay announces its clients to this gate."""
+        reader, self._control = await asyncio.open_connection(*self.relay)
+        self._control.write(b"control\n")
+        if await reader.readline() != b"ready\n":
+            raise ConnectionError(f"the relay at {self.relay[0]}:{self.relay[1]} did not answer")
+        announcements = asyncio.ensure_future(self._announcements(reader))
+        self._claims.add(announcements)
+
+    async def _announcements(self, control: asyncio.StreamReader) -> None:
+        """Claim each client the relay announces (`<id> <address> <port>`) with a data connection of its own."""
+        while line := await control.readline():
+            number, address, port = line.decode().split()
+            claim = asyncio.ensure_future(self._claim(number, address, int(port)))
+            self._claims.add(claim)
+            claim.add_done_callback(self._claims.discard)
+
+    async def _claim(self, number: str, address: str, port: int) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(*self.relay, limit=2**20)
+        except OSError as error:
+            self.record("gate.refused", source=address, error=repr(error))
+            return
+        writer.write(f"data {number}\n".encode())
+        await self._accept(reader, writer, address, port)
 
     def stop(self) -> None:
         async def close() -> None:
-            if self._server is not None:
-                self._server.close()
+            if self._control is not None:
+                self._control.close()
+            for claim in list(self._claims):
+                claim.cancel()
             for writer in list(self._connections):
                 writer.close()
 
@@ -174,8 +200,8 @@ class KafkaGate:
     def open_holds(self) -> list[Hold]:
         return [hold for hold in self.holds if not hold.settled]
 
-    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        address, port = client_writer.get_extra_info("peername")[:2]
+    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
+                      address: str, port: int) -> None:
         connection = next(self._ids)
         try:
             peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port)

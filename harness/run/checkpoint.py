@@ -1,4 +1,5 @@
-"""Spark's streaming checkpoint folder, read from the host: which batches were planned and committed.
+"""Spark's streaming checkpoint folder, read through the engine (harness.gate.relay_files): which batches
+were planned and committed.
 
 `offsets/N` is written before batch N runs (its last lines: each source's end offsets as JSON);
 `commits/N` after the sink finished batch N.
@@ -9,36 +10,47 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from pathlib import Path
+from typing import Protocol
 
 from harness.history import History
 
 STATE_FILES = (".delta", ".snapshot", ".zip", ".changelog")
 
 
-class CheckpointFolder:
-    """A read-only view of one query's checkpoint folder."""
+class Files(Protocol):
+    """Where the checkpoint volume is read from (harness.gate.relay_files.RelayFiles)."""
 
-    def __init__(self, path: Path) -> None:
+    def walk(self, path: str) -> list[str]: ...
+
+    def read_text(self, path: str) -> str: ...
+
+
+class CheckpointFolder:
+    """A read-only view of one query's checkpoint folder; each question lists the folder once."""
+
+    def __init__(self, files: Files, path: str) -> None:
+        self.files = files
         self.path = path
 
-    def _batches(self, log: str) -> list[int]:
-        folder = self.path / log
-        if not folder.is_dir():
-            return []
-        return sorted(int(entry.name) for entry in folder.iterdir() if entry.name.isdigit())
+    def listing(self) -> list[tuple[str, ...]]:
+        """Every file of the folder, as path parts relative to it."""
+        return [tuple(name.split("/")) for name in self.files.walk(self.path)]
 
-    def planned(self) -> list[int]:
+    @staticmethod
+    def _batches(listing: list[tuple[str, ...]], log: str) -> list[int]:
+        return sorted(int(parts[1]) for parts in listing if len(parts) == 2 and parts[0] == log and parts[1].isdigit())
+
+    def planned(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
         """Batch ids whose offsets were written (`offsets/N`)."""
-        return self._batches("offsets")
+        return self._batches(self.listing() if listing is None else listing, "offsets")
 
-    def committed(self) -> list[int]:
+    def committed(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
         """Batch ids the sink finished (`commits/N`)."""
-        return self._batches("commits")
+        return self._batches(self.listing() if listing is None else listing, "commits")
 
     def end_offsets(self, batch: int) -> dict[str, dict[int, int]]:
         """The source end offsets of a planned batch: topic -> partition -> offset."""
-        lines = (self.path / "offsets" / str(batch)).read_text().splitlines()
+        lines = self.files.read_text(f"{self.path}/offsets/{batch}").splitlines()
         offsets: dict[str, dict[int, int]] = {}
         for line in lines[2:]:
             line = line.strip()
@@ -48,20 +60,21 @@ class CheckpointFolder:
                 offsets[topic] = {int(p): int(o) for p, o in partitions.items()}
         return offsets
 
-    def state_committed(self) -> list[int]:
+    def state_committed(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
         """Batch ids with a state store version written by some task: version V holds the state after
         batch V - 1 (`<V>.delta` or `<V>.snapshot` of the default provider, `<V>.zip` or `<V>.changelog`
         of RocksDB's), in `state/<operator>/<partition>/`."""
-        versions = {
-            int(path.name.split(".", 1)[0])
-            for path in self.path.glob("state/*/*/*.*")
-            if path.name.split(".", 1)[0].isdigit() and path.suffix in STATE_FILES
-        }
+        versions = set()
+        for parts in self.listing() if listing is None else listing:
+            if len(parts) == 4 and parts[0] == "state":
+                version, dot, suffix = parts[3].partition(".")
+                if version.isdigit() and dot + suffix in STATE_FILES:
+                    versions.add(int(version))
         return sorted(version - 1 for version in versions if version > 0)
 
     def stateful(self) -> bool:
-        """Whether the query keeps state (Spark writes `state/` for stateful operators)."""
-        return (self.path / "state").is_dir()
+        """Whether the query keeps state (Spark writes under `state/` for stateful operators)."""
+        return any(parts[0] == "state" for parts in self.listing())
 
     def consumed(self, topic: str, lag: int = 0) -> dict[int, int]:
         """End offsets of `topic` in the last committed batch, or `lag` committed batches before it
@@ -106,8 +119,13 @@ class BatchWatcher:
 
     def poll(self) -> None:
         folder = self.folder
-        for point, batches in (("batch.planned", folder.planned()), ("state.committed", folder.state_committed()),
-                               ("batch.committed", folder.committed())):
+        try:
+            listing = folder.listing()
+        except OSError:  # the relay is gone: the run is ending, or the scenario fails on its own account
+            return
+        for point, batches in (("batch.planned", folder.planned(listing)),
+                               ("state.committed", folder.state_committed(listing)),
+                               ("batch.committed", folder.committed(listing))):
             for batch in batches:
                 if batch in self._seen[point]:
                     continue

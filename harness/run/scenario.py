@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,6 +32,7 @@ from harness.faults.schedule import Schedule
 from harness.faults.space import Observation
 from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
+from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.progress import say
 from harness.report import write_scenario_page
@@ -231,7 +233,9 @@ class Scenario:
             input_.produce()
             seconds["produce"] = time.monotonic() - started
 
-        host_checkpoint, checkpoint = self.cluster.checkpoint(self.name)
+        checkpoint = self.cluster.checkpoint(self.name)
+        files = self.cluster.files
+        assert files is not None
         driver_args = [
             "--pipeline", self.pipeline.code.module,
             "--bootstrap", kafka.bootstrap_chaos,
@@ -247,8 +251,8 @@ class Scenario:
         ]
         for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
             if code.shipped:
-                driver_args += [option, self._ship(code, host_checkpoint, checkpoint)]
-        folder = CheckpointFolder(host_checkpoint)
+                driver_args += [option, self._ship(code, files, checkpoint)]
+        folder = CheckpointFolder(files, checkpoint)
         watcher = BatchWatcher(folder, self.history)
         supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
                                       self.pipeline.name, self.sink.spec)
@@ -329,16 +333,19 @@ class Scenario:
         return (InputRecord.read(r) for r in inputs if r.offset() < consumed.get(r.partition(), 0))
 
     @staticmethod
-    def _ship(code: CodeSpec, host_checkpoint: Path, checkpoint: str) -> str:
-        """Copy code from outside the harness next to the checkpoint (the driver sees it there): a file as it
-        is, a module of a package as its whole top-level package, zipped."""
-        folder = host_checkpoint.parent / f"{host_checkpoint.name}-code"
-        folder.mkdir(exist_ok=True)
+    def _ship(code: CodeSpec, files: RelayFiles, checkpoint: str) -> str:
+        """Copy code from outside the harness next to the checkpoint, through the relay (the driver sees it
+        there): a file as it is, a module of a package as its whole top-level package, zipped."""
         if code.package is None:
-            shutil.copy2(code.source, folder / code.source.name)
-            return f"{checkpoint}-code/{code.source.name}"
-        archive = shutil.make_archive(str(folder / code.package.name), "zip", code.package.parent, code.package.name)
-        return f"{checkpoint}-code/{Path(archive).name}"
+            shipped = f"{checkpoint}-code/{code.source.name}"
+            files.write(shipped, code.source.read_bytes())
+            return shipped
+        with tempfile.TemporaryDirectory() as folder:
+            archive = Path(shutil.make_archive(f"{folder}/{code.package.name}", "zip", code.package.parent,
+                                               code.package.name))
+            shipped = f"{checkpoint}-code/{archive.name}"
+            files.write(shipped, archive.read_bytes())
+        return shipped
 
 
 def _ignore(type: str, **fields: object) -> None:

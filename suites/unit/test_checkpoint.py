@@ -1,12 +1,36 @@
-"""Reading Spark's checkpoint folder: planned and committed batches, end offsets per partition."""
+"""Reading Spark's checkpoint folder: planned and committed batches, end offsets per partition.
 
+The folder is read with the relay's file operations (harness.gate.relay), as scenarios read the volume.
+"""
+
+import base64
 from pathlib import Path
 
 import pytest
 
+from harness.gate import relay
 from harness.run.checkpoint import CheckpointFolder
 
 pytestmark = pytest.mark.unit
+
+
+class VolumeFiles:
+    """The relay's own file operations on a folder standing for the checkpoint volume (no socket)."""
+
+    def walk(self, path: str) -> list[str]:
+        return relay.file_request({"op": "walk", "path": path})["files"]
+
+    def read_text(self, path: str) -> str:
+        return base64.b64decode(relay.file_request({"op": "read", "path": path})["data"]).decode()
+
+
+@pytest.fixture(autouse=True)
+def volume_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(relay, "ROOT", str(tmp_path.resolve()))
+
+
+def folder_of(path: Path) -> CheckpointFolder:
+    return CheckpointFolder(VolumeFiles(), str(path))
 
 
 def write_batch(root: Path, batch: int, offsets: str, committed: bool) -> None:
@@ -21,7 +45,7 @@ def write_batch(root: Path, batch: int, offsets: str, committed: bool) -> None:
 def test_planned_committed_and_consumed(tmp_path: Path) -> None:
     write_batch(tmp_path, 0, '{"in":{"1":5,"0":7}}', committed=True)
     write_batch(tmp_path, 1, '{"in":{"1":9,"0":7}}', committed=False)
-    folder = CheckpointFolder(tmp_path)
+    folder = folder_of(tmp_path)
     assert folder.planned() == [0, 1]
     assert folder.committed() == [0]
     assert folder.end_offsets(1) == {"in": {0: 7, 1: 9}}
@@ -30,17 +54,18 @@ def test_planned_committed_and_consumed(tmp_path: Path) -> None:
 
 
 def test_empty_folder_has_no_batches(tmp_path: Path) -> None:
-    folder = CheckpointFolder(tmp_path / "missing")
+    folder = folder_of(tmp_path / "missing")
     assert folder.planned() == [] and folder.committed() == [] and folder.consumed("in") == {}
 
 
 def test_consumed_some_batches_back_and_state(tmp_path: Path) -> None:
     write_batch(tmp_path, 0, '{"in":{"0":3}}', committed=True)
     write_batch(tmp_path, 1, '{"in":{"0":8}}', committed=True)
-    folder = CheckpointFolder(tmp_path)
+    folder = folder_of(tmp_path)
     assert folder.consumed("in", lag=1) == {0: 3} and folder.consumed("in", lag=2) == {}
     assert not folder.stateful()
-    (tmp_path / "state" / "0").mkdir(parents=True)
+    (tmp_path / "state" / "0" / "_metadata").mkdir(parents=True)
+    (tmp_path / "state" / "0" / "_metadata" / "metadata").write_text("v1")
     assert folder.stateful()
 
 
@@ -50,4 +75,15 @@ def test_state_versions_name_the_batches_whose_state_was_committed(tmp_path: Pat
         (tmp_path / "state" / str(operator) / str(partition)).mkdir(parents=True, exist_ok=True)
         (tmp_path / "state" / str(operator) / str(partition) / name).write_text("")
     (tmp_path / "state" / "0" / "_metadata").mkdir()
-    assert CheckpointFolder(tmp_path).state_committed() == [0, 1, 2, 3]
+    assert folder_of(tmp_path).state_committed() == [0, 1, 2, 3]
+
+
+def test_the_relay_refuses_paths_outside_the_volume(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="outside"):
+        relay.file_request({"op": "read", "path": str(tmp_path / ".." / "elsewhere")})
+
+
+def test_a_file_written_through_the_relay_is_whole_and_its_folders_made(tmp_path: Path) -> None:
+    target = tmp_path / "scenario-code" / "sink.py"
+    relay.file_request({"op": "write", "path": str(target), "data": base64.b64encode(b"x = 1").decode()})
+    assert target.read_text() == "x = 1" and not target.with_name("sink.py.part").exists()

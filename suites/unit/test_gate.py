@@ -111,20 +111,21 @@ class HoldOn:
 
 
 @pytest.fixture
-def gate():
+def gate(relay_ports):
     broker = FakeBroker()
     events: list[tuple[str, dict]] = []
-    running = KafkaGate("127.0.0.1", lambda ip: Peer("unit", "executors", ip), lambda peer: ("127.0.0.1", broker.port))
+    running = KafkaGate(("127.0.0.1", relay_ports[1]), lambda ip: Peer("unit", "executors", ip),
+                        lambda peer: ("127.0.0.1", broker.port))
     running.record = lambda type, **fields: events.append((type, fields))
     running.start()
-    running.broker, running.events = broker, events  # type: ignore[attr-defined]
+    running.broker, running.events, running.client_port = broker, events, relay_ports[0]  # type: ignore[attr-defined]
     yield running
     running.stop()
 
 
 def client(gate: KafkaGate) -> socket.socket:
-    connection = socket.create_connection(("127.0.0.1", gate.listen_port), timeout=5)
-    return connection
+    """A client of the system under test: it connects to the relay, which the gate claims it from."""
+    return socket.create_connection(("127.0.0.1", gate.client_port), timeout=5)  # type: ignore[attr-defined]
 
 
 def answer(connection: socket.socket) -> int:

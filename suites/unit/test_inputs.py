@@ -1,6 +1,7 @@
 """Bad input is one clear line and exit status 2, before anything starts; the matrix is well formed."""
 
 import importlib.util
+import io
 import re
 import subprocess
 import sys
@@ -124,10 +125,15 @@ def test_a_users_dotted_module_ships_its_whole_top_level_package(tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = resolve_sink("acme_streaming.sinks.upsert")
     assert (spec.shipped, spec.package, spec.argument) == (True, package, "acme_streaming.sinks.upsert:sink")
-    (tmp_path / "checkpoints").mkdir()
-    shipped = Scenario._ship(spec, tmp_path / "checkpoints" / "s1", "/checkpoints/s1")
-    assert shipped == "/checkpoints/s1-code/acme_streaming.zip"
-    names = zipfile.ZipFile(tmp_path / "checkpoints" / "s1-code" / "acme_streaming.zip").namelist()
+    written: dict[str, bytes] = {}
+
+    class Volume:  # what the relay is sent
+        def write(self, path: str, data: bytes) -> None:
+            written[path] = data
+
+    shipped = Scenario._ship(spec, Volume(), "/checkpoints/s1")  # type: ignore[arg-type]
+    assert shipped == "/checkpoints/s1-code/acme_streaming.zip" and list(written) == [shipped]
+    names = zipfile.ZipFile(io.BytesIO(written[shipped])).namelist()
     assert {"acme_streaming/common.py", "acme_streaming/sinks/upsert.py"} <= set(names)
 
 

@@ -1,0 +1,39 @@
+"""The relay container (harness.gate.relay): where the system under test meets the gate, and where the
+checkpoint volume is read; the harness reaches it only through its published service port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testcontainers.core.network import Network
+from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+from harness.cluster.engine import engine_host
+from harness.cluster.service import Service
+from harness.gate import relay
+from harness.gate.relay_files import RelayFiles
+
+
+class Relay(Service):
+    """The relay, on the run's network as `alias`, with the checkpoint volume mounted."""
+
+    def __init__(self, image: str, network: Network, labels: dict[str, str], checkpoints: str,
+                 alias: str = "gate") -> None:
+        super().__init__(image, alias, network, labels)
+        self.with_volume_mapping(checkpoints, relay.ROOT, "rw")
+        self.with_published_port(relay.SERVICE_PORT)
+        self.with_command(["python", "-c", Path(relay.__file__).read_text()])  # no host path in the engine
+        self.waiting_for(LogMessageWaitStrategy(relay.READY).with_startup_timeout(30))
+
+    @property
+    def service_address(self) -> tuple[str, int]:
+        """Where the harness reaches the relay: the gate's control and data connections, the file operations."""
+        return engine_host(), self.published(relay.SERVICE_PORT)
+
+    @property
+    def client_address(self) -> str:
+        """Where the system under test reaches the gate, inside the network."""
+        return f"{self.alias}:{relay.CLIENT_PORT}"
+
+    def files(self) -> RelayFiles:
+        return RelayFiles(*self.service_address)

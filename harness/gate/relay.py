@@ -1,0 +1,157 @@
+"""The relay: the run's foothold inside the engine's network, so that nothing in a container has to reach
+the harness's host (an engine in a VM, on another machine, in Docker-in-Docker).
+
+It runs in a container on the run's network (standard library only) and listens on two ports:
+
+- CLIENT_PORT, on the network: where Kafka's chaos listener points the system under test. Each client
+  connection is announced to the harness (`<id> <address> <port>` on the control connection), which
+  opens a data connection for it (`data <id>`) and from then on the relay copies bytes both ways. The
+  gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
+- SERVICE_PORT, published: the harness's connections, each starting with one line saying what it is:
+  `control`, `data <id>`, or `files` (JSON lines on the checkpoint volume: `walk`, `read`, `write`), so
+  that the checkpoint triggers are read through the engine, not from a host path.
+
+    python3 -m harness.gate.relay
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import os
+import sys
+
+CLIENT_PORT = 9092
+SERVICE_PORT = 9000
+ROOT = "/checkpoints"  # the run's checkpoint volume; files outside it are refused
+CHUNK = 65536
+READY = "HARNESS-RELAY-READY"
+UNCLAIMED_S = 30.0  # a client the harness has not claimed by then is closed
+
+
+class Relay:
+    """Client connections waiting for the harness, and the one control connection announcing them."""
+
+    def __init__(self) -> None:
+        self.ids = itertools.count(1)
+        self.waiting: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+        self.control: asyncio.StreamWriter | None = None
+
+    async def on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.control is None:  # no harness: nobody can route this client
+            writer.close()
+            return
+        number = next(self.ids)
+        address, port = writer.get_extra_info("peername")[:2]
+        self.waiting[number] = (reader, writer)
+        self.control.write(f"{number} {address} {port}\n".encode())
+        await asyncio.sleep(UNCLAIMED_S)
+        if self.waiting.pop(number, None) is not None:
+            writer.close()
+
+    async def on_service(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        line = (await reader.readline()).decode().split()
+        if line == ["control"]:
+            await self.serve_control(reader, writer)
+        elif len(line) == 2 and line[0] == "data" and line[1].isdigit():
+            client = self.waiting.pop(int(line[1]), None)
+            if client is None:
+                writer.close()
+                return
+            await splice(client, (reader, writer))
+        elif line == ["files"]:
+            await serve_files(reader, writer)
+        else:
+            writer.close()
+
+    async def serve_control(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One harness at a time; when it goes, the clients waiting for it go too."""
+        if self.control is not None:
+            self.control.close()
+        self.control = writer
+        writer.write(b"ready\n")
+        await reader.read()  # until the harness closes it
+        if self.control is writer:
+            self.control = None
+            for _, client in self.waiting.values():
+                client.close()
+            self.waiting.clear()
+        writer.close()
+
+
+async def splice(one: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+                 other: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+    """Copy both ways until either side ends; then close both (the gate's drop is a closed connection)."""
+
+    async def copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+
+    pumps = [asyncio.ensure_future(copy(one[0], other[1])), asyncio.ensure_future(copy(other[0], one[1]))]
+    try:
+        await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pump in pumps:
+            pump.cancel()
+        one[1].close()
+        other[1].close()
+
+
+def within_root(path: str) -> str:
+    real = os.path.realpath(path)
+    if real != ROOT and not real.startswith(ROOT + "/"):
+        raise ValueError(f"{path} is outside {ROOT}")
+    return real
+
+
+def file_request(request: dict) -> dict:
+    """One operation on the checkpoint volume."""
+    path = within_root(request["path"])
+    if request["op"] == "walk":  # every file under path, relative to it (none when it does not exist)
+        return {"files": [os.path.relpath(os.path.join(folder, name), path)
+                          for folder, _, names in os.walk(path) for name in names]}
+    if request["op"] == "read":
+        with open(path, "rb") as file:
+            return {"data": base64.b64encode(file.read()).decode()}
+    if request["op"] == "write":  # whole or not at all, for a reader that polls
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".part", "wb") as file:
+            file.write(base64.b64decode(request["data"]))
+        os.replace(path + ".part", path)
+        return {}
+    raise ValueError(f"unknown operation {request['op']!r}")
+
+
+async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while line := await reader.readline():
+        try:
+            reply = file_request(json.loads(line))
+        except (OSError, ValueError, KeyError) as error:
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        writer.write(json.dumps(reply).encode() + b"\n")
+        await writer.drain()
+    writer.close()
+
+
+async def listen(host: str = "0.0.0.0", client_port: int = CLIENT_PORT,
+                 service_port: int = SERVICE_PORT) -> tuple[asyncio.Server, asyncio.Server]:
+    """The client and service servers, listening."""
+    relay = Relay()
+    clients = await asyncio.start_server(relay.on_client, host, client_port, limit=2**20)
+    service = await asyncio.start_server(relay.on_service, host, service_port, limit=2**20)
+    return clients, service
+
+
+async def main() -> None:
+    clients, service = await listen()
+    print(READY, flush=True)
+    async with clients, service:
+        await asyncio.gather(clients.serve_forever(), service.serve_forever())
+
+
+if __name__ == "__main__":
+    os.makedirs(ROOT, exist_ok=True)
+    sys.exit(asyncio.run(main()))

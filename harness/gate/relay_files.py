@@ -1,0 +1,58 @@
+"""The checkpoint volume as the harness reads it: through the relay (harness.gate.relay), over its published
+port, so that the checkpoint triggers and shipped code need no host path inside the engine."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+
+
+class RelayFiles:
+    """Blocking file operations on the run's checkpoint volume; one connection, shared by threads."""
+
+    def __init__(self, host: str, port: int, timeout: float = 30.0) -> None:
+        self.address = (host, port)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._connection: socket.socket | None = None
+        self._replies = None
+
+    def _ask(self, request: dict) -> dict:
+        with self._lock:
+            for attempt in (1, 2):  # once more on a fresh connection: the relay may have closed an idle one
+                try:
+                    if self._connection is None:
+                        self._connection = socket.create_connection(self.address, timeout=self.timeout)
+                        self._connection.sendall(b"files\n")
+                        self._replies = self._connection.makefile("rb")
+                    self._connection.sendall(json.dumps(request).encode() + b"\n")
+                    line = self._replies.readline()  # type: ignore[union-attr]
+                    if not line:
+                        raise ConnectionError("the relay closed the connection")
+                    break
+                except OSError:
+                    self.close()
+                    if attempt == 2:
+                        raise
+        reply = json.loads(line)
+        if "error" in reply:
+            raise OSError(f"{request['op']} {request['path']}: {reply['error']}")
+        return reply
+
+    def walk(self, path: str) -> list[str]:
+        """Every file under `path`, relative to it; none when it does not exist."""
+        return list(self._ask({"op": "walk", "path": path})["files"])
+
+    def read_text(self, path: str) -> str:
+        return base64.b64decode(self._ask({"op": "read", "path": path})["data"]).decode()
+
+    def write(self, path: str, data: bytes) -> None:
+        """Write a file whole (a reader polling for it never sees it half written); folders are made."""
+        self._ask({"op": "write", "path": path, "data": base64.b64encode(data).decode()})
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection = self._replies = None

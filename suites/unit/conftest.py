@@ -1,0 +1,24 @@
+"""Fixtures of the unit suites."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from harness.gate import relay
+
+
+@pytest.fixture
+def relay_ports():
+    """The relay (harness.gate.relay) on loopback, in a thread: (client port, service port)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    servers = asyncio.run_coroutine_threadsafe(relay.listen("127.0.0.1", 0, 0), loop).result(timeout=5)
+    yield tuple(server.sockets[0].getsockname()[1] for server in servers)
+    for server in servers:
+        loop.call_soon_threadsafe(server.close)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=5)
