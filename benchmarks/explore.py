@@ -1,11 +1,8 @@
 """Runs to the first detection of the known-bad sinks whose bug needs a particular occurrence or two
 faults: `explore` (a fresh coverage store each repetition, its pairs shuffled by the repetition's seed)
 against a seeded random nemesis (Jepsen's way: kills and pauses of random executors and drivers at random
-times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink,
-before the throughput work (every driver started cold, after the previous scenario was read) and after it
-(harness.cluster.standby): explore's first combinations, each run cold and warm, in blocks (cold then
-warm for the first half, warm then cold for the second), so that a machine whose load drifts weighs on
-both alike.
+times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink
+(its first combinations, in explore's order) and where their time goes.
 
     python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--records 10000] [--max-runs 30] [--every 10]
                                  [--reference-runs 6]
@@ -73,26 +70,17 @@ def median(runs: list[int | None], cap: int) -> str:
     return f">{cap}" if value > cap else f"{value:g}"
 
 
-def throughput(cluster: Cluster, records: int, runs: int) -> dict[str, list[Row]]:
-    """The reference sink's first `runs` combinations in explore's order, each cold and warm, in pairs."""
+def throughput(cluster: Cluster, records: int, runs: int) -> list[Row]:
+    """The reference sink's first `runs` combinations in explore's order, as explore runs them."""
     run = MatrixRun("transactional", records=records)
     baseline, result = run_row(cluster, run, replace(BASELINE, name="throughput-baseline"))
     if result is None or baseline.outcome != PASS:
         raise SystemExit(f"the reference sink's baseline did not pass: {baseline.outcome}")
     candidates = combinations(result.observation, len(result.batches_planned), records)
-    rows: dict[str, list[Row]] = {"before (cold drivers)": [], "after (warm standby)": []}
-    chosen = ordered(candidates, Counter(), run.seed)[:runs]
-    half = len(chosen) // 2
-    # blocks, cold-warm then warm-cold: a warm block runs as explore does (each driver launched while the
-    # previous scenario runs), and a load that drifts weighs on both alike
-    for block, warm in ((chosen[:half], False), (chosen[:half], True), (chosen[half:], True), (chosen[half:], False)):
-        cluster.keep_drivers_warm(warm)
-        for combination in block:
-            row = run_combination(cluster, run, combination)
-            rows["after (warm standby)" if warm else "before (cold drivers)"].append(row)
-            print(f"{combination.key[:40]:<40} {'warm' if warm else 'cold'} {row.outcome:<5} {row.seconds:5.0f} s",
-                  flush=True)
-    cluster.keep_drivers_warm(False)
+    rows = []
+    for combination in ordered(candidates, Counter(), run.seed)[:runs]:
+        rows.append(run_combination(cluster, run, combination))
+        print(f"{combination.key[:40]:<40} {rows[-1].outcome:<5} {rows[-1].seconds:5.0f} s", flush=True)
     return rows
 
 
@@ -104,7 +92,7 @@ def main() -> None:
     parser.add_argument("--max-runs", type=int, default=30, help="runs per repetition before '>N'")
     parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
     parser.add_argument("--reference-runs", type=int, default=6,
-                        help="combinations of the reference sink's explore, each run cold and warm (0: none)")
+                        help="combinations of the reference sink's explore, for its scenarios an hour (0: none)")
     args = parser.parse_args()
     started = time.monotonic()
     lines = []
@@ -121,21 +109,17 @@ def main() -> None:
                       f"random {randomly[-1] or f'>{args.max_runs}'}", flush=True)
             lines.append(f"{sink:<32} {median(explored, args.max_runs):>8} {shown(explored, args.max_runs):>14} "
                          f"{median(randomly, args.max_runs):>8} {shown(randomly, args.max_runs):>14}  {caught[0]}")
-        speeds = throughput(opened.cluster, args.records, args.reference_runs) if args.reference_runs else {}
+        speeds = throughput(opened.cluster, args.records, args.reference_runs) if args.reference_runs else []
     print(f"\n{args.records} records a run; random: one fault every {args.every:g} s on average; "
           f"{(time.monotonic() - started) / 60:.0f} min")
     print(f"{'sink':<32} {'explore':>8} {'(each)':>14} {'random':>8} {'(each)':>14}  explore caught it with")
     for line in lines:
         print(line)
-    per_hour = {}
-    for name, rows in speeds.items():
-        per_hour[name] = 3600 / statistics.mean(r.seconds for r in rows)
-        failures = sum(r.outcome == FAIL for r in rows)
-        print(f"reference sink, {name}: {per_hour[name]:.0f} scenarios an hour ({len(rows)} scenarios, {failures} "
-              f"failures); {where_the_time_goes(rows)}")
-    if len(per_hour) == 2:
-        before, after = per_hour.values()
-        print(f"after / before: {after / before:.2f}")
+    if speeds:
+        failures = sum(r.outcome == FAIL for r in speeds)
+        print(f"reference sink: {3600 / statistics.mean(r.seconds for r in speeds):.0f} scenarios an hour "
+              f"({len(speeds)} scenarios, {failures} failures); {where_the_time_goes(speeds)}")
+
 
 if __name__ == "__main__":
     run_script(main)

@@ -58,7 +58,6 @@ def first_failure(cluster: Cluster, subject: Subject, records: int) -> tuple[Pat
         return (run_report_dir(cluster.run_id) / search.report).parent, f"quick matrix: {search.detected}"
     found = explore(cluster, subject.run(records), 24 * 3600.0, CoverageStore(Path(tempfile.mkdtemp())),
                     stop_at_first=True, max_runs=20)
-    cluster.keep_drivers_warm(False)
     if not found.failures:
         return None, f"not found by the quick matrix nor in {len(found.rows)} explore runs"
     combination, row = found.failures[0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.engine import docker_client
 from harness.run.scenario import ScenarioResult
 from harness.run.session import scenario
 
@@ -127,23 +126,3 @@ def test_a_then_step_lands_in_the_recovery_from_the_first_fault(cluster) -> None
     first, second = (e["t"] for e in twice.events("trigger"))
     assert second > first
     assert twice.outcome == "fail" and "duplicate" in twice.verdict.anomalies, twice.summary()
-
-
-@pytest.mark.gate
-def test_a_warm_driver_runs_the_scenario_and_its_replacement_starts_afresh(cluster) -> None:
-    """explore's throughput: the scenario's first driver was started while the previous scenario was read
-    (harness.cluster.standby); a driver killed mid-run is replaced by a cold one, as in production."""
-    cluster.keep_drivers_warm()
-    try:
-        result = scenario(cluster, "warm-kill-driver-precommit", sink=DRIVER_TXN, records=5_000,
-                          faults=["kill:driver@txn.pre_commit#2"]).run()
-    finally:
-        cluster.keep_drivers_warm(False)
-
-    assert_fired_with_effect(result, "kill:driver@txn.pre_commit#2")
-    starts = [(e["restart"], e["standby"], e["container"].startswith("driver-standby-"))
-              for e in result.events("container.start")]
-    assert starts == [(0, True, True), (1, False, False)], starts
-    assert result.outcome == "pass", result.summary()
-    left = docker_client().containers.list(all=True, filters={"label": f"eo-harness.run={cluster.run_id}"})
-    assert not [c.name for c in left if "driver-" in c.name], "a standby driver outlived keep_drivers_warm(False)"

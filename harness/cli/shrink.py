@@ -31,7 +31,6 @@ def command(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.report} did not fail with anomalies: there is nothing to shrink")
     print(f"shrinking {', '.join(sorted(kinds))} of {original.describe()}")
     with session() as opened:
-        opened.cluster.keep_drivers_warm()  # each replay's driver starts while the previous replay is read
         found = shrink(original, kinds, lambda replay, name: scenario(
             opened.cluster, name, stall_timeout=args.stall_timeout, **replay.options()).run())  # type: ignore[arg-type]
     print("\ntried:")

@@ -8,7 +8,6 @@ from pathlib import Path
 from docker.errors import APIError, NotFound
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
-from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster.engine import engine_host, refused_start
 from harness.errors import NotReady
@@ -16,7 +15,7 @@ from harness.errors import NotReady
 LOG_TAIL_LINES = 40
 END_MARK = "eo-harness-exit"  # the last line of `output`'s command: its exit status
 OUTPUT_ATTEMPTS = 5
-LOG_POLL_S = 0.2  # a wait for a log line reads the log this often
+LOG_POLL_S = 0.2  # a driver's wait for its query's line reads its log this often
 
 
 class Service(DockerContainer):
@@ -49,14 +48,6 @@ class Service(DockerContainer):
         except APIError as error:
             raise refused_start(error, self.alias) from None
         return self
-
-    def wait_for_log(self, message: str, timeout: float) -> None:
-        """Wait for `message` in the running container's log, as `start` waits for readiness."""
-        try:
-            LogMessageWaitStrategy(message).with_startup_timeout(timeout).with_poll_interval(LOG_POLL_S) \
-                .wait_until_ready(self)
-        except (TimeoutError, RuntimeError) as error:
-            raise self._not_ready(error) from None
 
     def _not_ready(self, error: Exception) -> NotReady:
         reason = str(error).split(". ")[0]

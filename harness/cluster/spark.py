@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-
 from docker.errors import APIError, NotFound
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster.service import LOG_POLL_S, Service
-from harness.gate.relay_files import RelayFiles
 
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
@@ -28,10 +24,7 @@ EXECUTOR_LOGS = (
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 NETWORK_TIMEOUT_S = 20.0  # Spark's: an executor silent this long is lost, its tasks run elsewhere
 QUERY_STARTED = "HARNESS-QUERY-STARTED"  # the app's line once its query runs (harness/driver/spark_app.py)
-STANDBY_READY = "HARNESS-STANDBY-READY"  # a standby's line once its context and executors are up
-STANDBY_FOLDER = ".standby"  # in the checkpoints folder: a standby driver's arguments, when its scenario starts
 DRIVER_START_TIMEOUT_S = 120.0
-STANDBY_READY_TIMEOUT_S = 3600.0  # a standby waits for executors while the previous scenario runs
 
 
 class SparkMaster(Service):
@@ -118,34 +111,3 @@ class SparkDriver(Service):
         self.with_command(command)
         self.waiting_for(LogMessageWaitStrategy(ready).with_startup_timeout(DRIVER_START_TIMEOUT_S)
                          .with_poll_interval(LOG_POLL_S))
-
-
-class StandbyDriver(SparkDriver):
-    """A driver started ahead of its scenario, so that its JVM, Spark context and executors come up while
-    the previous scenario is read and checked: `launch` starts it and waits until it is ready; `start`
-    hands it the scenario's arguments and waits until its query runs. It runs without speculation."""
-
-    def __init__(
-        self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: str, package: str, files: RelayFiles,
-    ) -> None:
-        self.files = files
-        self.arguments_file = f"{CHECKPOINTS}/{STANDBY_FOLDER}/{alias}.json"
-        super().__init__(image, network, labels, alias, master, checkpoints, package,
-                         ["--standby", self.arguments_file], STANDBY_READY)
-        self.app_args: list[str] = []
-        self.on_created: Callable[[], None] = lambda: None
-
-    def launch(self) -> StandbyDriver:
-        """Start the container and wait until the app is ready (its executors come once cores are free)."""
-        strategy, self._wait_strategy = self._wait_strategy, None
-        super().start()
-        self.on_created()
-        self._wait_strategy = strategy
-        self.wait_for_log(STANDBY_READY, STANDBY_READY_TIMEOUT_S)
-        return self
-
-    def start(self) -> StandbyDriver:
-        self.files.write(self.arguments_file, json.dumps(self.app_args).encode())  # whole, when the app looks
-        self.wait_for_log(QUERY_STARTED, DRIVER_START_TIMEOUT_S)
-        return self

@@ -17,8 +17,7 @@ from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
-from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker, StandbyDriver
-from harness.cluster.standby import Standby
+from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
 from harness.cluster.toxiproxy import ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.proxy import KafkaGate, Peer
@@ -58,8 +57,6 @@ class Cluster:
             for n in range(1, workers + 1)
         ]
         self.drivers: list[SparkDriver] = []
-        self.standby: Standby | None = None  # keep_drivers_warm
-        self.standbys = 0
         self.reaper: Reaper | None = None
 
     @property
@@ -127,41 +124,8 @@ class Cluster:
         """A scenario's checkpoint folder, as the containers (and the relay) see it; Spark makes it."""
         return f"{CHECKPOINTS}/{name}"
 
-    def keep_drivers_warm(self, warm: bool = True) -> None:
-        """From now on each scenario's first driver is started ahead of it (harness.cluster.standby): what
-        `explore` does for throughput. The first is launched at once; `warm=False` removes it and stops."""
-        if not warm:
-            if self.standby is not None:
-                self.standby.discard()
-            self.standby = None
-            return
-        if self.standby is None:
-            self.standby = Standby(self._standby_driver)
-        self.standby.prepare()
-
-    def prepare_driver(self) -> None:
-        """Between scenarios: launch the next scenario's driver now, when drivers are kept warm."""
-        if self.standby is not None:
-            self.standby.prepare()
-
-    def _standby_driver(self) -> StandbyDriver:
-        self.standbys += 1
-        assert self.files is not None
-        driver = StandbyDriver(self.images.spark.tag, self.network, self.labels, f"driver-standby-{self.standbys}",
-                               self.master, self.checkpoints, self.package, self.files)
-        driver.with_memory_limit(DRIVER_MEMORY)
-        return driver
-
-    def new_driver(self, name: str, app_args: list[str], warm: bool = False) -> SparkDriver:
-        """A driver container (not yet started) for one Spark application; `warm`: the standby if there is
-        one and the app runs without speculation (a standby's context started without it)."""
-        if self.standby is not None:
-            standby = self.standby.take() if warm and "--speculation" not in app_args else None
-            self.standby.discard()
-            if standby is not None:
-                standby.app_args = app_args
-                self.drivers.append(standby)
-                return standby
+    def new_driver(self, name: str, app_args: list[str]) -> SparkDriver:
+        """A driver container (not yet started) for one Spark application."""
         # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
@@ -198,7 +162,6 @@ class Cluster:
             self.gate.stop()
         if self.files is not None:
             self.files.close()
-        self.standby = None  # its container goes with the run's
         labels.remove_run(self.run_id)
         if self.reaper is not None:
             self.reaper.release()

@@ -1,18 +1,15 @@
 """The Spark application the driver container runs: Kafka source, the named pipeline, Spark's Kafka sink.
 
 Runs inside the driver with only pyspark and the repository on its path; the harness passes every
-setting on the command line, or, to a driver started ahead of its scenario (`--standby FILE`: its JVM,
-Spark context and executors up while the previous scenario is read), in FILE once the scenario starts.
+setting on the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
-import time
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
@@ -28,10 +25,7 @@ SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms
                "spark.speculation.multiplier": "1.5", "spark.speculation.quantile": "0.5"}
 
 
-STANDBY_POLL_S = 0.05
-
-
-def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pipeline", required=True, help="dotted module with transform(source) -> DataFrame")
     parser.add_argument("--pipeline-file", help="a pipeline file or zipped package, shipped with addPyFile")
@@ -47,28 +41,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--marker-topic", required=True)
     parser.add_argument("--state-store", choices=sorted(STATE_STORES), default=DEFAULT_STATE_STORE)
     parser.add_argument("--speculation", action="store_true", help="run a copy of a slow task elsewhere")
-    return parser.parse_args(argv)
-
-
-def standby_arguments() -> str | None:
-    """`--standby FILE` alone on the command line: FILE is where the scenario's arguments will be."""
-    return sys.argv[2] if sys.argv[1:2] == ["--standby"] and len(sys.argv) == 3 else None
-
-
-def wait_for_arguments(path: str) -> argparse.Namespace:
-    """The scenario's arguments, once the harness wrote them (a JSON list, renamed into place whole)."""
-    while not os.path.exists(path):
-        time.sleep(STANDBY_POLL_S)
-    with open(path) as file:
-        return arguments(json.load(file))
-
-
-def session(app: str, speculation: bool) -> SparkSession:
-    """The Spark session; a standby's speculation is the harness's to match (it starts before its scenario)."""
-    builder = SparkSession.builder.appName(f"harness:{app}")
-    for key, value in (SPECULATION if speculation else {}).items():  # read when the context starts
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+    return parser.parse_args()
 
 
 def import_shipped(spark: SparkSession, module: str, shipped: str | None):  # type: ignore[no-untyped-def]
@@ -94,27 +67,12 @@ def build_writer(spark: SparkSession, args: argparse.Namespace, output, context:
     return writer
 
 
-def warm_up(spark: SparkSession) -> None:
-    """What every query's start and first batch would otherwise wait for: the SQL session's shared state,
-    and on each executor a Python worker (as in an application that ran a job before). No state of the
-    sink or pipeline: neither is imported yet."""
-    spark.sql("SELECT 1").collect()
-    cores = spark.sparkContext.defaultParallelism
-    spark.sparkContext.parallelize(range(cores), cores).map(lambda n: n).collect()
-
-
 def main() -> None:
-    standby = standby_arguments()
-    if standby:
-        spark = session("standby", speculation=False)
-        warm_up(spark)
-        print("HARNESS-STANDBY-READY", flush=True)
-        args = wait_for_arguments(standby)
-        if args.speculation:
-            raise SystemExit("a standby driver runs without speculation: start this scenario's driver afresh")
-    else:
-        args = arguments()
-        spark = session(args.pipeline, args.speculation)
+    args = arguments()
+    builder = SparkSession.builder.appName(f"harness:{args.pipeline}")
+    for key, value in (SPECULATION if args.speculation else {}).items():  # read when the context starts
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     pipeline = import_shipped(spark, args.pipeline, args.pipeline_file)
     for key, value in STATE_STORES[args.state_store].items():
         spark.conf.set(key, value)

@@ -90,14 +90,11 @@ class Exploration:
 
 
 def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageStore,
-            stop_at_first: bool = False, max_runs: int | None = None, worker: str = "w0",
-            warm: bool = True) -> Exploration:
+            stop_at_first: bool = False, max_runs: int | None = None, worker: str = "w0") -> Exploration:
     """The baseline, then combinations until the budget would be overrun (the next is started only when
     a scenario as long as the median so far still fits), or `max_runs` combinations ran. Each is claimed
-    in the store first, so that workers sharing it never run the same one at once. `warm`: each
-    scenario's driver is started while the previous scenario is read (harness.cluster.standby)."""
+    in the store first, so that workers sharing it never run the same one at once."""
     started = time.monotonic()
-    cluster.keep_drivers_warm(warm)
     subject = subject_of(run)
     row, result = run_row(cluster, run, replace(BASELINE, name=f"explore-baseline-{uuid.uuid4().hex[:4]}"))
     print_row(row, 1, None)

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.cluster.spark import SparkDriver, StandbyDriver
+from harness.cluster.spark import SparkDriver
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput, NotReady
 from harness.history import History
@@ -31,8 +31,8 @@ class DriverSupervisor:
         self.restarting = threading.Event()
 
     def start(self) -> None:
-        """Start the driver (the cluster's standby for the first, when drivers are kept warm) until its query runs."""
-        self.driver = self.cluster.new_driver(self.name, self.args, warm=self.restarts == 0)
+        """Start the driver until its query runs."""
+        self.driver = self.cluster.new_driver(self.name, self.args)
         try:
             self.driver.start()
         except NotReady as error:
@@ -52,8 +52,7 @@ class DriverSupervisor:
                 raise BadInput(f"pipeline '{self.pipeline}' or sink '{self.sink}' failed to load in the driver: "
                                f"{failure.group(0)}") from None
             raise error
-        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts,
-                            standby=isinstance(self.driver, StandbyDriver))
+        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts)
 
     def current(self) -> SparkDriver:
         assert self.driver is not None

@@ -267,7 +267,6 @@ class Scenario:
         try:
             started = time.monotonic()
             supervisor.start()
-            self.cluster.prepare_driver()  # the next scenario's, queued for the cores this one holds
             schedule.start_clock()
             seconds["driver_start"] = time.monotonic() - started
             started = time.monotonic()
@@ -288,7 +287,6 @@ class Scenario:
         unhealthy = self.cluster.unhealthy()
         if unhealthy:
             raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
-        self.cluster.prepare_driver()  # unless one is queued already (a replaced driver removed it)
 
         sends = input_.sends(self.name)
         started = time.monotonic()
