@@ -10,12 +10,11 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 
 import docker
 import pytest
 
-from harness.cluster import images, isolated_engine
+from harness.cluster import images
 from harness.cluster.engine import docker_client
 from harness.cluster.labels import RUN
 
@@ -44,23 +43,6 @@ def leftovers(client: docker.DockerClient, run_id: str) -> list[str]:
     found = [c.name for c in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"})]
     found += [n.name for n in client.networks.list(filters={"label": f"{RUN}={run_id}"})]
     return found + [v.name for v in client.volumes.list(filters={"label": f"{RUN}={run_id}"})]
-
-
-@pytest.fixture(scope="module")
-def far_engine() -> Iterator[str]:
-    """An isolated engine, with the reaper's image copied in from the local engine (8 s, not a build)."""
-    if os.geteuid() != 0:
-        pytest.skip("an isolated engine needs root (network and mount namespaces, dockerd)")
-    images.build_all()
-    url = isolated_engine.start("ci-far", index=9)
-    try:
-        tag = images.current().base.tag
-        far = docker.DockerClient(base_url=url)
-        if not far.images.list(name=tag):
-            far.images.load(docker_client().images.get(tag).save(named=True))
-        yield url
-    finally:
-        isolated_engine.stop("ci-far")
 
 
 @pytest.mark.parametrize("engine", ["local", "over TCP"])
