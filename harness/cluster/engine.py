@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -42,6 +43,19 @@ def engine_host() -> str:
     published on: 127.0.0.1 for a local socket, the host of a tcp:// or ssh:// DOCKER_HOST."""
     url = urlsplit(engine_socket_url())
     return url.hostname if url.scheme in ("tcp", "ssh", "http", "https") and url.hostname else "127.0.0.1"
+
+
+def publish_address() -> str:
+    """The IP address ports are published on: engine_host's, resolved here (the engine takes only an IP for a
+    binding; `tcp://docker:2375`, GitLab's Docker-in-Docker service, is a name). An engine behind NAT, whose
+    own interfaces lack the address this host reaches it by, refuses the binding (harness.cluster.engine's
+    refused_start says so in one line)."""
+    host = engine_host()
+    try:
+        return socket.gethostbyname(host)
+    except OSError as error:
+        raise InfrastructureError(f"the Docker engine's host {host} (from {engine_socket_url()}) does not resolve "
+                                  f"here: {error}") from None
 
 
 def refused_start(error: APIError, what: str) -> InfrastructureError:

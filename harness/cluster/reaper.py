@@ -15,7 +15,7 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster import reaper_process
-from harness.cluster.engine import engine_host, engine_socket_url, refused_start
+from harness.cluster.engine import engine_host, engine_socket_url, publish_address, refused_start
 from harness.errors import NotReady
 
 
@@ -32,7 +32,7 @@ class Reaper(DockerContainer):
             self.with_volume_mapping(reaper_process.DOCKER_SOCKET, reaper_process.DOCKER_SOCKET, "rw")
         else:
             self.with_env("EO_ENGINE", engine)
-        self.ports[f"{reaper_process.PORT}/tcp"] = (engine_host(), None)  # type: ignore[assignment]
+        self.ports[f"{reaper_process.PORT}/tcp"] = (publish_address(), None)  # type: ignore[assignment]
         self.with_command(["python", "-c", Path(reaper_process.__file__).read_text(), run_id])
         self._kwargs = {"labels": dict(labels)}
         self.waiting_for(LogMessageWaitStrategy("REAPER-READY").with_startup_timeout(60))
@@ -58,6 +58,12 @@ class Reaper(DockerContainer):
 
 
 def reaper_engine() -> str | None:
-    """The engine as the reaper reaches it (DOCKER_HOST or the default socket); None for TLS (no certificates
-    go into the reaper)."""
-    return None if os.environ.get("DOCKER_TLS_VERIFY") else engine_socket_url()
+    """The engine as the reaper reaches it (DOCKER_HOST or the default socket), a tcp:// host by its address
+    (a name such as GitLab's `docker` resolves for the job, not inside the engine's containers); None for
+    TLS (no certificates go into the reaper)."""
+    if os.environ.get("DOCKER_TLS_VERIFY"):
+        return None
+    url = engine_socket_url()
+    if url.startswith("tcp://"):
+        return url.replace(f"//{engine_host()}", f"//{publish_address()}", 1)
+    return url

@@ -9,7 +9,7 @@ from docker.errors import APIError, NotFound
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
-from harness.cluster.engine import engine_host, refused_start
+from harness.cluster.engine import publish_address, refused_start
 from harness.errors import NotReady
 
 LOG_TAIL_LINES = 40
@@ -36,7 +36,7 @@ class Service(DockerContainer):
     def with_published_port(self, port: int, host_port: int | None = None) -> Service:
         """Publish a container port on the address the harness reaches the engine by, only (127.0.0.1 for a
         local engine; harness.cluster.engine.engine_host), on an ephemeral host port unless given."""
-        self.ports[f"{port}/tcp"] = (engine_host(), host_port)  # type: ignore[assignment]
+        self.ports[f"{port}/tcp"] = (publish_address(), host_port)  # type: ignore[assignment]
         return self
 
     def start(self) -> Service:

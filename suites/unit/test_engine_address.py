@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.engine import engine_host
+from harness.cluster import engine
+from harness.cluster.engine import engine_host, publish_address
+from harness.cluster.reaper import reaper_engine
+from harness.errors import InfrastructureError
 
 pytestmark = pytest.mark.unit
 
@@ -34,3 +37,24 @@ def test_an_engine_that_cannot_set_resource_limits_is_one_line_with_the_fix(monk
                                                       "process: error setting rlimit type 7: operation not permitted"),
                           "the reaper")
     assert "default_ulimits" in str(error) and "podman.sock" in str(error) and error.exit_status == 3
+
+
+def test_ports_are_published_on_the_engine_hosts_address_resolved_here(monkeypatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "tcp://localhost:2375")  # a name, as GitLab's tcp://docker:2375
+    assert publish_address() == "127.0.0.1"
+
+    def unresolvable(host: str) -> str:
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(engine.socket, "gethostbyname", unresolvable)
+    monkeypatch.setenv("DOCKER_HOST", "tcp://docker:2375")
+    with pytest.raises(InfrastructureError, match="docker .*tcp://docker:2375.* does not resolve"):
+        publish_address()
+
+
+def test_the_reaper_reaches_an_engine_named_in_tcp_by_its_address(monkeypatch) -> None:
+    monkeypatch.delenv("DOCKER_TLS_VERIFY", raising=False)
+    monkeypatch.setenv("DOCKER_HOST", "tcp://localhost:2375")  # the name resolves here, not in the engine's containers
+    assert reaper_engine() == "tcp://127.0.0.1:2375"
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/eo-harness-engines/second/docker.sock")
+    assert reaper_engine() == "unix:///run/eo-harness-engines/second/docker.sock"
