@@ -3,13 +3,16 @@ shared queue one at a time until the parent hands it None.
 
 It is a process of its own because the Docker client (harness.cluster.engine), the signal handlers and
 the run's reaper are all per process. Ctrl-C is left to the parent, which stops its workers with SIGTERM,
-so a worker is interrupted once and its cluster's `with` block removes the cluster.
+so a worker is interrupted once and its cluster's `with` block removes the cluster. A parent killed with
+SIGKILL stops nothing: each worker sees itself orphaned and stops as on SIGTERM.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -53,11 +56,27 @@ class CertifyJob:
         return outcome, observed(result)
 
 
+ORPHAN_CHECK_S = 1.0
+
+
+def stop_when_orphaned() -> None:
+    """SIGTERM to this process once its parent is gone (it is then another process's child)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_CHECK_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
+
+
 def serve(worker: Worker, job: Job, tasks: Queue, results: Queue) -> None:
     """The worker process's body: messages (Took, Finished, Failed) go to `results`."""
     os.environ["DOCKER_HOST"] = worker.engine  # before anything talks to Docker: the client is made once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     terminate_like_ctrl_c()
+    stop_when_orphaned()
     speak_as(worker.name)
     try:
         with job.session(worker) as run:
