@@ -16,6 +16,10 @@ import subprocess
 import time
 from pathlib import Path
 
+import docker
+
+from harness.cluster import images
+from harness.cluster.engine import docker_client
 from harness.cluster.engines import DATA, RUN, answers
 from harness.errors import DockerUnavailable
 from harness.progress import say
@@ -101,6 +105,18 @@ def stop(name: str) -> bool:
         subprocess.run(["ip", "netns", "delete", netns], check=False)
     (folder / "index").unlink()
     return True
+
+
+def copy_images(engine: str) -> float:
+    """Copy this run's images from the local engine into `engine` where missing (a copy, not a build: what a
+    test or a benchmark needs, not what a user does); the seconds it took."""
+    started = time.monotonic()
+    far = docker.DockerClient(base_url=engine, timeout=600)
+    for image in images.current().all:
+        if not far.images.list(name=image.tag):
+            say(f"copying {image.tag} into {engine} ...")
+            far.images.load(docker_client().images.get(image.tag).save(named=True))
+    return time.monotonic() - started
 
 
 def _run(*command: str) -> None:
