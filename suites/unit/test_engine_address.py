@@ -58,3 +58,16 @@ def test_the_reaper_reaches_an_engine_named_in_tcp_by_its_address(monkeypatch) -
     assert reaper_engine() == "tcp://127.0.0.1:2375"
     monkeypatch.setenv("DOCKER_HOST", "unix:///run/eo-harness-engines/second/docker.sock")
     assert reaper_engine() == "unix:///run/eo-harness-engines/second/docker.sock"
+
+
+def test_an_ssh_engine_is_refused_in_one_line_naming_where_it_stops(monkeypatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "ssh://ci@build-7.internal")
+    engine.docker_client.cache_clear()
+    try:
+        with pytest.raises(InfrastructureError) as raised:
+            engine.docker_client()
+    finally:
+        engine.docker_client.cache_clear()
+    message = str(raised.value)
+    assert "ssh://ci@build-7.internal" in message and "exec" in message and "tcp://" in message
+    assert "\n" not in message and raised.value.exit_status == 3
