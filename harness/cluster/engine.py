@@ -10,27 +10,30 @@ from urllib.parse import urlsplit
 
 import docker
 from docker.errors import APIError, DockerException
+from testcontainers.core.config import testcontainers_config
 
+from harness.cluster.ssh_tunnel import open_tunnel
 from harness.errors import BadInput, DockerUnavailable, InfrastructureError
 
-# Tried against an isolated engine behind sshd: a fault-free run passed, but the SDK's exec over ssh loses its
-# pipe (docker/docker-py#3218; through paramiko and through the ssh binary alike), and exec is how the nemesis
-# finds the processes it kills and how executor logs and the broker's log segments are read.
-SSH_REFUSED = ("the Docker engine at {url} is reached over ssh, where the docker SDK's exec loses its pipe "
-               "(docker/docker-py#3218) and the harness needs exec for its faults and logs; reach the engine over "
-               "tcp:// instead, or run the harness on the engine's machine (README: \"Where your Docker runs\")")
 HOST_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")  # unix:///path/docker.sock, tcp://host:2376, ssh://user@host
+
+
+_tunnelled: dict[str, str] = {}  # a tunnel's unix:// URL -> the ssh:// engine it reaches
 
 
 @lru_cache(maxsize=1)
 def docker_client() -> docker.DockerClient:
     """A client for the engine of DOCKER_HOST (or the default socket); DockerUnavailable with the fix when it
-    does not answer. An ssh:// engine is refused in one line (see SSH_REFUSED)."""
+    does not answer. An ssh:// engine is reached through a tunnel of the ssh binary (harness.cluster.ssh_tunnel)."""
     url = engine_socket_url()
-    if url.startswith("ssh://"):
-        raise InfrastructureError(SSH_REFUSED.format(url=url))
     try:
-        client = docker.from_env(timeout=120)
+        if url.startswith("ssh://"):
+            tunnel = open_tunnel(url)
+            _tunnelled[tunnel] = url
+            testcontainers_config.tc_properties["tc.host"] = tunnel  # testcontainers' containers go through it too
+            client = docker.DockerClient(base_url=tunnel, timeout=120)
+        else:
+            client = docker.from_env(timeout=120)
         client.ping()
     except DockerException as error:
         local = url.startswith("unix://") and "DOCKER_HOST" not in os.environ
@@ -42,8 +45,10 @@ def docker_client() -> docker.DockerClient:
 
 
 def engine_socket_url() -> str:
-    """Which engine this process talks to (DOCKER_HOST, or Docker's default socket)."""
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    """Which engine this process talks to (DOCKER_HOST, or Docker's default socket), as the user named it:
+    an ssh:// engine's, not its tunnel's (testcontainers writes the host it uses into DOCKER_HOST)."""
+    url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    return _tunnelled.get(url, url)
 
 
 def engine_host() -> str:

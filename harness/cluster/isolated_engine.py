@@ -25,6 +25,7 @@ from harness.errors import DockerUnavailable
 from harness.progress import say
 
 PORT = 2375
+SOCKET = "/var/run/docker.sock"
 HIDDEN = ("/tmp", "/work", "/root", "/home")  # host paths the engine must not see (mounted over, empty)
 
 
@@ -68,13 +69,20 @@ def start(name: str, index: int = 1) -> str:
     log = DATA / f"{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     hide = " && ".join(f"mount -t tmpfs -o size=64m eoh-hidden {path}" for path in HIDDEN if Path(path).is_dir())
-    daemon = (f"exec dockerd --host {engine} --data-root {DATA / name} --exec-root {folder / 'exec'} "
-              f"--pidfile {folder / 'docker.pid'} --default-address-pool base=10.211.0.0/16,size=24")
+    socket = folder / "docker.sock"
+    daemon = (f"dockerd --host {engine} --host unix://{socket} --data-root {DATA / name} "
+              f"--exec-root {folder / 'exec'} --pidfile {folder / 'docker.pid'} "
+              "--default-address-pool base=10.211.0.0/16,size=24")
+    # inside, /var/run/docker.sock is this engine's, as on its own machine (what the reaper mounts, what an
+    # ssh:// tunnel reaches); the host's socket file stays as it is outside
+    own_socket = (f"while [ ! -S {socket} ]; do sleep 0.1; done; "
+                  f"if [ -e {SOCKET} ]; then mount --bind {socket} {SOCKET}; fi; wait")
     say(f"starting the isolated Docker engine '{name}' on {engine} (its own network and mount namespaces; "
         f"log: {log}) ...")
     with log.open("ab") as out:  # nsenter --net, not `ip netns exec`: that remounts /sys, and dockerd needs its cgroups
+        script = f"{hide} && {{ {daemon} & {own_socket}; }}"
         subprocess.Popen(["nsenter", f"--net=/run/netns/{netns}", "unshare", "--mount", "--propagation", "private",
-                          "sh", "-c", f"{hide} && {daemon}"], stdout=out, stderr=out, start_new_session=True)
+                          "sh", "-c", script], stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + 60
     while not answers(engine):
         if time.monotonic() > deadline:
