@@ -8,7 +8,6 @@ from pathlib import Path
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
 from harness.gate import relay
 from harness.gate.relay_files import RelayFiles
@@ -28,7 +27,7 @@ class Relay(Service):
     @property
     def service_address(self) -> tuple[str, int]:
         """Where the harness reaches the relay: the gate's control and data connections, the file operations."""
-        return engine_host(), self.published(relay.SERVICE_PORT)
+        return self.reached_at(relay.SERVICE_PORT)
 
     @property
     def client_address(self) -> str:

@@ -9,7 +9,7 @@ from docker.errors import APIError, NotFound
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
-from harness.cluster.engine import publish_address, refused_start
+from harness.cluster.engine import engine_host, publish_address, refused_start
 from harness.errors import NotReady
 
 LOG_TAIL_LINES = 40
@@ -35,7 +35,7 @@ class Service(DockerContainer):
 
     def with_published_port(self, port: int, host_port: int | None = None) -> Service:
         """Publish a container port on the address the harness reaches the engine by, only (127.0.0.1 for a
-        local engine; harness.cluster.engine.engine_host), on an ephemeral host port unless given."""
+        local engine; harness.cluster.engine.publish_address), on an ephemeral host port unless given."""
         self.ports[f"{port}/tcp"] = (publish_address(), host_port)  # type: ignore[assignment]
         return self
 
@@ -57,6 +57,10 @@ class Service(DockerContainer):
     def published(self, port: int) -> int:
         """The host port that a published container port landed on."""
         return int(self.get_exposed_port(port))
+
+    def reached_at(self, port: int) -> tuple[str, int]:
+        """Where this process reaches a published container port: the engine's host and the port it landed on."""
+        return engine_host(), self.published(port)
 
     def log_text(self) -> str:
         """The container's whole log (stdout and stderr interleaved)."""

@@ -112,7 +112,7 @@ class Cluster:
 
     def link_address(self, peer: Peer) -> tuple[str, int]:
         """Where the gate sends a peer's traffic: its role's toxiproxy link, as published."""
-        return engine_host(), self.toxiproxy.published(LINKS.get(peer.role, LINKS["executors"]))
+        return self.toxiproxy.reached_at(LINKS.get(peer.role, LINKS["executors"]))
 
     def _start_spark(self) -> None:
         self.master.start()

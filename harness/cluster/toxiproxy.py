@@ -7,7 +7,6 @@ from testcontainers.core.wait_strategies import HttpWaitStrategy
 from toxiproxy import Toxiproxy
 from toxiproxy.proxy import Proxy
 
-from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
 
 API_PORT = 8474
@@ -27,7 +26,7 @@ class ToxiproxyServer(Service):
         toxiproxy-python keeps the server address in a class attribute; one server per process.
         """
         client = Toxiproxy()
-        client.update_api_consumer(engine_host(), self.published(API_PORT))
+        client.update_api_consumer(*self.reached_at(API_PORT))
         return client
 
     def proxy(self, name: str, listen_port: int, upstream: str) -> Proxy:

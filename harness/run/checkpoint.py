@@ -26,7 +26,8 @@ class Files(Protocol):
 
 
 class CheckpointFolder:
-    """A read-only view of one query's checkpoint folder; each question lists the folder once."""
+    """A read-only view of one query's checkpoint folder. Each question lists the folder (a round trip to
+    the relay) unless given a listing: a caller asking several at once lists it once."""
 
     def __init__(self, files: Files, path: str) -> None:
         self.files = files
@@ -72,14 +73,14 @@ class CheckpointFolder:
                     versions.add(int(version))
         return sorted(version - 1 for version in versions if version > 0)
 
-    def stateful(self) -> bool:
+    def stateful(self, listing: list[tuple[str, ...]] | None = None) -> bool:
         """Whether the query keeps state (Spark writes under `state/` for stateful operators)."""
-        return any(parts[0] == "state" for parts in self.listing())
+        return any(parts[0] == "state" for parts in (self.listing() if listing is None else listing))
 
-    def consumed(self, topic: str, lag: int = 0) -> dict[int, int]:
+    def consumed(self, topic: str, lag: int = 0, listing: list[tuple[str, ...]] | None = None) -> dict[int, int]:
         """End offsets of `topic` in the last committed batch, or `lag` committed batches before it
         (empty when there is none)."""
-        committed = self.committed()
+        committed = self.committed(listing)
         if len(committed) <= lag:
             return {}
         try:

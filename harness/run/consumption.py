@@ -58,16 +58,18 @@ class ConsumptionWait:
         last_said: tuple | None = None
         while True:
             now = time.monotonic()
-            consumed = folder.consumed(self.topic)
+            listing = folder.listing()  # one round trip to the relay for every question below
+            consumed = folder.consumed(self.topic, listing=listing)
             target = self.target()
             done = sum(min(consumed.get(p, 0), end) for p, end in target.items()) if target else sum(consumed.values())
             total = sum(target.values()) if target else "?"
-            batches = (len(folder.planned()), len(folder.committed()))
+            batches = (len(folder.planned(listing)), len(folder.committed(listing)))
             if batches != last_batches:
                 last_batches, batches_moved = batches, now
             # a stateful query emits its last results in a batch of no data, once the watermark moved:
             # its input is consumed only when no batch is planned or running for a few triggers
-            settled = not folder.stateful() or (batches[0] == batches[1] and now - batches_moved >= SETTLE_SECONDS)
+            settled = not folder.stateful(listing) or (
+                batches[0] == batches[1] and now - batches_moved >= SETTLE_SECONDS)
             finished = settled and target is not None and all(consumed.get(p, 0) >= end for p, end in target.items())
             seen = (done, batches[0], len(schedule.fired), self.supervisor.restarts)
             if seen != last_seen or finished or restarting.is_set():
@@ -75,10 +77,10 @@ class ConsumptionWait:
             if finished and not restarting.is_set():
                 if faults_done() or not self._stream_can_still_trigger():
                     if final:  # said once, after the heal
-                        say(f"{self.name}: input consumed ({total} records, {len(folder.committed())} batches)")
+                        say(f"{self.name}: input consumed ({total} records, {batches[1]} batches)")
                     return None
             if now > next_report and (seen != last_said or now > next_report + QUIET_REPORT_SECONDS):
-                say(f"{self.name}: consumed {done}/{total}, batches committed {len(folder.committed())}, "
+                say(f"{self.name}: consumed {done}/{total}, batches committed {batches[1]}, "
                     f"faults fired {len(schedule.fired)}/{len(schedule.steps)}")
                 next_report, last_said = now + 5, seen  # a line when something moved, else every 30 s
             why = self.supervisor.exited()

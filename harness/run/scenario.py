@@ -302,9 +302,10 @@ class Scenario:
         latency = None
         if self.rate and isinstance(output_check, OutputCheck):
             latency = end_to_end(output_check.ledger.records, output_check.ledger.identities(), sends.acked_ms)
+        listing = folder.listing()
         result = ScenarioResult(
-            self.name, verdict, sends, read, folder.planned(), folder.committed(), seconds, self.report_dir,
-            folder.stateful(), self.rate, latency,
+            self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
+            self.report_dir, folder.stateful(listing), self.rate, latency,
         )
         return result
 
