@@ -45,7 +45,7 @@ def main() -> None:
     routes = {"direct": [], "gate": []}
     with session(workers=0) as opened:
         cluster = opened.cluster
-        bootstraps = {"direct": f"{cluster.kafka.alias}:9091", "gate": cluster.kafka.bootstrap_chaos}
+        bootstraps = {"direct": f"{cluster.kafka.brokers[0].alias}:9091", "gate": cluster.kafka.bootstrap_chaos}
         for _ in range(args.repeats):
             for route, bootstrap in bootstraps.items():
                 routes[route].append(measure(cluster, bootstrap, args.megabytes, args.rate))

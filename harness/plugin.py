@@ -37,7 +37,7 @@ MARKERS = {
     "stall_timeout(seconds)": "how long a scenario may go without progress before it is incomplete",
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
-OPTIONS = ("stall_timeout", "sink", "rate", "reports", "kafka", "spark", "docker_hosts")
+OPTIONS = ("stall_timeout", "sink", "rate", "reports", "kafka", "spark", "brokers", "docker_hosts")
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
 SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
@@ -59,8 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker}: {text}")
     terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
     os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
-    for name in ("kafka", "spark"):  # the images of the session's cluster follow them
-        os.environ[settings.SETTINGS[name].env] = settings.from_pytest(config, name)
+    for name in ("kafka", "spark", "brokers"):  # the session's cluster follows them
+        try:
+            os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
+        except ValueError as error:
+            raise pytest.UsageError(str(error)) from None
     try:
         versions.stack()
     except HarnessError as error:

@@ -38,6 +38,14 @@ class Setting:
         return "harness_" + self.name
 
 
+def broker_count(text: str) -> int:
+    """A number of brokers, 1 to 5 (argparse and pytest turn the ValueError into a usage error)."""
+    count = int(text)
+    if not 1 <= count <= 5:
+        raise ValueError(f"--brokers {count}: between 1 and 5")
+    return count
+
+
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("pipeline", "passthrough", "a catalog name (passthrough, fraud_windows, ...), a dotted module or "
             "path/to/pipeline.py; without a model, checked against fault-free runs of itself"),
@@ -55,6 +63,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             f"{', '.join(versions.KAFKA_VERSIONS)})"),
     Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, 3.5 or 4.0 lines (known to work: "
             f"{', '.join(versions.SPARK_VERSIONS)})"),
+    Setting("brokers", "1", "Kafka brokers in the cluster (1 to 5): with 3 or more, every topic has 3 replicas "
+            "and min.insync.replicas=2, and the broker fault classes (coordinator, leader, controller, ISR) "
+            "join the matrix", broker_count),
     Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
             "(modulo their number); default: every worker on the default engine"),
 )}

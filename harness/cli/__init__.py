@@ -21,26 +21,29 @@ from harness.run.session import keep_traceback
 from harness.settings import SETTINGS
 
 COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, shrink, check)
+CLUSTER_COMMANDS = ("smoke", "run", "space", "certify", "explore", "shrink")  # those that start a cluster
 
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="eo-harness", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in ("reports", "kafka", "spark"):
-        add_setting(root, name, metavar="DIR" if name == "reports" else "VERSION", default=None)
+    for name in ("reports", "kafka", "spark", "brokers"):
+        add_setting(root, name, metavar={"reports": "DIR", "brokers": "N"}.get(name, "VERSION"), default=None)
     commands = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands)
+    for name in CLUSTER_COMMANDS:  # `certify --brokers 3` as well as `--brokers 3 certify`
+        add_setting(commands.choices[name], "brokers", metavar="N", default=argparse.SUPPRESS)
     return root
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    for name in ("reports", "kafka", "spark"):  # the environment carries them to every part of the run
+    for name in ("reports", "kafka", "spark", "brokers"):  # the environment carries them to every part of the run
         asked = getattr(args, name)
         if asked:
-            os.environ[SETTINGS[name].env] = os.path.abspath(asked) if name == "reports" else asked
+            os.environ[SETTINGS[name].env] = os.path.abspath(asked) if name == "reports" else str(asked)
     terminate_like_ctrl_c()
     try:
         versions.stack()  # a malformed version is bad input before anything starts

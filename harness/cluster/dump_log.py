@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.cluster.service import Service
@@ -55,11 +56,14 @@ def parse(text: str, partition: int) -> list[Batch]:
     return batches
 
 
-def dump_topic(kafka: Service, topic: str, partitions: list[int], payloads: bool = False) -> dict[int, list[Batch]]:
-    """Every batch of each partition of `topic`, read from the broker's segment files; with `payloads`,
-    every record's value too (a line a record: only for outputs small enough to hold)."""
+def dump_topic(replica: Callable[[int], Service], topic: str, partitions: list[int],
+               payloads: bool = False) -> dict[int, list[Batch]]:
+    """Every batch of each partition of `topic`, read from the segment files of the broker `replica(partition)`
+    (its leader: in sync, it holds every committed batch); with `payloads`, every record's value too (a line
+    a record: only for outputs small enough to hold)."""
     out: dict[int, list[Batch]] = {}
     for partition in partitions:
+        kafka = replica(partition)
         folder = f"{LOG_DIR}/{topic}-{partition}"
         status, listing = kafka.output(["sh", "-c", f"ls {folder}/*.log"])
         files = [line.strip() for line in listing.splitlines() if line.strip().endswith(".log")]

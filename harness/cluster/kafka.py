@@ -1,4 +1,5 @@
-"""A single-node KRaft Kafka broker with transactions and two client listeners (direct and chaos)."""
+"""A KRaft Kafka node (broker and controller in one process) with transactions and two client listeners:
+direct, for the harness, and chaos, for the system under test."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
 from harness.errors import NotReady
 
+INTERNAL_PORT = 9091
 DIRECT_PORT = 9092
 CHAOS_PORT = 9093
+CONTROLLER_PORT = 9095
 
 
 def free_local_port() -> int:
@@ -37,16 +40,23 @@ def cluster_id() -> str:
 
 
 class KafkaBroker(Service):
-    """The broker. The harness uses the direct listener; the system under test the chaos one."""
+    """One node. The harness uses the direct listener; the system under test the chaos one; the other
+    brokers the internal one (at `internal_address`, through toxiproxy)."""
 
-    def __init__(self, image: str, network: Network, labels: dict[str, str], alias: str = "kafka") -> None:
+    def __init__(self, image: str, network: Network, labels: dict[str, str], *, node_id: int, alias: str,
+                 cluster: str, voters: str, replication: int, min_isr: int, internal_address: str) -> None:
         super().__init__(image, alias, network, labels)
+        self.node_id = node_id
         self.direct_port = free_local_port()
         self.chaos_address = f"{alias}:{CHAOS_PORT}"
         self.with_published_port(DIRECT_PORT, self.direct_port)
         self.with_envs(
-            KAFKA_CLUSTER_ID=cluster_id(),
-            KAFKA_HOST=alias,
+            KAFKA_CLUSTER_ID=cluster,
+            KAFKA_NODE_ID=str(node_id),
+            KAFKA_VOTERS=voters,
+            KAFKA_REPLICATION=str(replication),
+            KAFKA_MIN_ISR=str(min_isr),
+            KAFKA_ADVERTISED_INTERNAL=internal_address,
             KAFKA_ADVERTISED_DIRECT=f"{engine_host()}:{self.direct_port}",
             KAFKA_HEAP="768m",
         )

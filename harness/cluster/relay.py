@@ -16,12 +16,13 @@ from harness.gate.relay_files import RelayFiles
 class Relay(Service):
     """The relay, on the run's network as `alias`, with the checkpoint volume mounted."""
 
-    def __init__(self, image: str, network: Network, labels: dict[str, str], checkpoints: str,
+    def __init__(self, image: str, network: Network, labels: dict[str, str], checkpoints: str, brokers: int,
                  alias: str = "gate") -> None:
         super().__init__(image, alias, network, labels)
+        self.brokers = brokers
         self.with_volume_mapping(checkpoints, relay.ROOT, "rw")
         self.with_published_port(relay.SERVICE_PORT)
-        self.with_command(["python", "-c", Path(relay.__file__).read_text()])  # no host path in the engine
+        self.with_command(["python", "-c", Path(relay.__file__).read_text(), str(brokers)])  # no host path there
         self.waiting_for(LogMessageWaitStrategy(relay.READY).with_startup_timeout(30))
 
     @property
@@ -29,10 +30,9 @@ class Relay(Service):
         """Where the harness reaches the relay: the gate's control and data connections, the file operations."""
         return self.reached_at(relay.SERVICE_PORT)
 
-    @property
-    def client_address(self) -> str:
-        """Where the system under test reaches the gate, inside the network."""
-        return f"{self.alias}:{relay.CLIENT_PORT}"
+    def client_address(self, broker: int) -> str:
+        """Where the system under test reaches broker `broker` (its node id) through the gate, inside the network."""
+        return f"{self.alias}:{relay.CLIENT_PORT + broker - 1}"
 
     def files(self) -> RelayFiles:
         return RelayFiles(*self.service_address)

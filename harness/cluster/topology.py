@@ -11,8 +11,9 @@ from testcontainers.core.config import testcontainers_config
 from testcontainers.core.network import Network
 
 from harness.cluster import images, labels
+from harness.cluster.brokers import KafkaCluster
 from harness.cluster.engine import docker_client, engine_host
-from harness.cluster.kafka import CHAOS_PORT, KafkaBroker
+from harness.cluster.kafka import CHAOS_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import Relay
@@ -23,17 +24,31 @@ from harness.errors import InfrastructureError
 from harness.gate.proxy import KafkaGate, Peer
 from harness.gate.relay_files import RelayFiles
 from harness.progress import say
+from harness.settings import from_environment
 
-# One toxiproxy link per role, so a role's link can be cut alone: role -> port inside toxiproxy.
-LINKS = {"driver": 9101, "executors": 9102}
+# One toxiproxy link per role and broker, so that one role's link, or every link to one broker, can be cut
+# alone; and one per broker for replication (the other brokers fetch from it there), so that a leader's
+# followers can be cut from it while the system under test still reaches it.
+ROLES = ("driver", "executors")
+REPLICATION = "replication"
 ROLE_PREFIXES = {"driver-": "driver", "spark-worker-": "executors"}
 DRIVER_MEMORY = "1500m"
+
+
+def link_name(kind: str, broker: str) -> str:
+    """A toxiproxy link's name: a role's (or replication's) route to one broker, e.g. executors-kafka-2."""
+    return f"{kind}-{broker}"
+
+
+def link_port(kind: str, node_id: int) -> int:
+    """The link's port inside toxiproxy."""
+    return 9100 + 10 * node_id + (ROLES.index(kind) if kind in ROLES else 9)
 
 
 class Cluster:
     """Kafka (KRaft), toxiproxy, a Spark master and workers; drivers come and go per scenario."""
 
-    def __init__(self, workers: int = 2, run_id: str | None = None) -> None:
+    def __init__(self, workers: int = 2, run_id: str | None = None, brokers: int | None = None) -> None:
         self.run_id = run_id or labels.new_run_id()
         testcontainers_config.tc_host_override = engine_host()  # where this process's engine publishes ports
         self.labels = labels.labels(self.run_id)
@@ -41,12 +56,15 @@ class Cluster:
         self.network = Network(docker_network_kw={"labels": self.labels})
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
-        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints)
+        count = brokers if brokers is not None else from_environment("brokers")
+        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count)
         self.files: RelayFiles | None = None
-        self.kafka = KafkaBroker(self.images.kafka.tag, self.network, self.labels)
         self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
-        for port in LINKS.values():
-            self.toxiproxy.with_published_port(port)
+        self.kafka = KafkaCluster(self.images.kafka.tag, self.network, self.labels, count,
+                                  lambda n: f"{self.toxiproxy.alias}:{link_port(REPLICATION, n)}")
+        for broker in self.kafka.brokers:
+            for role in ROLES:
+                self.toxiproxy.with_published_port(link_port(role, broker.node_id))
         self.gate: KafkaGate | None = None
         self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
@@ -61,7 +79,7 @@ class Cluster:
 
     @property
     def services(self) -> list[Service]:
-        return [self.kafka, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers]
+        return [*self.kafka.brokers, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers]
 
     def start(self) -> Cluster:
         """Start every service in parallel where the dependencies allow; raise NotReady with logs."""
@@ -83,17 +101,16 @@ class Cluster:
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
             self.toxiproxy.start()
+            self._links()
             self.relay.start()
             self.files = self.relay.files()
             self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address).start()
             self.kafka.with_chaos_advertised(self.relay.client_address)
             with ThreadPoolExecutor(max_workers=4) as pool:
                 spark = pool.submit(self._start_spark)
-                broker = pool.submit(self.kafka.start)
-                for future in (broker, spark):
+                kafka = pool.submit(self.kafka.start)
+                for future in (kafka, spark):
                     future.result()
-            for role, port in LINKS.items():
-                self.toxiproxy.proxy(role, port, f"{self.kafka.alias}:{CHAOS_PORT}")
         except BaseException:
             self.stop()
             raise
@@ -110,9 +127,20 @@ class Cluster:
                 return Peer(alias, role, address)
         raise InfrastructureError(f"no container of this run has address {address}")
 
+    def _links(self) -> None:
+        """Every toxiproxy link: each role's to each broker's chaos listener, and each broker's replication."""
+        for broker in self.kafka.brokers:
+            for role in ROLES:
+                self.toxiproxy.proxy(link_name(role, broker.alias), link_port(role, broker.node_id),
+                                     f"{broker.alias}:{CHAOS_PORT}")
+            if len(self.kafka.brokers) > 1:
+                self.toxiproxy.proxy(link_name(REPLICATION, broker.alias), link_port(REPLICATION, broker.node_id),
+                                     f"{broker.alias}:{INTERNAL_PORT}")
+
     def link_address(self, peer: Peer) -> tuple[str, int]:
-        """Where the gate sends a peer's traffic: its role's toxiproxy link, as published."""
-        return self.toxiproxy.reached_at(LINKS.get(peer.role, LINKS["executors"]))
+        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for, as published."""
+        role = peer.role if peer.role in ROLES else "executors"
+        return self.toxiproxy.reached_at(link_port(role, peer.broker))
 
     def _start_spark(self) -> None:
         self.master.start()
@@ -149,6 +177,10 @@ class Cluster:
                 problems.append(f"toxiproxy link {name} is disabled")
         if self.gate is not None and self.gate.open_holds():
             problems.append(f"{len(self.gate.open_holds())} gate holds still open")
+        if not problems and len(self.kafka.brokers) > 1:
+            behind = self.kafka.out_of_sync()
+            if behind:
+                problems.append(f"Kafka partitions out of sync: {', '.join(behind[:5])}")
         return "; ".join(problems) or None
 
     def save_logs(self, folder: Path) -> None:

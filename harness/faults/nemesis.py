@@ -14,13 +14,16 @@ from collections.abc import Callable
 
 from docker.errors import APIError, NotFound
 
+from harness.cluster.kafka import KafkaBroker
 from harness.cluster.service import Service
-from harness.cluster.topology import Cluster
-from harness.faults.spec import FaultStep
+from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
+from harness.faults.spec import FaultStep, is_node
+from harness.gate.protocol import PRODUCE
 from harness.gate.proxy import GateEvent, Held
 from harness.history import History
 
 EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
+IN_SYNC_WAIT_S = 120.0  # after a Kafka node's fault heals: how long every replica may take to catch up
 
 
 class Nemesis:
@@ -33,6 +36,7 @@ class Nemesis:
         self.driver = driver
         self.replace_driver = replace_driver
         self._heals: list[tuple[str, Callable[[], None]]] = []
+        self._kafka_faults: list[str] = []  # faults on Kafka's nodes: healing waits for a full ISR
         self._lock = threading.Lock()
         self._closed = threading.Event()  # watchers stop when the scenario is over
 
@@ -61,6 +65,21 @@ class Nemesis:
                 self.history.record("fault.error", fault=name, error=f"heal failed: {error!r}")
         if self.cluster.gate is not None:
             self.cluster.gate.settle_all(forward=True)
+        if self._kafka_faults:
+            self._wait_in_sync()
+
+    def _wait_in_sync(self) -> None:
+        """Kafka is healed when every partition has its every replica in sync again."""
+        started = time.monotonic()
+        behind = self.cluster.kafka.wait_in_sync(IN_SYNC_WAIT_S)
+        if behind:
+            self.history.record("fault.error", fault=self._kafka_faults[0],
+                                error=f"after healing, {len(behind)} partitions out of sync for "
+                                      f"{IN_SYNC_WAIT_S:g} s: {', '.join(behind[:5])}")
+        else:
+            self.history.record("kafka.in_sync", faults=list(self._kafka_faults),
+                                seconds=round(time.monotonic() - started, 1))
+        self._kafka_faults.clear()
 
     def close(self) -> None:
         """The scenario is over: watchers stop before its history closes."""
@@ -87,11 +106,43 @@ class Nemesis:
     def _container(self, step: FaultStep, event: GateEvent | None) -> Service:
         if step.target == "driver":
             return self.driver()
-        if step.target == "broker":
-            return self.cluster.kafka
+        if is_node(step.target):
+            return self._node(step, event)
         if event is not None and (step.target == "sender" or event.peer.role == "executors"):
             return self._service(event.peer.container)
         return self._worker_with_executor()  # an executor or worker fault triggered by the driver's request
+
+    def _node(self, step: FaultStep, event: GateEvent | None) -> KafkaBroker:
+        """The Kafka node a step names, as things stand now (recorded: which node, and why it is that one)."""
+        kafka, gate = self.cluster.kafka, self.cluster.gate
+        request = event.request if event is not None else None
+        transactional_id = (request.transactional_id if request else None) or (gate.last_transactional_id if gate
+                                                                                else None)
+        if step.target.startswith("broker"):
+            node = kafka.broker(int(step.target.partition(":")[2] or 1))
+            why = f"broker {node.node_id}"
+        elif step.target == "controller":
+            node = kafka.controller()
+            why = "the active controller (the quorum's leader)"
+        elif step.target == "coordinator":
+            if transactional_id is None:
+                raise LookupError("no transactional id seen yet: no coordinator to aim at")
+            node = kafka.coordinator(transactional_id)
+            why = f"the coordinator of transactional id {transactional_id!r}"
+        elif request is not None and request.api_key == PRODUCE:  # sent to the leader of what it writes
+            node = kafka.broker(event.peer.broker)  # type: ignore[union-attr]
+            why = "the leader the produce request was sent to"
+        else:
+            written = (request.partitions[0] if request and request.partitions else
+                       gate.writes.get(transactional_id or "") if gate else None)
+            if written is None:
+                raise LookupError("no partition written yet: no leader to aim at")
+            node = kafka.leader(*written)
+            why = f"the leader of {written[0]}-{written[1]}"
+        self.history.record("fault.target", fault=str(step), container=node.alias, node=node.node_id, why=why)
+        with self._lock:
+            self._kafka_faults.append(str(step))
+        return node
 
     def _service(self, alias: str) -> Service:
         for service in self.cluster.services:
@@ -132,8 +183,8 @@ class Nemesis:
 
     def _kill(self, step: FaultStep, event: GateEvent | None, hold: Held | None, signal: str = "KILL") -> None:
         name = str(step)
-        if step.target in ("driver", "worker", "broker") or (step.target == "sender" and event and
-                                                           event.peer.role == "driver"):
+        if step.target in ("driver", "worker") or is_node(step.target) or (step.target == "sender" and event and
+                                                                         event.peer.role == "driver"):
             container = self._container(step, event) if step.target != "sender" else self.driver()
             self._kill_container(name, container, signal)
         else:
@@ -195,7 +246,7 @@ class Nemesis:
     def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)
         assert step.duration is not None
-        if step.target in ("driver", "worker", "broker"):
+        if step.target in ("driver", "worker") or is_node(step.target):
             container = self._container(step, event).get_wrapped_container()
             container.pause()
             self.history.record("effect", fault=name, effect=f"container {container.name} paused")
@@ -222,14 +273,31 @@ class Nemesis:
         self._later(name, step.duration, resume)
 
     def _partition(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
+        """Cut toxiproxy links: a role's to every broker, the system under test's to one node, or (followers)
+        the route the other brokers replicate from a leader by."""
         name = str(step)
         assert step.duration is not None
-        proxy = self.cluster.toxiproxy.client().get_proxy(step.target)
-        proxy.disable()
-        self.history.record("effect", fault=name, effect=f"link {step.target} cut")
+        brokers = [broker.alias for broker in self.cluster.kafka.brokers]
+        if step.target in ROLES:
+            names = [link_name(step.target, broker) for broker in brokers]
+        elif step.target == "followers":
+            names = [link_name(REPLICATION, self._node(FaultStep("partition", "leader", step.point), event).alias)]
+        else:
+            node = self._node(step, event).alias
+            names = [link_name(role, node) for role in ROLES]
+        client = self.cluster.toxiproxy.client()
+        proxies = [client.get_proxy(link) for link in names]
+        for proxy in proxies:
+            proxy.disable()
+        self.history.record("effect", fault=name, effect=f"link{'s' if len(names) > 1 else ''} {', '.join(names)} cut")
         if hold is not None:
             hold.drop()
-        self._later(name, step.duration, proxy.enable)
+
+        def restore() -> None:
+            for proxy in proxies:
+                proxy.enable()
+
+        self._later(name, step.duration, restore)
 
     def _isolate(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)

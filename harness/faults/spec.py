@@ -2,7 +2,8 @@
 
     step     := ["then "] action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
     action   := kill | stop | pause | partition | isolate | delay
-    target   := sender | executor | driver | worker | broker | executors      (executors: the role's link)
+    target   := sender | executor | driver | worker | executors                (executors: the role's link)
+              | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce
               | batch.planned | batch.committed | state.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time)
@@ -12,8 +13,18 @@
     then     := count occurrences only once the step before it fired: the second of two faults
                 lands while the stream recovers from the first (not on time points)
 
+Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
+the transaction coordinator of the sender's transactional id (else of the last one the gate saw),
+`leader` the leader of the partition the request writes to (else of the partition the sender last
+added), `controller` the active KRaft controller. Killed, stopped, paused or isolated, the node is
+restarted, resumed or reconnected; partitioned, the system under test's links to it are cut (the
+brokers still reach it). `followers` (partition only) cuts the leader's followers from it: the ISR
+shrinks to the leader alone, below min.insync.replicas, until it heals.
+
 Examples: kill:sender@txn.pre_commit#2, kill:driver@batch.committed:3, partition:executors@txn.commit/10s,
 pause:executor@txn.pre_commit/40s, delay:sender@txn.commit/20s, kill:broker@time:20,
+kill:coordinator@txn.commit#2, partition:leader@txn.first_write#3/20s, isolate:coordinator@txn.pre_commit#2/30s,
+partition:followers@txn.first_write#2/30s, stop:broker:3@batch.planned:2,
 kill:driver@txn.commit followed by then kill:driver@txn.first_write.
 """
 
@@ -27,7 +38,8 @@ from dataclasses import asdict, dataclass
 from harness.errors import BadInput
 
 ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay")
-TARGETS = ("sender", "executor", "driver", "worker", "broker", "executors")
+NODES = ("broker", "coordinator", "leader", "controller")  # Kafka nodes, resolved when the fault fires
+TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "followers")
 GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce")
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
@@ -40,7 +52,7 @@ TRANSACTIONAL = "transactional"  # a sink's kind: it writes in Kafka transaction
 PLAIN = "plain"  # it writes with plain produce requests (the produce point applies)
 
 STEP = re.compile(
-    r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+)@(?P<point>[a-z_.]+)"
+    r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z_.]+)"
     r"(?::(?P<number>[^#~/]+))?(?:#(?P<nth>[^~/]+))?(?:~(?P<role>[^/]+))?(?:/(?P<duration>.+))?$"
 )
 
@@ -87,8 +99,9 @@ def parse_step(spec: str) -> FaultStep:
     parts = match.groupdict()
     if parts["action"] not in ACTIONS:
         raise BadInput(f"fault spec '{spec}': unknown action '{parts['action']}' (one of {', '.join(ACTIONS)})")
-    if parts["target"] not in TARGETS:
-        raise BadInput(f"fault spec '{spec}': unknown target '{parts['target']}' (one of {', '.join(TARGETS)})")
+    if parts["target"] not in TARGETS and not _numbered_broker(parts["target"], spec):
+        raise BadInput(f"fault spec '{spec}': unknown target '{parts['target']}' (one of {', '.join(TARGETS)}, "
+                       "broker:N)")
     if parts["point"] not in POINTS:
         raise BadInput(f"fault spec '{spec}': unknown point '{parts['point']}' (one of {', '.join(POINTS)})")
     point = parts["point"]
@@ -118,6 +131,21 @@ def parse_step(spec: str) -> FaultStep:
     return step
 
 
+def _numbered_broker(target: str, spec: str) -> bool:
+    """Whether the target is `broker:N`; a bad N is named."""
+    if not target.startswith("broker:"):
+        return False
+    number = target.removeprefix("broker:")
+    if not number.isdigit() or int(number) < 1:
+        raise BadInput(f"fault spec '{spec}': bad broker '{number}' in '{target}' (a node id from 1)")
+    return True
+
+
+def is_node(target: str) -> bool:
+    """Whether a step's target is a Kafka node (broker, broker:N, coordinator, leader, controller)."""
+    return target in NODES or target.startswith("broker:")
+
+
 def _validate(step: FaultStep, spec: str) -> None:
     if step.after and step.point == "time":
         raise BadInput(f"fault spec '{spec}': 'then' counts occurrences of a point; a time point has none")
@@ -129,8 +157,11 @@ def _validate(step: FaultStep, spec: str) -> None:
         raise BadInput(f"fault spec '{spec}': target 'sender' needs a gate point ({', '.join(GATE_POINTS)})")
     if step.action == "delay" and (step.target != "sender" or step.point not in GATE_POINTS):
         raise BadInput(f"fault spec '{spec}': 'delay' delays the matched request: delay:sender@<gate point>/D")
-    if step.action == "partition" and step.target not in ROLES:
-        raise BadInput(f"fault spec '{spec}': 'partition' cuts a role's link: partition:driver|executors@...")
+    if step.action == "partition" and step.target not in (*ROLES, "followers") and not is_node(step.target):
+        raise BadInput(f"fault spec '{spec}': 'partition' cuts links: a role's (driver, executors), those to a "
+                       "Kafka node (broker, broker:N, coordinator, leader, controller) or a leader's followers")
+    if step.target == "followers" and step.action != "partition":
+        raise BadInput(f"fault spec '{spec}': 'followers' is cut from their leader: partition:followers@.../D")
     if step.target == "executors" and step.action != "partition":
         raise BadInput(f"fault spec '{spec}': target 'executors' is a link; did you mean 'executor'?")
 

@@ -43,6 +43,7 @@ class RequestInfo:
     producer_epoch: int | None = None
     acks: int | None = None  # Produce only: 0 means the broker sends no response
     transaction_timeout_ms: int | None = None  # InitProducerId only: the sink's transaction.timeout.ms
+    partitions: tuple[tuple[str, int], ...] = ()  # AddPartitionsToTxn only: the (topic, partition)s it adds
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
@@ -95,7 +96,9 @@ def parse_request(payload: bytes) -> RequestInfo:
                            bool(body.committed), body.producer_id, body.producer_epoch)
     if api_key == ADD_PARTITIONS_TO_TXN:
         if api_version <= 3:  # clients use 0-3; 4+ batches transactions, broker to broker
-            return RequestInfo(api_key, api_version, correlation_id, client_id, body.v3_and_below_transactional_id)
+            added = tuple((topic.name, p) for topic in body.v3_and_below_topics for p in topic.partitions)
+            return RequestInfo(api_key, api_version, correlation_id, client_id, body.v3_and_below_transactional_id,
+                               partitions=added)
         transactions = body.transactions
         return RequestInfo(api_key, api_version, correlation_id, client_id,
                            transactions[0].transactional_id if transactions else None)

@@ -45,6 +45,7 @@ class Peer:
     role: str
     address: str
     port: int = 0  # the client's source port: names the process that owns the connection
+    broker: int = 1  # the node id of the broker the connection goes to (the relay's port it came in on)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class GateEvent:
         r = self.request
         return {"point": self.point, "container": self.peer.container, "role": self.peer.role,
                 "source": f"{self.peer.address}:{self.peer.port}", "connection": self.connection,
+                "broker": self.peer.broker,
                 "api_version": r.api_version,
                 "client_id": r.client_id, "transactional_id": r.transactional_id, "committed": r.committed,
                 "producer_id": r.producer_id, "producer_epoch": r.producer_epoch,
@@ -138,6 +140,8 @@ class KafkaGate:
         self.holds: list[Hold] = []
         self.bytes_forwarded = 0
         self._in_transaction: set[str] = set()
+        self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added
+        self.last_transactional_id: str | None = None  # whose coordinator a fault off a request aims at
         self._ids = itertools.count(1)
         self._loop = asyncio.new_event_loop()
         self._control: asyncio.StreamWriter | None = None
@@ -161,21 +165,22 @@ class KafkaGate:
         self._claims.add(announcements)
 
     async def _announcements(self, control: asyncio.StreamReader) -> None:
-        """Claim each client the relay announces (`<id> <address> <port>`) with a data connection of its own."""
+        """Claim each client the relay announces (`<id> <address> <port> <broker>`) with a data connection of
+        its own."""
         while line := await control.readline():
-            number, address, port = line.decode().split()
-            claim = asyncio.ensure_future(self._claim(number, address, int(port)))
+            number, address, port, broker = line.decode().split()
+            claim = asyncio.ensure_future(self._claim(number, address, int(port), int(broker)))
             self._claims.add(claim)
             claim.add_done_callback(self._claims.discard)
 
-    async def _claim(self, number: str, address: str, port: int) -> None:
+    async def _claim(self, number: str, address: str, port: int, broker: int) -> None:
         try:
             reader, writer = await asyncio.open_connection(*self.relay, limit=2**20)
         except OSError as error:
             self.record("gate.refused", source=address, error=repr(error))
             return
         writer.write(f"data {number}\n".encode())
-        await self._accept(reader, writer, address, port)
+        await self._accept(reader, writer, address, port, broker)
 
     def stop(self) -> None:
         async def close() -> None:
@@ -201,10 +206,11 @@ class KafkaGate:
         return [hold for hold in self.holds if not hold.settled]
 
     async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
-                      address: str, port: int) -> None:
+                      address: str, port: int, broker: int) -> None:
         connection = next(self._ids)
         try:
-            peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port)
+            peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port,
+                                       broker=broker)
             host, port = await self._loop.run_in_executor(None, self.upstream, peer)
             upstream_reader, upstream_writer = await asyncio.open_connection(host, port, limit=2**20)
         except Exception as error:  # noqa: BLE001 - an unroutable peer is closed, and said so
@@ -279,6 +285,8 @@ class KafkaGate:
         """The points a request reaches (as it arrives, as its response comes back); tracks whether each
         transactional id is inside a transaction."""
         txn = request.transactional_id
+        if txn is not None:
+            self.last_transactional_id = txn
         if request.api_key == INIT_PRODUCER_ID:
             if txn is None:
                 return None, None
@@ -292,6 +300,8 @@ class KafkaGate:
             # dies then has its whole write retried. With acks=0 there is no response to hold.
             return (None, "produce") if request.acks else ("produce", None)
         if request.api_key in (ADD_PARTITIONS_TO_TXN, PRODUCE):
+            if txn is not None and request.partitions:
+                self.writes[txn] = request.partitions[0]
             if txn is None or txn in self._in_transaction:
                 return None, None
             self._in_transaction.add(txn)

@@ -3,21 +3,23 @@ the harness's host (an engine in a VM, on another machine, in Docker-in-Docker).
 
 It runs in a container on the run's network (standard library only) and listens on two ports:
 
-- CLIENT_PORT, on the network: where Kafka's chaos listener points the system under test. Each client
-  connection is announced to the harness (`<id> <address> <port>` on the control connection), which
+- CLIENT_PORT + n - 1 for broker n, on the network: where broker n's chaos listener points the system
+  under test. Each client connection is announced to the harness (`<id> <address> <port> <broker>` on
+  the control connection), which
   opens a data connection for it (`data <id>`) and from then on the relay copies bytes both ways. The
   gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
 - SERVICE_PORT, published: the harness's connections, each starting with one line saying what it is:
   `control`, `data <id>`, or `files` (JSON lines on the checkpoint volume: `walk`, `read`, `write`), so
   that the checkpoint triggers are read through the engine, not from a host path.
 
-    python3 -m harness.gate.relay
+    python3 -m harness.gate.relay [BROKERS]
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import itertools
 import json
 import os
@@ -39,14 +41,14 @@ class Relay:
         self.waiting: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
 
-    async def on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def on_client(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.control is None:  # no harness: nobody can route this client
             writer.close()
             return
         number = next(self.ids)
         address, port = writer.get_extra_info("peername")[:2]
         self.waiting[number] = (reader, writer)
-        self.control.write(f"{number} {address} {port}\n".encode())
+        self.control.write(f"{number} {address} {port} {broker}\n".encode())
         await asyncio.sleep(UNCLAIMED_S)
         if self.waiting.pop(number, None) is not None:
             writer.close()
@@ -136,22 +138,22 @@ async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     writer.close()
 
 
-async def listen(host: str = "0.0.0.0", client_port: int = CLIENT_PORT,
-                 service_port: int = SERVICE_PORT) -> tuple[asyncio.Server, asyncio.Server]:
-    """The client and service servers, listening."""
+async def listen(host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
+                 service_port: int = SERVICE_PORT) -> list[asyncio.Server]:
+    """A client server per broker (the nth port for broker n), then the service server, listening."""
     relay = Relay()
-    clients = await asyncio.start_server(relay.on_client, host, client_port, limit=2**20)
-    service = await asyncio.start_server(relay.on_service, host, service_port, limit=2**20)
-    return clients, service
+    servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=2**20)
+               for n, port in enumerate(client_ports, 1)]
+    servers.append(await asyncio.start_server(relay.on_service, host, service_port, limit=2**20))
+    return servers
 
 
-async def main() -> None:
-    clients, service = await listen()
+async def main(brokers: int) -> None:
+    servers = await listen(client_ports=tuple(CLIENT_PORT + n for n in range(brokers)))
     print(READY, flush=True)
-    async with clients, service:
-        await asyncio.gather(clients.serve_forever(), service.serve_forever())
+    await asyncio.gather(*(server.serve_forever() for server in servers))
 
 
 if __name__ == "__main__":
     os.makedirs(ROOT, exist_ok=True)
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)))

@@ -316,7 +316,8 @@ class Scenario:
         topic = next(e["output_topic"] for e in events if e["type"] == "scenario.start")
         try:
             lost = "lost" in result.verdict.anomalies and len(result.read.records) <= PAYLOADS_UP_TO
-            log = dump_topic(self.cluster.kafka, topic, list(range(self.partitions)), payloads=lost)
+            log = dump_topic(partial(self.cluster.kafka.leader, topic), topic, list(range(self.partitions)),
+                             payloads=lost)
             explain(result.verdict, Explainer(log, events), result.read.records,
                     map(partial(_identity_or_none, identity), result.read.records.values), identity)
         except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it

@@ -30,6 +30,15 @@ pytestmark = pytest.mark.unit
         ("kill:broker@time:20", FaultStep("kill", "broker", "time", number=20)),
         ("isolate:worker@batch.planned:2/5s", FaultStep("isolate", "worker", "batch.planned", number=2, duration=5)),
         ("then kill:driver@txn.first_write#2", FaultStep("kill", "driver", "txn.first_write", nth=2, after=True)),
+        ("kill:coordinator@txn.commit#2", FaultStep("kill", "coordinator", "txn.commit", nth=2)),
+        ("partition:leader@txn.first_write#3/20s", FaultStep("partition", "leader", "txn.first_write", nth=3,
+                                                             duration=20)),
+        ("isolate:coordinator@txn.pre_commit#2/30s", FaultStep("isolate", "coordinator", "txn.pre_commit", nth=2,
+                                                               duration=30)),
+        ("kill:controller@batch.planned:2", FaultStep("kill", "controller", "batch.planned", number=2)),
+        ("stop:broker:3@time:20", FaultStep("stop", "broker:3", "time", number=20)),
+        ("partition:followers@txn.first_write#2/30s", FaultStep("partition", "followers", "txn.first_write", nth=2,
+                                                                duration=30)),
     ],
 )
 def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> None:
@@ -52,11 +61,14 @@ def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> No
         ("kill:driver@txn.commit:3", "'3' after 'txn.commit'"),
         ("kill:driver@time", "'time' needs the seconds"),
         ("kill:driver@produce~workers", "bad role filter '~workers'"),
-        ("partition:worker@txn.commit/5s", "'partition' cuts a role's link"),
+        ("partition:worker@txn.commit/5s", "'partition' cuts links"),
         ("delay:driver@txn.commit/5s", "'delay' delays the matched request"),
         ("kill:executors@produce", "target 'executors' is a link"),
         ("kill-driver", "expected [then ]ACTION:TARGET@POINT"),
         ("then kill:broker@time:20", "'then' counts occurrences of a point"),
+        ("kill:broker:0@time:20", "bad broker '0'"),
+        ("kill:broker:two@time:20", "bad broker 'two'"),
+        ("kill:followers@txn.commit", "'followers' is cut from their leader"),
     ],
 )
 def test_errors_name_the_bad_token(spec: str, token: str) -> None:

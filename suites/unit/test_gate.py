@@ -55,9 +55,10 @@ def test_init_producer_id_every_version(version: int) -> None:
 def test_add_partitions_to_txn_client_versions(version: int) -> None:
     request = AddPartitionsToTxnRequest[version](
         v3_and_below_transactional_id="tx-3", v3_and_below_producer_id=1, v3_and_below_producer_epoch=0,
-        v3_and_below_topics=[],
+        v3_and_below_topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name="out", partitions=[2, 0])],
     )
-    assert parse_request(frame(request, version, 4)[4:]).transactional_id == "tx-3"
+    info = parse_request(frame(request, version, 4)[4:])
+    assert (info.transactional_id, info.partitions) == ("tx-3", (("out", 2), ("out", 0)))  # where it writes
 
 
 @pytest.mark.parametrize("version", [3, 8, 9, 11, 12])
