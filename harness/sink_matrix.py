@@ -13,7 +13,7 @@ import re
 import pytest
 
 from harness import settings
-from harness.certify.matrix import BASELINE, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for
+from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for
 from harness.certify.rows import MatrixRun, row_scenario
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
@@ -21,7 +21,8 @@ from harness.run.scenario import ScenarioResult
 from harness.subject.code_spec import is_file
 
 pytestmark = pytest.mark.chaos
-STATELESS = [row for row in MATRIX + SPLIT_BY_ROLE if not row.stateful]  # the matrix of the passthrough pipeline
+# the matrix of the passthrough pipeline (the broker rows run with --brokers 3, else they are skipped)
+STATELESS = [row for row in MATRIX + SPLIT_BY_ROLE + BROKER_MATRIX if not row.stateful]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from harness.certify.certificate import write_certificate
-from harness.certify.matrix import ANY, BASELINE, MATRIX
+from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX
 from harness.certify.pool import certify_spread, spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
 from harness.certify.worker import CertifyJob
@@ -17,9 +17,10 @@ from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
 from harness.cluster.engine import engine_socket_url
 from harness.errors import EXIT_OK
-from harness.faults.space import Observation
+from harness.faults.space import MIN_BROKERS, Observation
 from harness.report.folders import certificate_dir
 from harness.run.session import session
+from harness.settings import from_environment
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
 
@@ -88,7 +89,9 @@ def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool) -> None:
           "fault space\n(the sink's kind, who sends its requests, its transaction timeout, whether the pipeline "
           "keeps state);\nits rows are among these, their durations set from the timeout it shows "
           "(`eo-harness space` prints them):")
-    for row in [r for r in MATRIX if r.quick or not quick]:
+    brokers = from_environment("brokers")
+    rows = MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else [])
+    for row in [r for r in rows if r.quick or not quick]:
         applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
                                                                                      f"{row.applies_to} sinks")
         print(f"  {row.name:<48} {' '.join(row.faults) or '(no fault)':<36} {applies}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from harness.driver.state_stores import DEFAULT_STATE_STORE
-from harness.faults.space import ROLES, FaultClass, Observation, space
+from harness.faults.space import MIN_BROKERS, ROLES, FaultClass, Observation, space
 from harness.faults.spec import PLAIN, TRANSACTIONAL
 
 ANY = "any"
@@ -31,6 +31,7 @@ class MatrixScenario:
     live: bool = False  # input produced while the stream runs, at the live rate (others: a backlog)
     speculation: bool = False  # spark.speculation on: two attempts of a task may write at once
     classes: tuple[str, ...] = ()  # the fault classes it tries
+    brokers: int = 1  # the Kafka brokers it needs (--brokers)
 
     def applies(self, kind: str, stateful: bool = False) -> bool:
         return self.applies_to in (ANY, kind) and (stateful or not self.stateful)
@@ -42,7 +43,7 @@ BASELINE = MatrixScenario("baseline", (), ANY, quick=True)
 def row_of(fault: FaultClass, applies_to: str) -> MatrixScenario:
     """The row that tries one fault class."""
     return MatrixScenario(fault.row, fault.faults, applies_to, fault.quick, fault.point == "state.committed",
-                          fault.state_store, fault.live, fault.speculation, (fault.name,))
+                          fault.state_store, fault.live, fault.speculation, (fault.name,), fault.brokers)
 
 
 def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:
@@ -50,17 +51,18 @@ def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:
     return [row_of(fault, seen.kind) for fault in space(seen) if fault.tried and (fault.quick or not quick)]
 
 
-def _matrix() -> list[MatrixScenario]:
-    """Every row: those of both kinds of sink with a stateful pipeline, each once."""
+def _matrix(brokers: int = 1) -> list[MatrixScenario]:
+    """Every row on `brokers` brokers: those of both kinds of sink with a stateful pipeline, each once."""
     rows: dict[str, MatrixScenario] = {BASELINE.name: BASELINE}
     for kind in (TRANSACTIONAL, PLAIN):
-        for row in rows_for(Observation.assumed(kind, stateful=True), quick=False):
+        for row in rows_for(Observation.assumed(kind, stateful=True, brokers=brokers), quick=False):
             shared = rows.get(row.name)
             rows[row.name] = row if shared is None else replace(row, applies_to=ANY)
     return list(rows.values())
 
 
 MATRIX = _matrix()
+BROKER_MATRIX = [row for row in _matrix(MIN_BROKERS) if row.brokers > 1]  # the rows only several brokers get
 
 
 def _split_by_role() -> list[MatrixScenario]:
@@ -79,6 +81,8 @@ def _split_by_role() -> list[MatrixScenario]:
 SPLIT_BY_ROLE = _split_by_role()
 
 
-def scenarios_for(kind: str, quick: bool, stateful: bool = False) -> list[MatrixScenario]:
-    """The rows that apply to a sink of this kind and a pipeline with or without state (the baseline first)."""
-    return [row for row in MATRIX if row.applies(kind, stateful) and (row.quick or not quick)]
+def scenarios_for(kind: str, quick: bool, stateful: bool = False, brokers: int = 1) -> list[MatrixScenario]:
+    """The rows that apply to a sink of this kind and a pipeline with or without state, on `brokers` brokers
+    (the baseline first)."""
+    rows = MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else [])
+    return [row for row in rows if row.applies(kind, stateful) and (row.quick or not quick)]

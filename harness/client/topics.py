@@ -15,12 +15,13 @@ def unique_name(scenario: str, role: str) -> str:
 
 
 def create_topics(admin: AdminClient, names: list[str], partitions: int) -> None:
-    """Create topics with one replica each; raise InfrastructureError naming the one that failed.
+    """Create topics with the cluster's replication factor and min.insync.replicas (the brokers' defaults:
+    1 on one broker, 3 and 2 on three); raise InfrastructureError naming the one that failed.
 
     Kept forever: a workload may carry old record timestamps (a replay of history), which time-based
     retention would delete in the middle of a scenario."""
-    futures = admin.create_topics([NewTopic(name, partitions, 1, config={"retention.ms": "-1"}) for name in names],
-                                  operation_timeout=30)
+    futures = admin.create_topics([NewTopic(name, partitions, replication_factor=-1, config={"retention.ms": "-1"})
+                                   for name in names], operation_timeout=30)
     for name, future in futures.items():
         try:
             future.result(timeout=60)

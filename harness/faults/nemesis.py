@@ -1,7 +1,8 @@
 """The nemesis carries out fault steps on the cluster, records each fault's effect, and heals them all.
 
-Every fault has its heal: killed containers are started again, a killed driver is replaced by a new
-spark-submit on the same checkpoint, paused processes and containers resume, cut links are restored,
+Every fault has its heal: killed containers are started again (at once; a Kafka node of several stays
+down until healing, so that the others take over), a killed driver is replaced by a new spark-submit on
+the same checkpoint, paused processes and containers resume, cut links are restored,
 isolated containers reconnected, held requests released or dropped.
 """
 
@@ -215,6 +216,15 @@ class Nemesis:
         if container.alias == self.driver().alias:
             self.replace_driver(kill)
             self.history.record("recovery", fault=name, detail=f"driver {container.alias} restarted on its checkpoint")
+        elif isinstance(container, KafkaBroker) and len(self.cluster.kafka.brokers) > 1:
+            kill()  # down until healing: the others take its partitions and transactions over
+
+            def restart() -> None:
+                wrapped.start()
+                self.history.record("recovery", fault=name, detail=f"container {container.alias} started again")
+
+            with self._lock:
+                self._heals.append((name, restart))
         else:
             kill()
             wrapped.start()

@@ -21,6 +21,8 @@ ABOVE_MARGIN_S = 10.0  # "just above" a timeout: past it with room for the broke
 BELOW_SHARE = 0.5  # "just below" a timeout: half of it, well inside
 PARTITION_S = 10.0  # a partition that heals well inside every timeout (a short network split)
 ROLES = ("driver", "executors")
+MIN_BROKERS = 3  # the broker classes need replication 3 and min.insync.replicas 2
+ISR_CUT_S = 30.0  # followers cut from their leader this long: past replica.lag.time.max.ms (10 s), the ISR shrinks
 
 
 @dataclass(frozen=True)
@@ -33,10 +35,11 @@ class Observation:
     transaction_timeout_s: float | None = None
     stateful: bool = False
     counts: dict[str, int] = field(default_factory=dict)
+    brokers: int = 1  # Kafka brokers it ran on: from MIN_BROKERS on, the broker classes apply
 
     @classmethod
-    def from_events(cls, events: Iterable[dict], stateful: bool) -> Observation:
-        """From a run's history events (its `point` events)."""
+    def from_events(cls, events: Iterable[dict], stateful: bool, brokers: int = 1) -> Observation:
+        """From a run's history events (its `point` events) on a cluster of `brokers` brokers."""
         senders: dict[str, set[str]] = {}
         counts: dict[str, int] = {}
         timeouts = []
@@ -47,13 +50,13 @@ class Observation:
                 if event.get("transaction_timeout_ms"):
                     timeouts.append(event["transaction_timeout_ms"] / 1000)
         return cls({p: frozenset(r) for p, r in senders.items()}, min(timeouts) if timeouts else None, stateful,
-                   counts)
+                   counts, brokers)
 
     @classmethod
-    def assumed(cls, kind: str, stateful: bool) -> Observation:
+    def assumed(cls, kind: str, stateful: bool, brokers: int = 1) -> Observation:
         """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet)."""
         points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce",)
-        return cls({p: frozenset() for p in points}, None, stateful)
+        return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 
     @property
     def kind(self) -> str:
@@ -81,6 +84,7 @@ class FaultClass:
     live: bool = False
     state_store: str = DEFAULT_STATE_STORE
     speculation: bool = False  # the row runs with spark.speculation on
+    brokers: int = 1  # the Kafka brokers it needs
 
     @property
     def name(self) -> str:
@@ -100,6 +104,8 @@ def space(seen: Observation) -> list[FaultClass]:
     else:
         classes += _plain(seen)
     classes += _any_sink()
+    if seen.brokers >= MIN_BROKERS:
+        classes += _brokers(seen)
     if seen.stateful:
         classes += _stateful()
     return classes
@@ -230,6 +236,44 @@ def _any_sink() -> list[FaultClass]:
         FaultClass("kill", "executor", "batch.planned", "any", "live", "live-kill-executor-batch.planned",
                    ("kill:executor@batch.planned:2",), "an executor kill under live input", live=True),
     ]
+
+
+def _brokers(seen: Observation) -> list[FaultClass]:
+    """Kafka as production runs it, several brokers: the coordinator, a leader or the controller fails in
+    the middle of a transaction or a batch, or a leader's followers fall out of its ISR."""
+    write = "txn.first_write" if seen.kind == TRANSACTIONAL else "produce"
+    out = []
+    if seen.kind == TRANSACTIONAL:
+        for point, nth, when in (("txn.pre_commit", 2, "as a commit is asked of it"),
+                                 ("txn.commit", 1, "once it committed, before the sink heard")):
+            if point in seen.senders:
+                out.append(FaultClass("kill", "coordinator", point, "any", "failover", f"kill-coordinator-{point}",
+                                      (f"kill:coordinator@{point}#{nth}",),
+                                      f"SIGKILL the transaction coordinator {when}: another broker takes the "
+                                      "transaction over and the commit is retried against it", quick=True,
+                                      brokers=MIN_BROKERS))
+        if "txn.pre_commit" in seen.senders:
+            out.append(FaultClass("isolate", "coordinator", "txn.pre_commit", "any", "failover",
+                                  "isolate-coordinator-txn.pre_commit", ("isolate:coordinator@txn.pre_commit#2/30s",),
+                                  "the coordinator cut off the network for 30 s as a commit is asked: it loses the "
+                                  "transaction log's leadership, then comes back", brokers=MIN_BROKERS))
+    if write in seen.senders:
+        out += [
+            FaultClass("partition", "leader", write, "any", "20s", f"partition-leader-{write}",
+                       (f"partition:leader@{write}#2/20s",),
+                       "the links to the leader of the partition being written cut for 20 s at a first write",
+                       brokers=MIN_BROKERS),
+            FaultClass("partition", "followers", write, "any", "isr-shrink", f"isr-shrink-{write}",
+                       (f"partition:followers@{write}#2/{ISR_CUT_S:g}s",),
+                       f"a leader's followers cut from it for {ISR_CUT_S:g} s at a write: its ISR shrinks below "
+                       "min.insync.replicas=2 and writes fail with NOT_ENOUGH_REPLICAS until it heals",
+                       quick=True, brokers=MIN_BROKERS),
+        ]
+    out.append(FaultClass("kill", "controller", "batch.planned", "any", "failover", "kill-controller-batch.planned",
+                          ("kill:controller@batch.planned:2",),
+                          "SIGKILL the active KRaft controller (a broker too) when batch 2 is planned",
+                          brokers=MIN_BROKERS))
+    return out
 
 
 def _stateful() -> list[FaultClass]:

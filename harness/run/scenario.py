@@ -64,6 +64,7 @@ class ScenarioResult:
     latency: dict | None = None  # live input: input acked to output written, per second (see harness.run.latency)
     phases: dict = field(default_factory=dict)  # where the time went (see harness.run.phases)
     judgement: Judgement | None = None  # the outcome, from the one judge (harness.checker.judge)
+    brokers: int = 1  # Kafka brokers in the cluster it ran on
 
     @property
     def outcome(self) -> str:
@@ -79,7 +80,7 @@ class ScenarioResult:
     @property
     def observation(self) -> Observation:
         """What this run showed of the sink and pipeline: the fault space is drawn from a baseline's."""
-        return Observation.from_events(self.events("point"), self.stateful)
+        return Observation.from_events(self.events("point"), self.stateful, self.brokers)
 
     @property
     def exactly_once(self) -> bool:
@@ -222,6 +223,7 @@ class Scenario:
                             pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             speculation=self.speculation, partitions=self.partitions, rate=self.rate,
+                            brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
 
@@ -305,7 +307,7 @@ class Scenario:
         listing = folder.listing()
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
-            self.report_dir, folder.stateful(listing), self.rate, latency,
+            self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
         )
         return result
 
