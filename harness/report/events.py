@@ -26,6 +26,15 @@ def describe(event: dict) -> str:
             return f"fault step {event.get('step')} triggered at {event.get('point')}"
         case "fault.inject":
             return f"fault {event.get('fault')} injected"
+        case "fault.target":
+            return f"fault {event.get('fault')} aimed at {event.get('container')}: {event.get('why')}"
+        case "kafka.leader":
+            if event.get("was") is None:
+                return f"{event.get('leader')} leads {event.get('partition')}"
+            return (f"{event.get('leader')} took {event.get('partition')} over from {event.get('was')}"
+                    + (" (the coordinator of its transactional ids)" if event.get("role") == "coordinator" else ""))
+        case "kafka.in_sync":
+            return f"every Kafka replica in sync again, {event.get('seconds')} s after healing"
         case "effect":
             return f"fault {event.get('fault')} took effect: {event.get('effect')}"
         case "fault.heal" | "recovery":

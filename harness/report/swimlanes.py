@@ -1,8 +1,9 @@
 """A swimlane timeline of one scenario (SVG, no JavaScript): a lane for the batches, one per driver and
-executor container and one for the broker, each transaction a bar from its first write to its commit
+executor container and one per broker, each transaction a bar from its first write to its commit
 or abort (colored by outcome), plain produce requests as ticks, fault windows shaded and labelled
-across the lane they hit, and the anomalies marked in an output lane at the time their record was
-written (found by its partition and offset)."""
+across the lane they hit (a broker fault on the broker it resolved to), leader and coordinator changes
+marked on the broker that took over, and the anomalies marked in an output lane at the time their
+record was written (found by its partition and offset)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from html import escape
 
 WIDTH, LANE, LEFT, RIGHT, TOP = 1000, 34, 190, 20, 24
 COLORS = {"committed": "#27ae60", "aborted": "#c0392b", "open": "#e67e22"}
-BROKER = "kafka"
+TAKEOVER = {"leader": "#8e44ad", "coordinator": "#d35400"}  # a partition's new leader, a new coordinator
+
+
+def brokers(events: list[dict]) -> list[str]:
+    """The brokers' lane names (their containers), from the number the scenario ran with."""
+    count = next((e.get("brokers", 1) for e in events if e["type"] == "scenario.start"), 1)
+    return ["kafka"] if count == 1 else [f"kafka-{n}" for n in range(1, count + 1)]
 
 
 def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
@@ -41,6 +48,7 @@ def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
     parts += _batches(events, x, y("batches"))
     parts += _transactions(events, x, y)
     parts += _containers(events, lanes, x, y)
+    parts += _takeovers(events, lanes, x, y)
     parts += _anomalies(anomalies, written_ms, x, y("output"))
     parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - 26}" y2="{height - 26}" stroke="#333"/>'
                  f'<text x="{LEFT}" y="{height - 10}">0 s</text>'
@@ -49,13 +57,14 @@ def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
 
 
 def _lanes(events: list[dict]) -> list[str]:
-    """batches, then drivers and executors in order of appearance, the broker, the output."""
+    """batches, then drivers and executors in order of appearance, the brokers, the output."""
+    nodes = brokers(events)
     seen: dict[str, None] = {}
     for event in events:
         name = event.get("container") or (event.get("trigger") or {}).get("container")
-        if name and name != BROKER:
+        if name and name not in nodes:
             seen[name] = None
-    return ["batches", *seen, BROKER, "output"]
+    return ["batches", *seen, *nodes, "output"]
 
 
 def _batches(events: list[dict], x, top: float) -> list[str]:  # type: ignore[no-untyped-def]
@@ -121,6 +130,7 @@ def _containers(events: list[dict], lanes: list[str], x, y) -> list[str]:  # typ
 def _faults(events: list[dict], lanes: list[str], x, y, height: float) -> list[str]:  # type: ignore[no-untyped-def]
     """Each fault from injection to its heal (or, with none, its last effect), shaded across the lane it hit."""
     parts = []
+    resolved = {e.get("fault"): e.get("container") for e in events if e["type"] == "fault.target"}
     effects = {e.get("fault"): e["t"] for e in events if e["type"] == "effect"}
     ends = {**effects, **{e.get("fault"): e["t"] for e in events if e["type"] in ("fault.heal", "recovery")}}
     last = max(e["t"] for e in events)
@@ -128,14 +138,24 @@ def _faults(events: list[dict], lanes: list[str], x, y, height: float) -> list[s
         if event["type"] != "fault.inject":
             continue
         spec = str(event.get("fault", ""))
-        target = (event.get("trigger") or {}).get("container")
-        if "broker" in spec.split("@")[0]:
-            target = BROKER
+        target = resolved.get(spec) or (event.get("trigger") or {}).get("container")
         ended = max(ends.get(spec, last), event["t"] + 0.5)
         top, tall = (y(target), LANE) if target in lanes else (TOP, height - TOP - 26)
         parts.append(f'<rect x="{x(event["t"]):.1f}" y="{top}" width="{max(x(ended) - x(event["t"]), 3):.1f}" '
                      f'height="{tall}" fill="#f5b7b1" opacity="0.7"><title>{escape(spec)}</title></rect>'
                      f'<text x="{x(event["t"]) + 3:.1f}" y="{top + 10}" fill="#922b21">{escape(spec)}</text>')
+    return parts
+
+
+def _takeovers(events: list[dict], lanes: list[str], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    """A diamond on the broker that became a partition's leader (or a transactional id's coordinator)."""
+    parts = []
+    for event in events:
+        if event["type"] == "kafka.leader" and event.get("was") and event.get("leader") in lanes:
+            color = TAKEOVER[event.get("role", "leader")]
+            title = f"{event['leader']} now {event.get('role', 'leader')} of {event['partition']} (was {event['was']})"
+            parts.append(f'<path d="M{x(event["t"]):.1f},{y(event["leader"]) + LANE - 12} l4,4 l-4,4 l-4,-4 z" '
+                         f'fill="{color}"><title>{escape(title)}</title></path>')
     return parts
 
 

@@ -42,6 +42,7 @@ from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
 from harness.run.explain import EVENT_TYPES, Explainer, explain
 from harness.run.latency import end_to_end
+from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
 from harness.subject.code_spec import CodeSpec
 from harness.subject.pipeline import Pipeline
@@ -265,6 +266,8 @@ class Scenario:
         gate.record, gate.interceptor = self.history.record, schedule
         watcher.listeners.append(schedule.on_batch)
         watcher.start()
+        leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
+                      if len(kafka.brokers) > 1 else None)
         incomplete = None
         try:
             started = time.monotonic()
@@ -285,6 +288,8 @@ class Scenario:
             nemesis.heal_all()
             nemesis.close()
             watcher.stop()
+            if leadership is not None:
+                leadership.stop()
             supervisor.retire()
         unhealthy = self.cluster.unhealthy()
         if unhealthy:
