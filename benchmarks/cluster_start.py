@@ -1,6 +1,11 @@
-"""Cluster figures: median start time with images present, cold image build time, peak memory.
+"""Cluster figures: median start time with images present, cold image build time, peak memory, and
+where a scenario's time goes.
 
-    python benchmarks/cluster_start.py [--starts 3] [--cold]
+    python benchmarks/cluster_start.py [--starts 3] [--cold] [--brokers 1,3]
+
+--brokers takes one or more cluster sizes (comma-separated): each is measured in the same run, so that
+their figures compare (the machine is noisy); a scenario's phases (the reference sink, its coordinator
+killed at a commit) are printed for each.
 
 --cold removes the harness's images and build cache first and times `images build` from nothing
 (host caches of Maven, Go and pip stay as they are). Peak memory is the largest sum of every
@@ -51,6 +56,12 @@ def cluster_memory(run_id: str) -> int:
     return total
 
 
+def phases_of_a_scenario(cluster: Cluster) -> dict:
+    """The phases (harness.run.phases) of the reference sink with its coordinator killed at a commit."""
+    return scenario(cluster, "phases", sink="transactional", records=20_000,
+                    faults=["kill:coordinator@txn.commit"]).run().phases
+
+
 def peak_memory_during_smoke(cluster: Cluster) -> int:
     peak = 0
     done = threading.Event()
@@ -71,34 +82,44 @@ def peak_memory_during_smoke(cluster: Cluster) -> int:
     return peak
 
 
+def measure(brokers: int, starts: int) -> tuple[list[float], int, dict]:
+    """Start times, the peak memory of the smoke scenario and a fault scenario's phases on `brokers` brokers."""
+    times, peak, phases = [], 0, {}
+    for n in range(starts):
+        started = time.monotonic()
+        cluster = Cluster(brokers=brokers).start()
+        times.append(time.monotonic() - started)
+        try:
+            if n == 0:
+                peak = peak_memory_during_smoke(cluster)
+                phases = phases_of_a_scenario(cluster)
+        finally:
+            cluster.stop()
+    return times, peak, phases
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--brokers", default="1", help="cluster sizes to measure, e.g. 1,3")
     args = parser.parse_args()
 
     build = cold_build() if args.cold else None
     images.build_all()
-    starts = []
-    peak = 0
-    for n in range(args.starts):
-        started = time.monotonic()
-        cluster = Cluster().start()
-        starts.append(time.monotonic() - started)
-        try:
-            if n == 0:
-                peak = peak_memory_during_smoke(cluster)
-        finally:
-            cluster.stop()
-
-    print(f"cluster start, images present: median {statistics.median(starts):.1f} s over {len(starts)} "
-          f"(runs: {', '.join(f'{s:.1f}' for s in starts)}; goal <= {GOALS['start']:.0f} s)")
+    for brokers in [int(n) for n in args.brokers.split(",")]:
+        starts, peak, phases = measure(brokers, args.starts)
+        print(f"{brokers} broker{'s' if brokers > 1 else ''}: cluster start, images present: median "
+              f"{statistics.median(starts):.1f} s over {len(starts)} (runs: {', '.join(f'{s:.1f}' for s in starts)}; "
+              f"goal <= {GOALS['start']:.0f} s)")
+        print(f"{brokers} broker{'s' if brokers > 1 else ''}: peak cluster memory during the smoke scenario: "
+              f"{peak / 2**30:.2f} GiB (goal < {GOALS['memory_gib']:.0f} GiB)")
+        print(f"{brokers} broker{'s' if brokers > 1 else ''}: phases, coordinator killed at a commit: "
+              + ", ".join(f"{k} {v:g}" for k, v in phases.items()))
     if build is not None:
         print(f"cold image build: {build:.0f} s (goal <= {GOALS['build']:.0f} s)")
     else:
         print("cold image build: not measured (pass --cold)")
-    print(f"peak cluster memory during the smoke scenario: {peak / 2**30:.2f} GiB "
-          f"(goal < {GOALS['memory_gib']:.0f} GiB)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Fixtures shared by the suites that start engines of their own."""
+"""Fixtures shared by the suites that start engines or clusters of their own."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from harness.cluster import images, isolated_engine
+from harness.cluster.topology import Cluster
+from harness.faults.space import MIN_BROKERS
 from harness.progress import say
+from harness.run.session import session
+from harness.settings import from_pytest
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +29,14 @@ def far_engine() -> Iterator[str]:
         yield url
     finally:
         isolated_engine.stop("ci-far")
+
+
+@pytest.fixture(scope="module")
+def three_brokers(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """A cluster of three Kafka brokers: the session's when it has as many (--brokers 3), else one of this
+    module's own, removed when the module is done."""
+    if from_pytest(request.config, "brokers") >= MIN_BROKERS:
+        yield request.getfixturevalue("cluster")
+        return
+    with session(brokers=MIN_BROKERS) as opened:
+        yield opened.cluster

@@ -113,19 +113,21 @@ class Nemesis:
             return self._service(event.peer.container)
         return self._worker_with_executor()  # an executor or worker fault triggered by the driver's request
 
-    def _node(self, step: FaultStep, event: GateEvent | None) -> KafkaBroker:
-        """The Kafka node a step names, as things stand now (recorded: which node, and why it is that one)."""
+    def _node(self, step: FaultStep, event: GateEvent | None, target: str | None = None) -> KafkaBroker:
+        """The Kafka node a step names (or `target` names for it), as things stand now (recorded: which node,
+        and why it is that one)."""
         kafka, gate = self.cluster.kafka, self.cluster.gate
+        target = target or step.target
         request = event.request if event is not None else None
         transactional_id = (request.transactional_id if request else None) or (gate.last_transactional_id if gate
                                                                                 else None)
-        if step.target.startswith("broker"):
-            node = kafka.broker(int(step.target.partition(":")[2] or 1))
+        if target.startswith("broker"):
+            node = kafka.broker(int(target.partition(":")[2] or 1))
             why = f"broker {node.node_id}"
-        elif step.target == "controller":
+        elif target == "controller":
             node = kafka.controller()
             why = "the active controller (the quorum's leader)"
-        elif step.target == "coordinator":
+        elif target == "coordinator":
             if transactional_id is None:
                 raise LookupError("no transactional id seen yet: no coordinator to aim at")
             node = kafka.coordinator(transactional_id)
@@ -291,7 +293,7 @@ class Nemesis:
         if step.target in ROLES:
             names = [link_name(step.target, broker) for broker in brokers]
         elif step.target == "followers":
-            names = [link_name(REPLICATION, self._node(FaultStep("partition", "leader", step.point), event).alias)]
+            names = [link_name(REPLICATION, self._node(step, event, target="leader").alias)]
         else:
             node = self._node(step, event).alias
             names = [link_name(role, node) for role in ROLES]

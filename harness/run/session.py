@@ -60,13 +60,14 @@ class Session:
 
 
 @contextmanager
-def session(run_id: str | None = None, workers: int = 2) -> Iterator[Session]:
+def session(run_id: str | None = None, workers: int = 2, brokers: int | None = None) -> Iterator[Session]:
     """Images built where missing, a cluster started; on the way out, whatever happened, the cluster's
     logs saved, the run's index written and the cluster removed. An unforeseen error's traceback is kept
     in the run's folder (`error.traceback_file`), so a front end can say it in one line. `workers`: Spark
-    workers (0: Kafka and toxiproxy only, for the benchmarks of the reader and the gate)."""
+    workers (0: Kafka and toxiproxy only, for the benchmarks of the reader and the gate); `brokers`: Kafka
+    brokers (default: the `brokers` setting)."""
     images.build_all()
-    with Cluster(workers=workers, run_id=run_id) as cluster:
+    with Cluster(workers=workers, run_id=run_id, brokers=brokers) as cluster:
         folder = run_report_dir(cluster.run_id)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "run.json").write_text(json.dumps({"run": cluster.run_id, "engine": engine_socket_url()}))
