@@ -57,7 +57,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
     classes = coverage(seen, rows)
     certificate = {
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
-        "transaction_timeout_s": seen.transaction_timeout_s,
+        "transaction_timeout_s": seen.transaction_timeout_s, "brokers": seen.brokers,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "verdict": verdict(classes, rows, quick),
         "certified": certified(classes, rows),
@@ -117,7 +117,8 @@ def _html(certificate: dict) -> str:
         f"<code>{escape(certificate['sink_source_sha256'])}</code></p>"
         f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); pipeline source "
         f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
-        f"<p>matrix: {escape(certificate['matrix'])}; seed {certificate['seed']}; versions: "
+        f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {certificate['brokers']}; "
+        f"seed {certificate['seed']}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
         "<h2>Fault classes: what was tried</h2>"
         "<table><tr><th>class</th><th>what it tries</th><th>row</th><th>outcome</th></tr>"

@@ -10,7 +10,7 @@ not tried.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.cluster.spark import NETWORK_TIMEOUT_S
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
@@ -104,8 +104,8 @@ def space(seen: Observation) -> list[FaultClass]:
     else:
         classes += _plain(seen)
     classes += _any_sink()
-    if seen.brokers >= MIN_BROKERS:
-        classes += _brokers(seen)
+    broker_classes = _brokers(seen)
+    classes += broker_classes if seen.brokers >= MIN_BROKERS else [_untried_on(seen.brokers, c) for c in broker_classes]
     if seen.stateful:
         classes += _stateful()
     return classes
@@ -236,6 +236,12 @@ def _any_sink() -> list[FaultClass]:
         FaultClass("kill", "executor", "batch.planned", "any", "live", "live-kill-executor-batch.planned",
                    ("kill:executor@batch.planned:2",), "an executor kill under live input", live=True),
     ]
+
+
+def _untried_on(brokers: int, fault: FaultClass) -> FaultClass:
+    """A broker class on too few brokers: applicable (production Kafka has several), not tried."""
+    return replace(fault, faults=(), quick=False,
+                   what=f"{fault.what} (not tried: needs --brokers {MIN_BROKERS}, this run had {brokers})")
 
 
 def _brokers(seen: Observation) -> list[FaultClass]:

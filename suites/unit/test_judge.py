@@ -57,7 +57,7 @@ def judged_result(folder: Path, verdict: Verdict, events: list[dict], unfired: l
         history.record(event["type"], **{k: v for k, v in event.items() if k != "type"})
     history.close()
     result = ScenarioResult(folder.name, verdict, SendLog(bytearray([ACKED] * 10)), ReadResult([], {}, {}), [1, 2],
-                            [1, 2], report_dir=folder)
+                            [1, 2], report_dir=folder, brokers=3)  # three: every class of the space applies
     judged(result, [FAULT], unfired)
     return result
 

@@ -73,8 +73,18 @@ def test_the_quick_subset_tries_each_kind_of_fault_users_sinks_meet(kind: str) -
     assert "kill-driver-state.committed" in quick
 
 
+def test_on_one_broker_the_broker_classes_apply_and_are_not_tried() -> None:
+    one, three = (Observation.from_events(EXECUTOR_TXN, False, brokers) for brokers in (1, 3))
+    untried = [c for c in space(one) if not c.tried]
+    assert [c.row for c in untried] == [c.row for c in space(three) if c.brokers > 1] and len(untried) == 6
+    assert all("needs --brokers 3, this run had 1" in c.what for c in untried)
+    every = [Row(BASELINE, "pass", {}, 1.0, "")] + [Row(r, "pass", {}, 1.0, "") for r in rows_for(one, False)]
+    assert verdict(coverage(one, every), every, quick=False) == ("not certified: passed 25 of 31 applicable fault "
+                                                                 "classes, 6 not tried")
+
+
 def test_certified_only_when_every_applicable_class_was_tried_and_passed() -> None:
-    seen = Observation.from_events(EXECUTOR_TXN, False)
+    seen = Observation.from_events(EXECUTOR_TXN, False, brokers=3)
     every = [Row(BASELINE, "pass", {}, 1.0, "")] + [Row(r, "pass", {}, 1.0, "") for r in rows_for(seen, False)]
     quick = [Row(BASELINE, "pass", {}, 1.0, "")] + [Row(r, "pass", {}, 1.0, "") for r in rows_for(seen, True)]
     classes = coverage(seen, every)
