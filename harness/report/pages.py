@@ -103,7 +103,9 @@ def write_scenario_page(folder: Path, result: dict, records: Records, events: li
         + summary
         + "<h2>Swimlanes</h2><p>A lane per container: transactions from first write to commit (green), "
         "abort (red) or never ended (orange); plain produce requests as grey ticks; container starts as "
-        "dark flags; faults shaded where they hit. Batches: planned (grey), state saved (blue), committed "
+        "dark flags; faults shaded where they hit (a Kafka node's on the broker it was aimed at). Brokers: a "
+        "partition's new leader (purple) or a new transaction coordinator (orange) marked on the broker that "
+        "took over. Batches: planned (grey), state saved (blue), committed "
         "(green). Anomalies: red dots in the output lane, when their record was written. Hover for details.</p>"
         + swimlanes_svg(events, verdict["anomalies"], written)
         + "<h2>Output over time</h2><p>Output records per second (broker timestamps), committed batches "
