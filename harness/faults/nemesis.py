@@ -18,8 +18,8 @@ from docker.errors import APIError, NotFound
 from harness.cluster.kafka import KafkaBroker
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
+from harness.faults.nodes import resolve_node
 from harness.faults.spec import FaultStep, is_node
-from harness.gate.protocol import PRODUCE
 from harness.gate.proxy import GateEvent, Held
 from harness.history import History
 
@@ -114,34 +114,8 @@ class Nemesis:
         return self._worker_with_executor()  # an executor or worker fault triggered by the driver's request
 
     def _node(self, step: FaultStep, event: GateEvent | None, target: str | None = None) -> KafkaBroker:
-        """The Kafka node a step names (or `target` names for it), as things stand now (recorded: which node,
-        and why it is that one)."""
-        kafka, gate = self.cluster.kafka, self.cluster.gate
-        target = target or step.target
-        request = event.request if event is not None else None
-        transactional_id = (request.transactional_id if request else None) or (gate.last_transactional_id if gate
-                                                                                else None)
-        if target.startswith("broker"):
-            node = kafka.broker(int(target.partition(":")[2] or 1))
-            why = f"broker {node.node_id}"
-        elif target == "controller":
-            node = kafka.controller()
-            why = "the active controller (the quorum's leader)"
-        elif target == "coordinator":
-            if transactional_id is None:
-                raise LookupError("no transactional id seen yet: no coordinator to aim at")
-            node = kafka.coordinator(transactional_id)
-            why = f"the coordinator of transactional id {transactional_id!r}"
-        elif request is not None and request.api_key == PRODUCE:  # sent to the leader of what it writes
-            node = kafka.broker(event.peer.broker)  # type: ignore[union-attr]
-            why = "the leader the produce request was sent to"
-        else:
-            written = (request.partitions[0] if request and request.partitions else
-                       gate.writes.get(transactional_id or "") if gate else None)
-            if written is None:
-                raise LookupError("no partition written yet: no leader to aim at")
-            node = kafka.leader(*written)
-            why = f"the leader of {written[0]}-{written[1]}"
+        """The Kafka node a step names (or `target` names for it), as things stand now; recorded with why."""
+        node, why = resolve_node(target or step.target, event, self.cluster.kafka, self.cluster.gate)
         self.history.record("fault.target", fault=str(step), container=node.alias, node=node.node_id, why=why)
         with self._lock:
             self._kafka_faults.append(str(step))
