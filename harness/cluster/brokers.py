@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
+from testcontainers.core.network import Network
 
 from harness.client.client_log import logged
 from harness.cluster.kafka import CONTROLLER_PORT, INTERNAL_PORT, KafkaBroker, cluster_id
@@ -49,7 +50,7 @@ class KafkaCluster:
     """The nodes, started together; `internal(n)` is where the others reach node n's replication listener
     (a single broker has no followers: it advertises its own)."""
 
-    def __init__(self, image: str, network, labels: dict[str, str], count: int,  # type: ignore[no-untyped-def]
+    def __init__(self, image: str, network: Network, labels: dict[str, str], count: int,
                  internal: Callable[[int], str]) -> None:
         if count < 1:
             raise ValueError("a Kafka cluster needs at least one broker")

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import base64
 import socket
-import time
 import uuid
 
-from confluent_kafka.admin import AdminClient
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness.client.client_log import logged
 from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
-from harness.errors import NotReady
 
 INTERNAL_PORT = 9091
 DIRECT_PORT = 9092
@@ -78,20 +74,7 @@ class KafkaBroker(Service):
         return self.chaos_address
 
     def start(self) -> KafkaBroker:
+        """Start; ready once its log says so (KafkaCluster then waits until the metadata names every node)."""
         self.with_env("KAFKA_ADVERTISED_CHAOS", self.chaos_address)
         super().start()
-        self._wait_for_metadata(timeout=30)
         return self
-
-    def admin(self) -> AdminClient:
-        return AdminClient(logged({"bootstrap.servers": self.bootstrap_direct}))
-
-    def _wait_for_metadata(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if self.admin().list_topics(timeout=5).brokers:
-                    return
-            except Exception:  # noqa: BLE001 - any client error means not ready yet
-                time.sleep(0.5)
-        raise NotReady(f"broker answers no metadata on {self.bootstrap_direct}\n{self.log_tail()}")
