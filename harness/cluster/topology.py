@@ -128,7 +128,8 @@ class Cluster:
         raise InfrastructureError(f"no container of this run has address {address}")
 
     def _links(self) -> None:
-        """Every toxiproxy link: each role's to each broker's chaos listener, and each broker's replication."""
+        """Every toxiproxy link: each role's to each broker's chaos listener, and (of several) each broker's
+        replication listener."""
         for broker in self.kafka.brokers:
             for role in ROLES:
                 self.toxiproxy.proxy(link_name(role, broker.alias), link_port(role, broker.node_id),
