@@ -228,7 +228,9 @@ def _any_sink() -> list[FaultClass]:
         FaultClass("kill", "driver", "batch.planned", "any", "instant", "kill-driver-batch.planned",
                    ("kill:driver@batch.planned:2",), "SIGKILL the driver when batch 2 is planned: the batch re-runs"),
         FaultClass("kill", "broker", "batch.planned", "any", "instant", "restart-broker",
-                   ("kill:broker@batch.planned:2",), "the broker killed and restarted in the middle of the stream"),
+                   ("kill:broker@batch.planned:2",),
+                   "broker 1 killed in the middle of the stream and started again (at once on one broker, at "
+                   "healing on several)"),
         FaultClass("rebatch", "input", "batch.planned", "any", "live", "live-baseline", (),
                    "the same input split into other batches: produced live, at a rate", live=True),
         FaultClass("kill", "driver", "batch.planned", "any", "live", "live-kill-driver-batch.planned",
