@@ -35,11 +35,14 @@ MARKERS = {
     "chaos": "fault scenarios against real Kafka, Spark and toxiproxy (the full matrix)",
     "gate": "the chaos scenarios CI runs on every change (a subset of chaos)",
     "stall_timeout(seconds)": "how long a scenario may go without progress before it is incomplete",
+    "brokers(n)": "the Kafka brokers of eo_scenario's cluster: the session's when it has as many, else one "
+                  "started for the tests that ask for n",
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
 OPTIONS = ("stall_timeout", "sink", "rate", "reports", "kafka", "spark", "brokers", "docker_hosts")
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
+USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
 SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
 
 
@@ -103,10 +106,13 @@ def _worker_index(config: pytest.Config) -> int:
     return int(worker["workerid"].removeprefix("gw")) if worker else 0
 
 
-def _run_id(config: pytest.Config) -> str | None:
-    """A worker's cluster is named after the session and the worker (reports/<session>-gw0/ ...)."""
+def _run_id(config: pytest.Config, brokers: int | None = None) -> str | None:
+    """A worker's cluster is named after the session and the worker (reports/<session>-gw0/ ...); a
+    cluster of other than the session's brokers after its size too (reports/<session>-brokers3/ ...)."""
     worker = getattr(config, "workerinput", None)
-    return f"{config.stash[SESSION]}-{worker['workerid']}" if worker else None
+    parts = [worker["workerid"]] if worker else []
+    parts += [f"brokers{brokers}"] if brokers is not None else []
+    return "-".join([config.stash[SESSION], *parts]) if parts else None
 
 
 def setting(request: pytest.FixtureRequest, name: str) -> Any:
@@ -143,12 +149,51 @@ def cluster(eo_session: Session) -> Cluster:
     return eo_session.cluster
 
 
+class OtherSizes:
+    """Clusters of other broker counts than the session's, each started the first time a test's
+    `brokers(n)` marker asks for it and removed at the session's end."""
+
+    def __init__(self, config: pytest.Config, stack: ExitStack) -> None:
+        self.config, self.stack, self.clusters = config, stack, {}
+
+    def of(self, brokers: int) -> Cluster:
+        if brokers not in self.clusters:
+            try:
+                opened = self.stack.enter_context(session(run_id=_run_id(self.config, brokers), brokers=brokers))
+            except HarnessError as error:
+                pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
+            self.clusters[brokers] = opened.cluster
+        return self.clusters[brokers]
+
+
+@pytest.fixture(scope="session")
+def _other_sizes(request: pytest.FixtureRequest) -> Iterator[OtherSizes]:
+    with ExitStack() as stack:
+        yield OtherSizes(request.config, stack)
+
+
+def _cluster_for(request: pytest.FixtureRequest) -> Cluster:
+    """The cluster a test's scenarios run on: the session's, unless its `brokers(n)` marker asks for
+    another size."""
+    brokers = setting(request, "brokers")
+    if brokers == settings.from_pytest(request.config, "brokers"):
+        running = request.getfixturevalue("cluster")
+    else:
+        running = request.getfixturevalue("_other_sizes").of(brokers)
+    request.node.stash[USED] = running
+    return running
+
+
 @pytest.fixture(autouse=True)
 def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     """Keep every container's log in the test's report folder when a test that uses the cluster fails."""
     yield
-    if "cluster" in request.fixturenames and request.node.stash.get(FAILED, False):
+    if not request.node.stash.get(FAILED, False):
+        return
+    running = request.node.stash.get(USED, None)
+    if running is None and "cluster" in request.fixturenames:
         running = request.getfixturevalue("cluster")
+    if running is not None:
         running.save_logs(run_report_dir(running.run_id) / request.node.name / "logs")
 
 
@@ -166,22 +211,22 @@ def stall_timeout(request: pytest.FixtureRequest) -> float:
 
 
 @pytest.fixture
-def eo_scenario(request: pytest.FixtureRequest, cluster: Cluster,
-                stall_timeout: float) -> Callable[..., ScenarioResult]:
-    """Run one scenario on the session's cluster and return its ScenarioResult (`.exactly_once`, `.outcome`,
-    `.summary()`, `.verdict`, `.events()`); its report folder is named after the test id. Unset arguments
-    take the harness's defaults (harness.settings).
+def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callable[..., ScenarioResult]:
+    """Run one scenario on the session's cluster (on one of n brokers with `@pytest.mark.brokers(n)`) and
+    return its ScenarioResult (`.exactly_once`, `.outcome`, `.summary()`, `.verdict`, `.events()`); its
+    report folder is named after the test id. Unset arguments take the harness's defaults (harness.settings).
 
         result = eo_scenario(pipeline="pipelines/orders.py", sink="sinks/upsert.py:sink",
                              faults=["kill:driver@txn.commit"], records=50_000)
         assert result.exactly_once, result.summary()
     """
     test_id = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
+    running = _cluster_for(request)
     calls = itertools.count(1)
 
     def run(faults: Sequence[str] = (), **options: Any) -> ScenarioResult:
         n = next(calls)  # a test's second scenario gets a name of its own
         name = test_id if n == 1 else f"{test_id}-{n}"
-        return scenario(cluster, name, faults=faults, stall_timeout=stall_timeout, **options).run()
+        return scenario(running, name, faults=faults, stall_timeout=stall_timeout, **options).run()
 
     return run

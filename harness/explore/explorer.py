@@ -24,14 +24,18 @@ from harness.faults.space import space
 from harness.faults.spec import parse_step
 from harness.progress import say
 from harness.report.folders import run_report_dir
+from harness.settings import from_environment
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
 
 def subject_of(run: MatrixRun) -> str:
-    """The sink and pipeline as the coverage store knows them: by their source hashes."""
+    """The sink and pipeline as the coverage store knows them: by their source hashes, and the brokers they
+    run on when more than one (a combination tried on one broker is not tried on three: other failures)."""
     sink, pipeline = resolve_sink(run.sink), load_pipeline(run.pipeline)
-    return f"sink {run.sink} {sink.source_sha256[:16]}, pipeline {pipeline.name} {pipeline.code.source_sha256[:16]}"
+    brokers = from_environment("brokers")
+    return (f"sink {run.sink} {sink.source_sha256[:16]}, pipeline {pipeline.name} {pipeline.code.source_sha256[:16]}"
+            + (f", on {brokers} brokers" if brokers > 1 else ""))
 
 
 def ordered(candidates: list[Combination], tried: Counter[str], seed: int = 1) -> list[Combination]:

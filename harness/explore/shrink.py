@@ -40,6 +40,7 @@ class Replay:
     state_store: str = DEFAULT_STATE_STORE
     speculation: bool = False
     max_offsets_per_trigger: int | None = None  # None: the scenario's own for its records
+    brokers: int = 1  # Kafka brokers it ran on: its replays get as many (a coordinator fault needs several)
 
     @classmethod
     def from_report(cls, folder: Path) -> Replay:
@@ -54,7 +55,8 @@ class Replay:
         given = start["max_offsets_per_trigger"]
         return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
                    workload["records"], workload["seed"], start["partitions"], start["rate"], start["state_store"],
-                   start["speculation"], None if given == batch_size(workload["records"]) else given)
+                   start["speculation"], None if given == batch_size(workload["records"]) else given,
+                   start.get("brokers", 1))
 
     def options(self) -> dict[str, object]:
         """Keyword arguments of `scenario()` (and of the `eo_scenario` fixture)."""
@@ -65,7 +67,8 @@ class Replay:
 
     def describe(self) -> str:
         partitions = f"{self.partitions} partition{'s' if self.partitions != 1 else ''}"
-        return f"{self.records} records, {partitions}, faults [{', '.join(self.faults)}]"
+        brokers = f" on {self.brokers} brokers" if self.brokers > 1 else ""
+        return f"{self.records} records, {partitions}, faults [{', '.join(self.faults)}]{brokers}"
 
     def smaller(self) -> list[tuple[str, Replay]]:
         """Each one-step smaller version, with what was made smaller; the largest cuts first."""
@@ -158,10 +161,13 @@ def reproducer(found: Shrunk, source: Path) -> tuple[str, str]:
     """(file name, text) of a pytest test that fails while the bug is there and passes once it is fixed."""
     smallest = found.smallest
     assert smallest is not None
-    short = hashlib.sha256(json.dumps(smallest.options(), sort_keys=True).encode()).hexdigest()[:8]
+    what = {**smallest.options(), "brokers": smallest.brokers}
+    short = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:8]
     options = smallest.options()
     sink, pipeline = options.pop("sink"), options.pop("pipeline")
     arguments = ",\n                         ".join(f"{k}={v!r}" for k, v in options.items())
+    # the test's cluster: as many brokers as the original had (eo_scenario honours the marker)
+    brokers = f"\n@pytest.mark.brokers({smallest.brokers})" if smallest.brokers > 1 else ""
     text = f'''"""Reproduces {', '.join(sorted(found.kinds))} of sink {sink} with pipeline {pipeline}, shrunk by
 `eo-harness shrink` from {source}:
 {found.original.describe()}
@@ -177,7 +183,7 @@ SINK = {sink!r}
 PIPELINE = {pipeline!r}
 
 
-@pytest.mark.chaos
+@pytest.mark.chaos{brokers}
 def test_repro_{short}(eo_scenario):
     result = eo_scenario(pipeline=PIPELINE, sink=SINK,
                          {arguments})

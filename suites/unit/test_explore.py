@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.certify.rows import MatrixRun
 from harness.explore.combinations import OCCURRENCE, PAIR, RATE, SEED, combinations
 from harness.explore.coverage import CoverageStore
-from harness.explore.explorer import ordered, same_target
+from harness.explore.explorer import ordered, same_target, subject_of
 from harness.faults.space import Observation, space
 from harness.faults.spec import parse_step
 
@@ -79,6 +80,14 @@ def test_the_store_widens_across_runs_and_subjects_stay_apart(tmp_path: Path) ->
     assert again.failures("s1", before=time.time()) == [("kill:b + kill:c", '{"duplicate": 3}', "r/3")]
     assert again.failures("s1", before=0.0) == []  # none before the epoch
     assert again.tried("s2") == Counter()
+
+
+def test_a_subject_on_several_brokers_is_another_subject(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What explore tried on one broker it has not tried on three: their coverage is kept apart."""
+    monkeypatch.delenv("HARNESS_BROKERS", raising=False)
+    one = subject_of(MatrixRun("transactional"))
+    monkeypatch.setenv("HARNESS_BROKERS", "3")
+    assert subject_of(MatrixRun("transactional")) == one + ", on 3 brokers"
 
 
 def test_workers_sharing_a_store_never_claim_the_same_combination(tmp_path: Path) -> None:

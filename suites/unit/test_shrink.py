@@ -87,3 +87,19 @@ def test_a_failure_that_does_not_come_back_twice_is_flaky(tmp_path: Path) -> Non
     assert once.status == "flaky" and once.smallest is None and len(once.replays) == 2
     never = shrink(original, frozenset({"duplicate"}), stand_in(lambda r: False, []))
     assert never.status == "flaky" and len(never.replays) == 1  # a pass is not replayed again
+
+
+def test_a_failure_on_several_brokers_is_replayed_and_reproduced_on_as_many(tmp_path: Path) -> None:
+    """A coordinator or ISR fault means nothing on one broker: the replays and the reproducer keep the count."""
+    three = Replay.from_report(report(tmp_path, {**START, "faults": ["partition:followers@txn.first_write#2/30s"],
+                                                 "brokers": 3}))
+    assert three.brokers == 3 and all(r.brokers == 3 for _, r in three.smaller())
+    assert three.describe().endswith("on 3 brokers")
+    found = shrink(three, frozenset({"lost"}), lambda replay, name: SimpleNamespace(
+        outcome="fail", verdict=SimpleNamespace(anomalies={"lost": SimpleNamespace(count=9)}), report_dir=Path(name)))
+    _, text = reproducer(found, tmp_path)
+    test = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef))
+    assert "pytest.mark.brokers(3)" in [ast.unparse(d) for d in test.decorator_list]
+    _, one = reproducer(shrink(Replay.from_report(report(tmp_path, START)), frozenset({"duplicate"}),
+                               stand_in(lambda r: True, [])), tmp_path)
+    assert "brokers" not in one  # an old history (no count) ran on one broker, the session's default

@@ -1,0 +1,35 @@
+"""The plugin's `brokers(n)` marker: a test that asks for another broker count than the session's gets a
+cluster of its own size, started once and named after it (Kafka's session faked: the real one runs in
+the chaos suite's reproducers)."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from types import SimpleNamespace
+
+import pytest
+
+from harness import plugin
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_cluster_of_another_size_is_started_once_and_named_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[tuple[str | None, int]] = []
+
+    @contextmanager
+    def fake_session(run_id: str | None = None, brokers: int | None = None):
+        opened.append((run_id, brokers))
+        yield SimpleNamespace(cluster=f"cluster of {brokers}")
+
+    monkeypatch.setattr(plugin, "session", fake_session)
+    config = SimpleNamespace(stash={plugin.SESSION: "20261125-1"})
+    with ExitStack() as stack:
+        sizes = plugin.OtherSizes(config, stack)  # type: ignore[arg-type]
+        assert sizes.of(3) == sizes.of(3) == "cluster of 3"
+        assert sizes.of(5) == "cluster of 5"
+    assert opened == [("20261125-1-brokers3", 3), ("20261125-1-brokers5", 5)]
+    worker = SimpleNamespace(stash=config.stash, workerinput={"workerid": "gw1"})
+    assert plugin._run_id(worker, 3) == "20261125-1-gw1-brokers3"  # type: ignore[arg-type]
+    assert plugin._run_id(worker) == "20261125-1-gw1"  # type: ignore[arg-type]
+    assert plugin._run_id(config) is None  # type: ignore[arg-type]  # the session's own: a new id
