@@ -13,6 +13,7 @@ cutting replication (each broker's internal listener is reached through toxiprox
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +30,7 @@ TRANSACTION_STATE_PARTITIONS = 4  # transaction.state.log.num.partitions of the 
 QUORUM_STATE = "/var/lib/kafka/__cluster_metadata-0/quorum-state"
 REPLICATION = 3  # the replication factor of every topic, once there are that many brokers
 MIN_ISR = 2
+IN_SYNC_STABLE_S = 12.0  # past replica.lag.time.max.ms (the image: 10 s): a follower unable to fetch is out by then
 
 
 def java_hash(text: str) -> int:
@@ -131,16 +133,24 @@ class KafkaCluster:
                 for name, topic in topics.items() for p, part in topic.partitions.items()
                 if set(part.isrs) != set(part.replicas) or part.leader < 0]
 
-    def wait_in_sync(self, timeout: float) -> list[str]:
-        """Wait until every replica is in sync again (after a broker fault heals); what is still not."""
+    def wait_in_sync(self, timeout: float, stable: float = IN_SYNC_STABLE_S) -> list[str]:
+        """Wait until every replica is in sync again (after a broker fault heals) and stays so for `stable`
+        seconds; what is still not. One answer is not enough: a node just reconnected answers metadata
+        from the cache it had while cut off (every ISR full), and a follower back but unable to fetch
+        leaves the ISR only after replica.lag.time.max.ms."""
         deadline = time.monotonic() + timeout
+        since = math.inf  # when every answer since has said "in sync"
         while True:
             try:
                 behind = self.out_of_sync()
             except Exception as error:  # noqa: BLE001 - no metadata yet: a broker is still coming back
                 behind = [f"no metadata: {error}"]
-            if not behind or time.monotonic() > deadline:
-                return behind
+            now = time.monotonic()
+            since = math.inf if behind else min(since, now)
+            if now - since >= stable:
+                return []
+            if now > deadline:
+                return behind or [f"in sync for only {now - since:.0f} s of the {stable:g} s asked"]
             time.sleep(1.0)
 
     def _wait_for_brokers(self, timeout: float) -> None:

@@ -1,0 +1,47 @@
+"""Which broker coordinates a transactional id: Kafka's own mapping (String.hashCode, Utils.abs, modulo);
+the expected hashes are what Java 17's jshell printed. And when the cluster counts as in sync again."""
+
+import pytest
+
+from harness.cluster.brokers import KafkaCluster, java_hash, transaction_state_partition
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("text, expected", [("", 0), ("abc", 96354), ("transactional-id", 510590431),
+                                            ("polygenelubricants", -2147483648), ("é€", 15587),
+                                            ("sink-p3", 2094590781)])
+def test_java_hash_matches_java(text: str, expected: int) -> None:
+    assert java_hash(text) == expected
+
+
+def test_the_transaction_state_partition_as_kafka_computes_it() -> None:
+    assert transaction_state_partition("abc") == 96354 % 4
+    assert transaction_state_partition("sink-p3") == 2094590781 % 4
+    assert transaction_state_partition("polygenelubricants") == 0  # Integer.MIN_VALUE: Utils.abs gives 0
+
+
+class Answers(KafkaCluster):
+    """A cluster whose metadata answers come from a list (one a second), on a clock of its own."""
+
+    def __init__(self, answers: list[list[str]], monkeypatch: pytest.MonkeyPatch) -> None:  # no nodes started
+        self.answers, self.now = answers, 0.0
+        monkeypatch.setattr("harness.cluster.brokers.time.monotonic", lambda: self.now)
+        monkeypatch.setattr("harness.cluster.brokers.time.sleep", self.sleep)
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def out_of_sync(self) -> list[str]:
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def test_in_sync_means_in_sync_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reconnected node's stale "every ISR full" is not the end of the wait: the next answers say otherwise."""
+    behind = ["out-0: in sync [2, 3] of [1, 2, 3]"]
+    kafka = Answers([[], [], behind, behind, []], monkeypatch)
+    assert kafka.wait_in_sync(timeout=120, stable=12) == []
+    assert kafka.now == 16  # in sync from the fifth answer on, and for 12 s
+    assert Answers([behind], monkeypatch).wait_in_sync(timeout=30, stable=12) == behind
+    flapping = Answers([[], behind] * 40, monkeypatch)
+    assert flapping.wait_in_sync(timeout=30, stable=12) != []
