@@ -1,6 +1,7 @@
 """Explains a failing scenario's examples the way Elle explains a history: for a duplicate, the write of
 each copy (which transaction, which container sent it, when it was committed) and the faults between
-them; for a lost record, what became of its write (aborted, left open, or never in the log).
+them; for a lost record, what became of its write (aborted, left open, or never in the log) and the
+faults from its write to its end.
 
 The broker's log says which producer wrote each batch and how its transaction ended
 (harness.cluster.dump_log); the history's gate points say which container held that producer id; its
@@ -57,11 +58,11 @@ class Explainer:
         at = end.create_ms / 1000 - self.start
         return f"{where}, {'committed' if end.marker == 'COMMIT' else 'aborted'} at {at:.1f} s", written, at
 
-    def between(self, first: float | None, last: float | None) -> str:
-        """The faults that fired between two moments (every fault, when one is unknown)."""
+    def between(self, first: float | None, last: float | None, span: str = "between them") -> str:
+        """The faults that fired between two moments (every fault, when one is unknown), `span` saying which."""
         low, high = first if first is not None else float("-inf"), last if last is not None else float("inf")
         fired = [f"{step} at {t - self.start:.1f} s" for t, step in self.triggers if low <= t - self.start <= high]
-        return f"; between them: {', '.join(fired)}" if fired else "; no fault fired between them"
+        return f"; {span}: {', '.join(fired)}" if fired else f"; no fault fired {span}"
 
     def duplicate(self, places: list[tuple[int, int]]) -> str:
         """Every copy's write, and the faults from the first copy's write to the last copy's end."""
@@ -74,7 +75,12 @@ class Explainer:
     def lost(self, places: list[tuple[int, int]]) -> str:
         if not places:
             return "no write of it found in the output's log (its records searched by their values as text)"
-        return "its writes: " + "; ".join(self.write(p, o)[0] for p, o in places)
+        writes = [self.write(p, o) for p, o in places]
+        written = [w for _, w, _ in writes if w is not None]
+        ended = [e for _, _, e in writes if e is not None]
+        span = "between its write and its end" if ended else "since its write"
+        return ("its writes: " + "; ".join(text for text, _, _ in writes)
+                + self.between(min(written, default=None), max(ended, default=None), span))
 
     def payload_places(self, identity: Callable[[bytes], str], wanted: set[str]) -> dict[str, list[tuple[int, int]]]:
         """Where records of these identities sit in the log, committed or not (the values as the tool prints)."""

@@ -36,6 +36,7 @@ EVENTS = [
     {"t": T0 + 14.0, "type": "trigger", "step": "delay:sender@txn.commit#2/70s"},
     {"t": T0 + 33, "type": "point", "point": "txn.commit", "container": "run-spark-worker-2", "role": "executors",
      "producer_id": 7, "producer_epoch": 0},
+    {"t": T0 + 38.0, "type": "trigger", "step": "kill:driver@txn.pre_commit#3"},
 ]
 
 
@@ -67,5 +68,6 @@ def test_a_duplicate_is_explained_by_both_transactions_and_the_fault_between() -
         "between them: delay:sender@txn.commit#2/70s at 14.0 s")
     lost = verdict.anomalies["lost"].examples
     assert lost[0]["explanation"] == ("its writes: p1@4 in transaction (pid 9, epoch 1) by a producer the gate "
-                                      "did not see, aborted at 40.2 s")
+                                      "did not see, aborted at 40.2 s; between its write and its end: "
+                                      "kill:driver@txn.pre_commit#3 at 38.0 s")
     assert lost[1]["explanation"].startswith("no write of it found in the output's log")
