@@ -229,8 +229,12 @@ def test_when_every_worker_is_gone_every_row_left_is_unknown(reports: Path, tmp_
     assert len(capsys.readouterr().out.splitlines()) == len(rows)  # every row printed, unknown ones too
 
 
+# A terminal's Ctrl-C reaches a foreground process, whose SIGINT is Python's: restored first, since a run
+# of these tests as a background job (`cmd &` in a script, nohup) inherits SIGINT ignored.
 PARENT_SCRIPT = """
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path[:0] = [{repo!r}, {unit!r}]
 from pathlib import Path
 from harness.certify.pool import certify_spread
