@@ -161,9 +161,9 @@ def reproducer(found: Shrunk, source: Path) -> tuple[str, str]:
     """(file name, text) of a pytest test that fails while the bug is there and passes once it is fixed."""
     smallest = found.smallest
     assert smallest is not None
-    what = {**smallest.options(), "brokers": smallest.brokers}
-    short = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:8]
     options = smallest.options()
+    identity = json.dumps({**options, "brokers": smallest.brokers}, sort_keys=True)
+    short = hashlib.sha256(identity.encode()).hexdigest()[:8]
     sink, pipeline = options.pop("sink"), options.pop("pipeline")
     arguments = ",\n                         ".join(f"{k}={v!r}" for k, v in options.items())
     # the test's cluster: as many brokers as the original had (eo_scenario honours the marker)

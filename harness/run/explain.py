@@ -64,23 +64,24 @@ class Explainer:
         fired = [f"{step} at {t - self.start:.1f} s" for t, step in self.triggers if low <= t - self.start <= high]
         return f"; {span}: {', '.join(fired)}" if fired else f"; no fault fired {span}"
 
-    def duplicate(self, places: list[tuple[int, int]]) -> str:
-        """Every copy's write, and the faults from the first copy's write to the last copy's end."""
+    def writes(self, places: list[tuple[int, int]]) -> tuple[str, float | None, float | None]:
+        """Several writes in words, the first one's time and the last end (None where the log does not say)."""
         writes = [self.write(p, o) for p, o in places]
         written = [w for _, w, _ in writes if w is not None]
         ended = [e for _, _, e in writes if e is not None]
-        return (f"written {len(places)} times: " + "; ".join(text for text, _, _ in writes)
-                + self.between(min(written, default=None), max(ended, default=None)))
+        return "; ".join(text for text, _, _ in writes), min(written, default=None), max(ended, default=None)
+
+    def duplicate(self, places: list[tuple[int, int]]) -> str:
+        """Every copy's write, and the faults from the first copy's write to the last copy's end."""
+        text, first, last = self.writes(places)
+        return f"written {len(places)} times: {text}" + self.between(first, last)
 
     def lost(self, places: list[tuple[int, int]]) -> str:
         if not places:
             return "no write of it found in the output's log (its records searched by their values as text)"
-        writes = [self.write(p, o) for p, o in places]
-        written = [w for _, w, _ in writes if w is not None]
-        ended = [e for _, _, e in writes if e is not None]
-        span = "between its write and its end" if ended else "since its write"
-        return ("its writes: " + "; ".join(text for text, _, _ in writes)
-                + self.between(min(written, default=None), max(ended, default=None), span))
+        text, first, last = self.writes(places)
+        span = "between its write and its end" if last is not None else "since its write"
+        return f"its writes: {text}" + self.between(first, last, span)
 
     def payload_places(self, identity: Callable[[bytes], str], wanted: set[str]) -> dict[str, list[tuple[int, int]]]:
         """Where records of these identities sit in the log, committed or not (the values as the tool prints)."""
