@@ -74,7 +74,7 @@ class Replay:
         """Each one-step smaller version, with what was made smaller; the largest cuts first."""
         out: list[tuple[str, Replay]] = []
         if len(self.faults) > 1:
-            out += [(f"without {spec}", replace(self, faults=self.faults[:i] + self.faults[i + 1:]))
+            out += [(f"without {spec}", replace(self, faults=_without(self.faults, i)))
                     for i, spec in enumerate(self.faults)]
         if self.records >= 2 * MIN_RECORDS:
             out.append((f"records {self.records} -> {self.records // 2}", replace(self, records=self.records // 2)))
@@ -86,6 +86,15 @@ class Replay:
             out.append((f"partitions {self.partitions} -> {self.partitions // 2}",
                         replace(self, partitions=self.partitions // 2)))
         return out
+
+
+def _without(faults: tuple[str, ...], index: int) -> tuple[str, ...]:
+    """The faults without one. Without the first, a `then` step after it counts its occurrences from
+    the stream's start (a schedule cannot begin with `then`); elsewhere it follows the step before."""
+    rest = faults[:index] + faults[index + 1:]
+    if rest and parse_step(rest[0]).after:
+        rest = (str(replace(parse_step(rest[0]), after=False)),) + rest[1:]
+    return rest
 
 
 def _earlier(spec: str) -> list[str]:

@@ -49,6 +49,19 @@ def test_smaller_versions_cut_faults_records_occurrences_and_partitions(tmp_path
     assert tiny.smaller() == []
 
 
+def test_without_the_first_fault_its_then_step_counts_from_the_start() -> None:
+    pair = Replay("p", "s", ("kill:driver@txn.commit#2", "then kill:driver@txn.first_write#3"), 1500, 1, 1)
+    smaller = dict(pair.smaller())
+    assert smaller["without kill:driver@txn.commit#2"].faults == ("kill:driver@txn.first_write#3",)
+    assert smaller["without then kill:driver@txn.first_write#3"].faults == ("kill:driver@txn.commit#2",)
+    earlier = smaller["then kill:driver@txn.first_write#3 -> then kill:driver@txn.first_write"]
+    assert earlier.faults[1] == "then kill:driver@txn.first_write"
+    three = Replay("p", "s", ("kill:driver@txn.commit", "then kill:executor@produce", "then kill:driver@produce"),
+                   1500, 1, 1)
+    assert dict(three.smaller())["without then kill:executor@produce"].faults == (
+        "kill:driver@txn.commit", "then kill:driver@produce")
+
+
 def stand_in(rule, log: list[Replay]):
     """A cluster stand-in: a replay fails with `duplicate` when `rule` says so."""
     def run(replay: Replay, name: str) -> SimpleNamespace:
