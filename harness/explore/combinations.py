@@ -112,6 +112,6 @@ def _spread(last: int, current: int) -> list[int]:
 
 
 def _after(second: str) -> str:
-    """The second fault at its point's first occurrence once the first fired (`then`): it lands while the
+    """The second fault at its point's first occurrence once the first was carried out (`then`): it lands while the
     stream recovers from the first (the batch run again, a new driver's first transaction)."""
     return str(replace(parse_step(second), number=None, nth=1, after=True))

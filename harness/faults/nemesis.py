@@ -182,28 +182,28 @@ class Nemesis:
         self._kill(step, event, hold, signal="TERM")
 
     def _kill_container(self, name: str, container: Service, signal: str) -> None:
-        wrapped = container.get_wrapped_container()
-
-        def kill() -> None:
+        def kill(target: Service = container) -> None:
+            wrapped = target.get_wrapped_container()
             wrapped.kill(signal=f"SIG{signal}")
             wrapped.wait(timeout=60)
-            self.history.record("effect", fault=name, effect=f"container {container.alias} gone (SIG{signal})")
+            self.history.record("effect", fault=name, effect=f"container {target.alias} gone (SIG{signal})")
 
         if container.alias == self.driver().alias:
-            self.replace_driver(kill)
+            # the driver when the replacement begins: another kill's replacement may come first
+            self.replace_driver(lambda: kill(self.driver()))
             self.history.record("recovery", fault=name, detail=f"driver {container.alias} restarted on its checkpoint")
         elif isinstance(container, KafkaBroker) and len(self.cluster.kafka.brokers) > 1:
             kill()  # down until healing: the others take its partitions and transactions over
 
             def restart() -> None:
-                wrapped.start()
+                container.get_wrapped_container().start()
                 self.history.record("recovery", fault=name, detail=f"container {container.alias} started again")
 
             with self._lock:
                 self._heals.append((name, restart))
         else:
             kill()
-            wrapped.start()
+            container.get_wrapped_container().start()
             self.history.record("recovery", fault=name, detail=f"container {container.alias} started again")
 
     def _all_executor_pids(self) -> list[tuple[str, int]]:

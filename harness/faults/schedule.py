@@ -56,6 +56,7 @@ class Schedule:
         self.history = history
         self.seen = [0] * len(steps)
         self.fired: dict[int, float] = {}
+        self.done: set[int] = set()  # steps carried out (a killed driver replaced): `then` counts from there
         self._held: dict[int, int] = {}  # id(event) -> step index
         self._retries: dict[int, HoldGroup] = {}  # id(event) -> the group a retry joins
         self._groups: dict[tuple[str, str], HoldGroup] = {}  # (point, transactional id) -> held group
@@ -70,7 +71,7 @@ class Schedule:
             if self._closed:
                 return None
             for index, step in enumerate(self.steps):
-                if index in self.fired or step.point != point or (step.after and index - 1 not in self.fired):
+                if index in self.fired or step.point != point or (step.after and index - 1 not in self.done):
                     continue
                 if step.role is not None and step.role != role:
                     continue
@@ -109,14 +110,14 @@ class Schedule:
         held: Hold | HoldGroup = hold
         if step.action in ("delay", "pause") and hold.event.request.transactional_id:
             held = self._groups[(hold.event.point, hold.event.request.transactional_id)] = HoldGroup(hold)
-        self._pool.submit(self.nemesis.inject, step, hold.event, held)
+        self._pool.submit(self._carry_out, index, hold.event, held)
 
     # -- checkpoint and clock ----------------------------------------------------------------------
 
     def on_batch(self, event: dict) -> None:
         index = self._match(event["type"], None, event["batch"])
         if index is not None:
-            self._pool.submit(self.nemesis.inject, self.steps[index], None, None)
+            self._pool.submit(self._carry_out, index, None, None)
 
     def start_clock(self) -> None:
         """Arm the `time` steps, counted from now (the stream started)."""
@@ -134,7 +135,14 @@ class Schedule:
             event = self.history.record("trigger", step=str(self.steps[index]), point="time",
                                         detail=str(self.steps[index]))
             self.fired[index] = event["t"]
-        self._pool.submit(self.nemesis.inject, self.steps[index], None, None)
+        self._pool.submit(self._carry_out, index, None, None)
+
+    def _carry_out(self, index: int, event: GateEvent | None, held: Hold | HoldGroup | None) -> None:
+        """Inject a step (on the nemesis's thread); the step after it, if `then`, counts from its end:
+        points seen while a killed driver is replaced are the old application's, not the recovery's."""
+        self.nemesis.inject(self.steps[index], event, held)
+        with self._lock:
+            self.done.add(index)
 
     # -- end -----------------------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms (pause, partition, isolate, delay)
-    then     := count occurrences only once the step before it fired: the second of two faults
-                lands while the stream recovers from the first (not on time points)
+    then     := count occurrences only once the step before it was carried out (a killed driver
+                replaced): the second of two faults lands while the stream recovers from the first
+                (not on time points)
 
 Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
 the transaction coordinator of the sender's transactional id (else of the last one the gate saw),

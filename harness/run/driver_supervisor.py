@@ -29,6 +29,7 @@ class DriverSupervisor:
         self.driver: SparkDriver | None = None
         self.restarts = 0
         self.restarting = threading.Event()
+        self._replacing = threading.Lock()  # two kills at once: the second waits for the first's driver
 
     def start(self) -> None:
         """Start the driver until its query runs."""
@@ -59,15 +60,17 @@ class DriverSupervisor:
         return self.driver
 
     def replace(self, kill: Callable[[], None]) -> None:
-        """Kill the driver and start a new spark-submit on the same checkpoint (called by the nemesis)."""
-        self.restarting.set()
-        try:
-            kill()
-            self.retire()
-            self.restarts += 1
-            self.start()
-        finally:
-            self.restarting.clear()
+        """Kill the driver and start a new spark-submit on the same checkpoint (called by the nemesis).
+        Replacements take turns: a kill while one runs then kills the driver that replaced it."""
+        with self._replacing:
+            self.restarting.set()
+            try:
+                kill()
+                self.retire()
+                self.restarts += 1
+                self.start()
+            finally:
+                self.restarting.clear()
 
     def retire(self) -> None:
         """Remove the driver, keeping its log (`driver.N.log` for the Nth replacement)."""

@@ -1,5 +1,7 @@
 """The fault grammar: every documented form parses, round-trips, serializes; errors name the bad token."""
 
+import threading
+
 import pytest
 
 from harness.errors import BadInput
@@ -82,14 +84,34 @@ def test_then_needs_a_step_before_it() -> None:
         parse_schedule(["then kill:driver@txn.commit", "kill:driver@txn.first_write"])
 
 
-def test_a_then_step_counts_occurrences_only_after_the_step_before_it_fired(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_then_step_counts_occurrences_only_after_the_step_before_it_was_carried_out(tmp_path) -> None:  # type: ignore[no-untyped-def]
     history = History(tmp_path / "history.jsonl")
     schedule = Schedule(parse_schedule(["kill:driver@txn.commit#2", "then kill:driver@txn.first_write#2",
                                         "kill:executor@txn.first_write#2"]), None, history)  # type: ignore[arg-type]
-    points = ["txn.first_write", "txn.first_write", "txn.commit", "txn.first_write", "txn.commit", "txn.first_write",
-              "txn.first_write"]
+    points = ["txn.first_write", "txn.first_write", "txn.commit", "txn.first_write", "txn.commit", "txn.first_write"]
     fired = [schedule._match(point, "executors", None) for point in points]
-    assert fired == [None, 2, None, None, 0, None, 1]  # the then-step's two writes come after the 2nd commit
+    assert fired == [None, 2, None, None, 0, None]  # the 2nd commit fires the kill ...
+    schedule.done.add(0)  # ... which is carried out (the driver replaced) only now: the write before did not count
+    assert [schedule._match("txn.first_write", "executors", None) for _ in range(2)] == [None, 1]
+    schedule.close()
+    history.close()
+
+
+def test_a_step_is_carried_out_when_the_nemesis_returns(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    history = History(tmp_path / "history.jsonl")
+    injected = threading.Event()
+
+    class StandInNemesis:
+        def inject(self, step, event, hold) -> None:  # type: ignore[no-untyped-def]
+            assert injected.wait(5)
+
+    schedule = Schedule(parse_schedule(["kill:driver@batch.planned:1", "then kill:driver@batch.planned:2"]),
+                        StandInNemesis(), history)  # type: ignore[arg-type]
+    schedule.on_batch({"type": "batch.planned", "batch": 1})
+    assert 0 in schedule.fired and schedule.done == set()  # fired; its driver not replaced yet
+    injected.set()
+    schedule.close()  # waits for the nemesis
+    assert schedule.done == {0}
     schedule.close()
     history.close()
 
