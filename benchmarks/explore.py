@@ -4,11 +4,12 @@ against a seeded random nemesis (Jepsen's way: kills and pauses of random execut
 times), the median of the repetitions; then how many scenarios an hour `explore` runs on the reference sink
 (its first combinations, in explore's order) and where their time goes.
 
-    python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--records 10000] [--max-runs 30] [--every 10]
-                                 [--reference-runs 6]
+    python benchmarks/explore.py [--sinks a,b] [--repeats 3] [--first-seed 1] [--methods explore,random]
+                                 [--records 10000] [--max-runs 30] [--every 10] [--reference-runs 6]
 
 A run counts the baseline too. Only anomalies count as a detection; a repetition without one within
---max-runs shows as `>N`.
+--max-runs shows as `>N`. Repetition N uses seed N (from --first-seed), so repetitions can run as
+separate processes on separate clusters and be put together.
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ def by_random(cluster: Cluster, sink: str, records: int, seed: int, horizon: flo
     return None
 
 
+def baseline_stream(cluster: Cluster, sink: str, records: int, seed: int) -> float:
+    """The seconds a fault-free run's stream takes: the span random faults are spread over (random alone)."""
+    row, result = run_row(cluster, MatrixRun(sink, records=records, seed=seed),
+                          replace(BASELINE, name=f"{sink}-random-baseline-{seed}"))
+    if result is None or row.outcome != PASS:
+        raise SystemExit(f"{sink}'s baseline did not pass: {row.outcome}")
+    return result.seconds.get("consume", row.seconds)
+
+
 def shown(runs: list[int | None], cap: int) -> str:
     return ", ".join(str(n) if n is not None else f">{cap}" for n in runs)
 
@@ -88,6 +98,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sinks", default=NEEDS_MORE)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=1, help="the first repetition's seed")
+    parser.add_argument("--methods", default="explore,random", help="explore, random or both")
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--max-runs", type=int, default=30, help="runs per repetition before '>N'")
     parser.add_argument("--every", type=float, default=10.0, help="mean seconds between random faults")
@@ -99,14 +111,23 @@ def main() -> None:
     with session() as opened, tempfile.TemporaryDirectory() as stores:
         for sink in filter(None, args.sinks.split(",")):
             explored, randomly, caught = [], [], []
-            for seed in range(1, args.repeats + 1):
-                runs, how, horizon = by_explore(opened.cluster, sink, args.records, seed, args.max_runs, Path(stores))
+            for seed in range(args.first_seed, args.first_seed + args.repeats):
+                runs, how, horizon = None, "-", 0.0
+                if "explore" in args.methods:
+                    runs, how, horizon = by_explore(opened.cluster, sink, args.records, seed, args.max_runs,
+                                                    Path(stores))
                 explored.append(runs)
                 caught.append(how)
-                randomly.append(by_random(opened.cluster, sink, args.records, seed, horizon, args.every,
-                                          args.max_runs))
-                print(f"{sink} repetition {seed}: explore {runs or f'>{args.max_runs}'} runs ({how}); "
-                      f"random {randomly[-1] or f'>{args.max_runs}'}", flush=True)
+                if "random" in args.methods:
+                    horizon = horizon or baseline_stream(opened.cluster, sink, args.records, seed)
+                    randomly.append(by_random(opened.cluster, sink, args.records, seed, horizon, args.every,
+                                              args.max_runs))
+                else:
+                    randomly.append(None)
+                said = {"explore": f"explore {runs or f'>{args.max_runs}'} runs ({how})",
+                        "random": f"random {randomly[-1] or f'>{args.max_runs}'}"}
+                print(f"{sink} repetition {seed}: "
+                      f"{'; '.join(text for method, text in said.items() if method in args.methods)}", flush=True)
             lines.append(f"{sink:<32} {median(explored, args.max_runs):>8} {shown(explored, args.max_runs):>14} "
                          f"{median(randomly, args.max_runs):>8} {shown(randomly, args.max_runs):>14}  {caught[0]}")
         speeds = throughput(opened.cluster, args.records, args.reference_runs) if args.reference_runs else []
