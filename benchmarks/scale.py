@@ -92,7 +92,7 @@ def measure(cluster: Cluster, sink: str, records: int, partitions: int, faults: 
         result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions).run()
     seconds = time.monotonic() - started
     consume = result.seconds.get("consume", float("nan"))
-    return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records),
+    return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records, partitions),
                peak_rss_mib(), peak.peak / 2**20)
 
 

@@ -55,7 +55,7 @@ class Replay:
         given = start["max_offsets_per_trigger"]
         return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
                    workload["records"], workload["seed"], start["partitions"], start["rate"], start["state_store"],
-                   start["speculation"], None if given == batch_size(workload["records"]) else given,
+                   start["speculation"], None if given == batch_size(workload["records"], start["partitions"]) else given,
                    start.get("brokers", 1))
 
     def options(self) -> dict[str, object]:

@@ -43,17 +43,17 @@ def reference_output(cluster: Cluster, pipeline: Pipeline, workload: Workload, p
     return found
 
 
-def splits(records: int) -> list[int]:
+def splits(records: int, partitions: int) -> list[int]:
     """Records a batch in each reference run: the scenarios' own split, then another, so that output that
     depends on where batches split shows as a disagreement before any sink is judged."""
-    return [batch_size(records), max(1_000, -(-records // 3))]
+    return [batch_size(records, partitions), batch_size(records, partitions, batches=3)]
 
 
 def _reference_runs(
     cluster: Cluster, pipeline: Pipeline, workload: Workload, partitions: int
 ) -> Records | BadInput:
     outputs = []
-    sizes = splits(pipeline.workload(workload).records)
+    sizes = splits(pipeline.workload(workload).records, partitions)
     for n, size in enumerate(sizes, start=1):
         result = Scenario(cluster, f"reference-{pipeline.code.module.replace('_', '-')}-{n}", pipeline,
                           resolve_sink(REFERENCE_SINK), CaptureOracle(), [], workload, partitions,

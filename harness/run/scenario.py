@@ -141,13 +141,19 @@ def judged(result: ScenarioResult, faults: Sequence[str], unfired: Sequence[str]
 BATCHES = 5  # micro-batches a backlog is read in
 
 
-def batch_size(records: int) -> int:
-    """Records per micro-batch (maxOffsetsPerTrigger): the backlog in about `BATCHES` batches, at least 1,000.
+def batch_size(records: int, partitions: int, batches: int = BATCHES) -> int:
+    """Records per micro-batch (maxOffsetsPerTrigger) that read a backlog in `batches` batches (fewer for a
+    small one: at least 1,000 records a batch).
 
     A batch costs mostly the same whatever its size (its jobs, a task and a transaction per partition),
     so a run's time follows its number of batches; five leave room for every batch point the matrix
-    uses (up to batch 3) and for a replay after it, and keep a million records to five batches."""
-    return max(1_000, -(-records // BATCHES))
+    uses (up to batch 3) and for a replay after it, and keep a million records to five batches. Spark
+    shares the limit out over the partitions in proportion and rounds each share down, so a batch reads
+    up to one record a partition less than its limit: the limit carries one a partition more, or the few
+    records left over would take a batch of their own (a sixth batch, as long as the others, for 11 of
+    10,000 records)."""
+    batches = min(batches, max(1, records // 1_000))
+    return -(-records // batches) + partitions
 
 
 class Scenario:
@@ -181,7 +187,7 @@ class Scenario:
         self.workload = self.pipeline.workload(workload)
         self.partitions = partitions
         self.stall_timeout = stall_timeout
-        self.max_offsets_per_trigger = max_offsets_per_trigger or batch_size(self.workload.records)
+        self.max_offsets_per_trigger = max_offsets_per_trigger or batch_size(self.workload.records, partitions)
         if state_store not in STATE_STORES:
             raise BadInput(f"state store '{state_store}': one of {', '.join(STATE_STORES)}")
         self.state_store = state_store
