@@ -27,6 +27,13 @@ def assert_fired_with_effect(result: ScenarioResult, *specs: str) -> None:
     assert not result.events("fault.error"), result.events("fault.error")
 
 
+def assert_explained(result: ScenarioResult, kind: str) -> None:
+    """An example of the anomaly explained from the broker's log, in the result and on its page."""
+    explained = [e["explanation"] for e in result.verdict.anomalies[kind].examples if "explanation" in e]
+    assert explained, f"no {kind} example explained: {result.summary()}"
+    assert "What happened to them" in (result.report_dir / "index.html").read_text()
+
+
 @pytest.mark.gate
 def test_builtin_sink_duplicates_when_the_sender_dies_mid_produce(cluster) -> None:
     result = run(cluster, "builtin-kill-sender-produce", BUILTIN, "kill:sender@produce#3")
@@ -126,3 +133,17 @@ def test_a_then_step_lands_in_the_recovery_from_the_first_fault(cluster) -> None
     first, second = (e["t"] for e in twice.events("trigger"))
     assert second > first
     assert twice.outcome == "fail" and "duplicate" in twice.verdict.anomalies, twice.summary()
+    assert_explained(twice, "duplicate")
+
+
+def test_a_later_occurrence_finds_what_the_certificates_first_one_misses(cluster) -> None:
+    """The sink that writes markers for even batches only survives the driver killed at batch 0's first
+    commit (the certificate's occurrence) and duplicates under the same kill at batch 1's first commit
+    (the 5th: four partitions, a transaction each)."""
+    first = run(cluster, "every-other-batch-commit-1", "bad_markers_every_other_batch", "kill:driver@txn.commit")
+    assert_fired_with_effect(first, "kill:driver@txn.commit")
+    assert first.outcome == "pass", first.summary()
+    later = run(cluster, "every-other-batch-commit-5", "bad_markers_every_other_batch", "kill:driver@txn.commit#5")
+    assert_fired_with_effect(later, "kill:driver@txn.commit#5")
+    assert later.outcome == "fail" and "duplicate" in later.verdict.anomalies, later.summary()
+    assert_explained(later, "duplicate")
