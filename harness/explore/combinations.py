@@ -86,7 +86,8 @@ def _single(fault: FaultClass, steps: tuple[str, ...]) -> Combination:
 
 
 def _other_occurrences(fault: FaultClass, seen: Observation, batches: int) -> list[tuple[str, ...]]:
-    """The class's single fault moved to other occurrences of its point: early, middle and late."""
+    """The class's single fault moved to other occurrences of its point: early, middle and late, and once
+    in each batch."""
     if len(fault.faults) != 1 or fault.live or fault.speculation:
         return []
     step = parse_step(fault.faults[0])
@@ -95,13 +96,17 @@ def _other_occurrences(fault: FaultClass, seen: Observation, batches: int) -> li
         return [(str(replace(step, number=float(n))),) for n in numbers]
     if step.point == "time":
         return []
-    return [(str(replace(step, nth=n)),) for n in _spread(seen.counts.get(step.point, 0), step.nth)]
+    return [(str(replace(step, nth=n)),) for n in _spread(seen.counts.get(step.point, 0), step.nth, batches)]
 
 
-def _spread(last: int, current: int) -> list[int]:
-    """Occurrences 1 .. `last` besides `current` (the first ones, the middle and the last two), each next
-    the farthest from those already taken: a short search reaches late in the stream as well as early."""
-    left = sorted(n for n in {1, 2, 3, last // 2, last - 1, last} if 1 <= n <= last and n != current)
+def _spread(last: int, current: int, batches: int = 0) -> list[int]:
+    """Occurrences 1 .. `last` besides `current` (the first ones, the middle and the last two, and for a
+    point seen in each of `batches` batches one in the middle of each batch's share: a bug may sit in every
+    other batch, which the first, middle and last may all miss), each next the farthest from those already
+    taken: a short search reaches late in the stream as well as early."""
+    marks = {1, 2, 3, last // 2, last - 1, last}
+    marks |= {int((batch + 0.5) * last / batches) + 1 for batch in range(batches)} if batches else set()
+    left = sorted(n for n in marks if 1 <= n <= last and n != current)
     taken, out = [current], []
     while left:
         far = max(left, key=lambda n: (min(abs(n - t) for t in taken), n))

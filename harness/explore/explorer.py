@@ -41,17 +41,22 @@ def subject_of(run: MatrixRun) -> str:
 def ordered(candidates: list[Combination], tried: Counter[str], seed: int = 1) -> list[Combination]:
     """Least tried first. Among those tried as often, the tiers take turns (an occurrence, a pair, a rate, a
     seed, again), so that a short budget samples every kind; within the occurrences the classes take
-    turns (each class's farthest occurrence before any class's second); the pairs come in an order
-    shuffled by `seed`, those whose second fault hits the target of the first (the driver lost again
-    while it recovers) first: a recovery's own recovery is where such bugs live."""
+    turns (one of each class's before any class's second), class n beginning n places into its list
+    (farthest first), so that a round over the classes faults many places in the stream, not every class
+    the same last batch; the pairs come in an order shuffled by `seed`, those whose second fault hits the
+    target of the first (the driver lost again while it recovers) first: a recovery's own recovery is
+    where such bugs live."""
     tiers: dict[str, list[Combination]] = {tier: [] for tier in TIERS}
     for combination in candidates:
         tiers[combination.tier].append(combination)
-    turn: Counter[tuple[str, ...]] = Counter()
-    place = {}  # an occurrence's turn: its place among its class's, then its place in the list
-    for index, combination in enumerate(tiers[OCCURRENCE]):
-        place[combination.key] = (turn[combination.classes], index)
-        turn[combination.classes] += 1
+    by_class: dict[tuple[str, ...], list[Combination]] = {}
+    for combination in tiers[OCCURRENCE]:
+        by_class.setdefault(combination.classes, []).append(combination)
+    place = {}  # an occurrence's turn (its class's first, second, ...), then its class's place
+    for n, occurrences in enumerate(by_class.values()):
+        start = n % len(occurrences)  # class n begins n places into its list: a round spreads over the stream
+        for turn, combination in enumerate(occurrences[start:] + occurrences[:start]):
+            place[combination.key] = (turn, n)
     tiers[OCCURRENCE].sort(key=lambda c: place[c.key])
     random.Random(seed).shuffle(tiers[PAIR])
     tiers[PAIR].sort(key=lambda c: not same_target(c))  # a fault to what is recovering from one first

@@ -52,10 +52,10 @@ class Replay:
         if start.get("type") != "scenario.start" or "partitions" not in start:
             raise BadInput(f"{history} does not say how its scenario ran (written by an older harness?)")
         workload = start["workload"]
-        given = start["max_offsets_per_trigger"]
+        given, partitions = start["max_offsets_per_trigger"], start["partitions"]
         return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
-                   workload["records"], workload["seed"], start["partitions"], start["rate"], start["state_store"],
-                   start["speculation"], None if given == batch_size(workload["records"], start["partitions"]) else given,
+                   workload["records"], workload["seed"], partitions, start["rate"], start["state_store"],
+                   start["speculation"], None if given == batch_size(workload["records"], partitions) else given,
                    start.get("brokers", 1))
 
     def options(self) -> dict[str, object]:

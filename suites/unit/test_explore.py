@@ -36,7 +36,8 @@ def test_combinations_reach_past_the_certificate_rows() -> None:
     occurrences = [c for c in found if c.tier == OCCURRENCE]
     assert not [c for c in occurrences if c.faults in certificate]  # other occurrences only
     assert [parse_step(c.faults[0]).nth for c in occurrences if c.faults[0].startswith("kill:sender@txn.commit")] \
-        == [24, 12, 3, 23, 2]  # early, middle and late of the 24 commits the baseline showed, farthest first
+        == [24, 12, 19, 7, 15, 3, 23, 11, 2]  # of the 24 commits the baseline showed: early, middle, late and
+    # one in each batch of four (3, 7, ..., 23), farthest first
     for combination in found:  # every one is a valid schedule (none for the live baseline) and names its classes
         assert combination.classes
         assert combination.faults or combination.live
@@ -64,6 +65,20 @@ def test_least_tried_first_tiers_and_classes_take_turns() -> None:
     tried = Counter({c.key: 1 for c in first[:10]})
     again = ordered(found, tried)
     assert not {c.key for c in again[:len(found) - 10]} & set(tried)  # what ran comes last
+
+
+def test_a_round_over_the_classes_faults_every_batch() -> None:
+    """Five batches of four tasks: the first, middle and last occurrences all sit in even batches (0, 2, 4),
+    where a sink that skips its markers in odd batches survives. Each batch has an occurrence of its own,
+    and the classes' first turns spread over the batches rather than all faulting the last one."""
+    found = combinations(executor_txn(batches=5), 5, 10_000)
+    batch = {c.key: (parse_step(c.faults[0]).nth - 1) // 4 for c in found
+             if c.tier == OCCURRENCE and parse_step(c.faults[0]).nth is not None}
+    kills = [c for c in found if c.tier == OCCURRENCE and c.faults[0].startswith("kill:driver@txn.commit")]
+    assert {batch[c.key] for c in kills} == {0, 1, 2, 3, 4}
+    first_round = [c for c in ordered(found, Counter()) if c.key in batch][:9]  # the nine kill classes' first
+    assert len({c.classes for c in first_round}) == 9
+    assert {batch[c.key] for c in first_round} == {0, 1, 2, 3, 4}
 
 
 def test_the_store_widens_across_runs_and_subjects_stay_apart(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.unit
 
 START = {"type": "scenario.start", "scenario": "x", "pipeline": "passthrough", "pipeline_spec": "passthrough",
          "sink": "bad_blind_commit_retry", "faults": ["kill:driver@txn.pre_commit#4", "kill:executor@batch.planned:3"],
-         "state_store": "hdfs", "speculation": False, "partitions": 4, "rate": 0.0, "max_offsets_per_trigger": 4000,
+         "state_store": "hdfs", "speculation": False, "partitions": 4, "rate": 0.0, "max_offsets_per_trigger": 4004,
          "workload": {"records": 20000, "seed": 1}}
 
 
@@ -30,6 +30,8 @@ def test_a_replay_is_what_the_history_says_ran(tmp_path: Path) -> None:
     replay = Replay.from_report(report(tmp_path, START))
     assert replay == Replay("passthrough", "bad_blind_commit_retry", tuple(START["faults"]), 20000, 1, 4)
     assert replay.max_offsets_per_trigger is None  # the scenario's own for 20000 records: it follows the records
+    older = Replay.from_report(report(tmp_path, {**START, "max_offsets_per_trigger": 4000}))
+    assert older.max_offsets_per_trigger == 4000  # another split than today's is replayed as it ran
     with pytest.raises(BadInput, match="older harness"):
         Replay.from_report(report(tmp_path, {k: v for k, v in START.items() if k != "partitions"}))
     with pytest.raises(BadInput, match="not a scenario"):

@@ -78,3 +78,52 @@ def test_a_backlog_is_read_in_five_batches_of_at_least_a_thousand_with_no_tail()
         sizes = [b - a for a, b in zip([0, *cuts], [*cuts, records], strict=True)]
         # rounding each share down used to leave a few records over for a batch of their own
         assert spark_batches(sizes, batch_size(records, partitions)) == min(5, max(1, records // 1_000)), sizes
+
+
+def test_values_are_what_json_dumps_writes() -> None:
+    workload = Workload(3_000, payload_bytes=16, disorder_ms=50, closing_ms=1_000, duplicate_share=0.05)
+    for record in workload.generate():
+        fields = record._asdict()
+        if not record.payload:
+            del fields["payload"]
+        assert record.to_json() == json.dumps(fields, separators=(",", ":")).encode()
+    assert not next(Workload(1).generate()).payload and b"payload" not in next(Workload(1).inputs()).value
+
+
+class _Broker:
+    """A producer's stand-in: answers each send on the next poll, the second with an error, the fifth never."""
+
+    def __init__(self, config: dict) -> None:
+        self.answers: list[Callable[[], None]] = []
+        self.sends = 0
+
+    def produce(self, topic: str, value: bytes, key: bytes, on_delivery: Callable, headers: list, **stamp: int) -> None:
+        self.sends += 1
+        if self.sends != 5:
+            error = KafkaError(KafkaError._MSG_TIMED_OUT) if self.sends == 2 else None
+            self.answers.append(partial(on_delivery, error, Message(topic=topic, partition=0, offset=self.sends - 1)))
+
+    def poll(self, timeout: float) -> None:
+        answers, self.answers = self.answers, []
+        for answer in answers:
+            answer()
+
+    def flush(self, timeout: float) -> None:
+        self.poll(timeout)
+
+
+def test_every_send_is_tracked_by_its_place_in_the_produce_order(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.setattr(workload_module, "Producer", _Broker)
+    history = History(tmp_path / "history.jsonl")
+    log = WorkloadProducer("nowhere:9092").produce("in", Workload(5).inputs(), history=history)
+    history.close()
+    assert [log.was_acked(n) for n in range(5)] == [True, False, True, True, False]
+    assert (log.acked, log.failed, log.unknown) == (3, 1, 1)
+    sends = read_history(tmp_path / "history.jsonl", types={"send"})
+    assert [(e["id"], e["status"]) for e in sends] == [
+        ("1-000000000", "acked"), ("1-000000001", "failed"), ("1-000000002", "acked"), ("1-000000003", "acked"),
+        ("1-000000004", "unknown")]
+    with pytest.raises(InfrastructureError, match="1 sends failed, 1 unknown"):
+        log.check("scenario")
+    assert read_history(tmp_path / "history.jsonl", leave_out={"send"}) == []
