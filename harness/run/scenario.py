@@ -143,7 +143,7 @@ BATCHES = 5  # micro-batches a backlog is read in
 
 def batch_size(records: int, partitions: int, batches: int = BATCHES) -> int:
     """Records per micro-batch (maxOffsetsPerTrigger) that read a backlog in `batches` batches (fewer for a
-    small one: at least 1,000 records a batch).
+    small one: one a thousand records, rounded up).
 
     A batch costs mostly the same whatever its size (its jobs, a task and a transaction per partition),
     so a run's time follows its number of batches; five leave room for every batch point the matrix
@@ -152,7 +152,7 @@ def batch_size(records: int, partitions: int, batches: int = BATCHES) -> int:
     up to one record a partition less than its limit: the limit carries one a partition more, or the few
     records left over would take a batch of their own (a sixth batch, as long as the others, for 11 of
     10,000 records)."""
-    batches = min(batches, max(1, records // 1_000))
+    batches = min(batches, max(1, -(-records // 1_000)))
     return -(-records // batches) + partitions
 
 

@@ -68,16 +68,16 @@ def spark_batches(sizes: list[int], limit: int) -> int:
     return batches
 
 
-def test_a_backlog_is_read_in_five_batches_of_at_least_a_thousand_with_no_tail() -> None:
+def test_a_backlog_is_read_in_five_batches_or_one_a_thousand_records_with_no_tail() -> None:
     assert batch_size(20_000, 4) == 4_004 and batch_size(1_000_000, 4) == 200_004
-    assert batch_size(100, 4) == 104 and batch_size(4_000, 2) == 1_002
+    assert batch_size(100, 4) == 104 and batch_size(4_000, 2) == 1_002 and batch_size(2_500, 4) == 838
     rng = random.Random(7)
     for _ in range(300):
         partitions, records = rng.randint(1, 16), rng.choice([1_000, 1_250, 4_000, 10_000, 20_001, 1_000_000])
         cuts = sorted(rng.randint(0, records) for _ in range(partitions - 1))
         sizes = [b - a for a, b in zip([0, *cuts], [*cuts, records], strict=True)]
         # rounding each share down used to leave a few records over for a batch of their own
-        assert spark_batches(sizes, batch_size(records, partitions)) == min(5, max(1, records // 1_000)), sizes
+        assert spark_batches(sizes, batch_size(records, partitions)) == min(5, max(1, -(-records // 1_000))), sizes
 
 
 def test_values_are_what_json_dumps_writes() -> None:
