@@ -147,10 +147,10 @@ def per_hour(rows: list[Row]) -> float:
     return 3600 * len(rows) / sum(r.seconds for r in rows)
 
 
-def speed_line(name: str, rows: list[Row], clusters: int = 1) -> str:
-    """One way's scenarios an hour (summed over clusters running at once) and where its time went."""
-    figure = (sum(per_hour([r for r in rows if r.worker == w]) for w in {r.worker for r in rows}) if clusters > 1
-              else per_hour(rows))
+def speed_line(name: str, rows: list[Row]) -> str:
+    """One way's scenarios an hour (summed over the workers, clusters running at once) and where its time
+    went."""
+    figure = sum(per_hour([r for r in rows if r.worker == w]) for w in {r.worker for r in rows})
     failures = sum(r.outcome == FAIL for r in rows)
     return (f"reference sink, {name}: {figure:.0f} scenarios an hour ({len(rows)} scenarios, {failures} failures); "
             f"{where_the_time_goes(rows)}")
@@ -204,7 +204,7 @@ def main() -> None:
     for line in lines:
         print(line)
     for name, rows in speeds.items():
-        print(speed_line(name, rows, clusters=2 if name.startswith("two") else 1))
+        print(speed_line(name, rows))
 
 
 if __name__ == "__main__":
