@@ -29,6 +29,7 @@ CLIENT_PORT = 9092
 SERVICE_PORT = 9000
 ROOT = "/checkpoints"  # the run's checkpoint volume; files outside it are refused
 CHUNK = 65536
+LINE_LIMIT = 2**20  # the longest line the service port reads: a file written through it is base64 in one line
 READY = "HARNESS-RELAY-READY"
 UNCLAIMED_S = 30.0  # a client the harness has not claimed by then is closed
 
@@ -142,9 +143,9 @@ async def listen(host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_
                  service_port: int = SERVICE_PORT) -> list[asyncio.Server]:
     """A client server per broker (the nth port for broker n), then the service server, listening."""
     relay = Relay()
-    servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=2**20)
+    servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=LINE_LIMIT)
                for n, port in enumerate(client_ports, 1)]
-    servers.append(await asyncio.start_server(relay.on_service, host, service_port, limit=2**20))
+    servers.append(await asyncio.start_server(relay.on_service, host, service_port, limit=LINE_LIMIT))
     return servers
 
 

@@ -8,6 +8,11 @@ import json
 import socket
 import threading
 
+from harness.gate.relay import LINE_LIMIT
+
+PATH_ROOM = 4096  # the request's path and JSON around the data
+MAX_WRITE = (LINE_LIMIT - PATH_ROOM) // 4 * 3  # the largest file one write carries (base64 takes 4 bytes per 3)
+
 
 class RelayFiles:
     """Blocking file operations on the run's checkpoint volume; one connection, shared by threads."""
@@ -50,6 +55,8 @@ class RelayFiles:
 
     def write(self, path: str, data: bytes) -> None:
         """Write a file whole (a reader polling for it never sees it half written); folders are made."""
+        if len(data) > MAX_WRITE:
+            raise ValueError(f"write {path}: {len(data):,} bytes, over the relay's limit of {MAX_WRITE:,}")
         self._ask({"op": "write", "path": path, "data": base64.b64encode(data).decode()})
 
     def close(self) -> None:

@@ -4,8 +4,6 @@ the whole input is consumed, the read_committed read, the verdict, the history a
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -348,16 +346,10 @@ class Scenario:
     @staticmethod
     def _ship(code: CodeSpec, files: RelayFiles, checkpoint: str) -> str:
         """Copy code from outside the harness next to the checkpoint, through the relay (the driver sees it
-        there): a file as it is, a module of a package as its whole top-level package, zipped."""
-        if code.package is None:
-            shipped = f"{checkpoint}-code/{code.source.name}"
-            files.write(shipped, code.source.read_bytes())
-            return shipped
-        with tempfile.TemporaryDirectory() as folder:
-            archive = Path(shutil.make_archive(f"{folder}/{code.package.name}", "zip", code.package.parent,
-                                               code.package.name))
-            shipped = f"{checkpoint}-code/{archive.name}"
-            files.write(shipped, archive.read_bytes())
+        there): the bytes read when the code was resolved (a file as it is, a package zipped)."""
+        assert code.shipment is not None, "shipped code is read when it is resolved"
+        shipped = f"{checkpoint}-code/{code.shipment.name}"
+        files.write(shipped, code.shipment.data)
         return shipped
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from harness.errors import BadInput
+from harness.subject.shipment import Shipment, pack
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class CodeSpec:
     source: Path
     shipped: bool  # code outside the harness: copied next to the checkpoints, added with addPyFile
     package: Path | None = None  # a dotted module outside the harness: its top-level package, shipped zipped
+    shipment: Shipment | None = None  # the bytes shipped, read once (shipped code only)
 
     @property
     def source_sha256(self) -> str:
@@ -51,7 +53,8 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
         if not path.is_file():
             raise BadInput(f"{what} '{spec}': no such file {path}")
         _check_unshadowed(spec, what, path)
-        return CodeSpec(spec, path.stem, named or attribute, path, shipped=True)
+        source_text(path, what, spec)
+        return CodeSpec(spec, path.stem, named or attribute, path, shipped=True, shipment=pack(path, what, spec))
     module, _, named = spec.partition(":")
     if module.isidentifier() and module in catalog(what):
         module = f"{CATALOG}.{what}s.{module}"
@@ -68,7 +71,23 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     # a user's module: its top-level package goes to the driver and executors whole, so its imports work
     top = importlib.util.find_spec(module.split(".")[0])
     package = Path(top.submodule_search_locations[0]) if top and top.submodule_search_locations else None
-    return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package)
+    source_text(origin, what, spec)
+    return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package,
+                    shipment=pack(package or origin, what, spec))
+
+
+def source_text(path: Path, what: str, spec: str) -> str:
+    """A source file's text; BadInput naming the file when it is not UTF-8 text (Python reads it so) or
+    holds a NUL byte (which no parser takes)."""
+    data = path.read_bytes()
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise BadInput(f"{what} '{spec}': {path} holds a NUL byte (offset {nul}): not a Python source")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{what} '{spec}': {path} is not UTF-8 text (byte {error.start}: {error.reason}); "
+                       "save it as UTF-8") from None
 
 
 def is_file(spec: str) -> bool:
@@ -126,7 +145,7 @@ def resolve_sink(spec: str) -> CodeSpec:
 def _check_defines(sink: CodeSpec) -> None:
     """The file parses and defines the sink function at top level (without importing pyspark here)."""
     try:
-        tree = ast.parse(sink.source.read_text(), filename=str(sink.source))
+        tree = ast.parse(source_text(sink.source, "sink", sink.spec), filename=str(sink.source))
     except SyntaxError as error:
         raise BadInput(f"sink '{sink.spec}' does not parse: {error.msg} (line {error.lineno})") from None
     names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
