@@ -19,6 +19,7 @@ from harness.faults.spec import (
     schedule_to_json,
 )
 from harness.progress import say
+from harness.report.folders import checked_name
 from harness.run.session import scenario, session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
@@ -65,6 +66,7 @@ def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
 
 
 def command(args: argparse.Namespace) -> int:
+    checked_name(args.name)
     load_pipeline(args.pipeline)
     resolve_sink(args.sink)
     steps = schedule(args.fault, args.schedule, args.random_faults)

@@ -32,6 +32,7 @@ kill:driver@txn.commit followed by then kill:driver@txn.first_write.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from dataclasses import asdict, dataclass
@@ -98,38 +99,71 @@ def parse_step(spec: str) -> FaultStep:
     if not match:
         raise BadInput(f"fault spec '{spec}': expected [then ]ACTION:TARGET@POINT[:N][#NTH][~ROLE][/DURATION]")
     parts = match.groupdict()
-    if parts["action"] not in ACTIONS:
-        raise BadInput(f"fault spec '{spec}': unknown action '{parts['action']}' (one of {', '.join(ACTIONS)})")
-    if parts["target"] not in TARGETS and not _numbered_broker(parts["target"], spec):
-        raise BadInput(f"fault spec '{spec}': unknown target '{parts['target']}' (one of {', '.join(TARGETS)}, "
-                       "broker:N)")
-    if parts["point"] not in POINTS:
-        raise BadInput(f"fault spec '{spec}': unknown point '{parts['point']}' (one of {', '.join(POINTS)})")
-    point = parts["point"]
     number = None
     if parts["number"] is not None:
-        if point not in (*BATCH_POINTS, "time"):
-            raise BadInput(
-                f"fault spec '{spec}': '{parts['number']}' after '{point}': only batch points and time take a number"
-            )
         try:
             number = float(parts["number"])
         except ValueError:
             raise BadInput(f"fault spec '{spec}': bad number '{parts['number']}'") from None
-    elif point == "time":
-        raise BadInput(f"fault spec '{spec}': 'time' needs the seconds, e.g. time:20")
     nth = 1
     if parts["nth"] is not None:
         if not parts["nth"].isdigit() or int(parts["nth"]) < 1:
-            raise BadInput(f"fault spec '{spec}': bad occurrence '#{parts['nth']}' (a whole number from 1)")
+            raise BadInput(f"fault spec '{spec}': bad occurrence '#{parts['nth']}' (a whole number from 1, e.g. #2)")
         nth = int(parts["nth"])
-    role = parts["role"]
-    if role is not None and (role not in ROLES or point not in GATE_POINTS):
-        raise BadInput(f"fault spec '{spec}': bad role filter '~{role}' (driver or executors, on gate points only)")
     duration = _duration(parts["duration"], spec) if parts["duration"] is not None else None
-    step = FaultStep(parts["action"], parts["target"], point, number, nth, role, duration, parts["then"] is not None)
+    step = FaultStep(parts["action"], parts["target"], parts["point"], number, nth, parts["role"], duration,
+                     parts["then"] is not None)
+    return checked(step, spec)
+
+
+def checked(step: FaultStep, spec: str) -> FaultStep:
+    """`step` when its fields are known and make sense together (a parsed spec's or a saved schedule's);
+    a BadInput naming `spec` and what to write instead."""
+    if not all(isinstance(text, str) for text in (step.action, step.target, step.point, step.role or "")) or \
+            not all(value is None or _is_number(value) for value in (step.number, step.duration)):
+        raise BadInput(f"fault spec '{spec}': action, target, point and role are text, number and duration numbers")
+    if step.action not in ACTIONS:
+        raise BadInput(f"fault spec '{spec}': unknown action '{step.action}' (one of {', '.join(ACTIONS)})")
+    if step.target not in TARGETS and not _numbered_broker(step.target, spec):
+        raise BadInput(f"fault spec '{spec}': unknown target '{step.target}' (one of {', '.join(TARGETS)}, "
+                       "broker:N)")
+    if step.point not in POINTS:
+        raise BadInput(f"fault spec '{spec}': unknown point '{step.point}' (one of {', '.join(POINTS)})")
+    if step.number is not None and step.point not in (*BATCH_POINTS, "time"):
+        raise BadInput(
+            f"fault spec '{spec}': '{step.number:g}' after '{step.point}': only batch points and time take a number"
+        )
+    if step.number is None and step.point == "time":
+        raise BadInput(f"fault spec '{spec}': 'time' needs the seconds, e.g. time:20")
+    _check_numbers(step, spec)
+    if step.role is not None and (step.role not in ROLES or step.point not in GATE_POINTS):
+        raise BadInput(f"fault spec '{spec}': bad role filter '~{step.role}' (driver or executors, on gate points "
+                       "only)")
     _validate(step, spec)
     return step
+
+
+def _check_numbers(step: FaultStep, spec: str) -> None:
+    """Numbers a fault can fire on: a batch id is a whole number from 0, seconds are finite and not
+    negative, an occurrence a whole number from 1, a duration finite and above 0 (nan, inf and -1 would
+    be accepted and never fire)."""
+    number = step.number
+    if number is not None and step.point in BATCH_POINTS and not (number >= 0 and float(number).is_integer()):
+        raise BadInput(f"fault spec '{spec}': bad batch id '{number:g}' after '{step.point}' (a whole number from 0, "
+                       f"e.g. {step.point}:2)")
+    if number is not None and step.point == "time" and not (math.isfinite(number) and number >= 0):
+        raise BadInput(f"fault spec '{spec}': bad seconds '{number:g}' after 'time' (a finite number from 0, "
+                       "e.g. time:20)")
+    if isinstance(step.nth, bool) or not isinstance(step.nth, int) or step.nth < 1:
+        raise BadInput(f"fault spec '{spec}': bad occurrence '#{step.nth}' (a whole number from 1, e.g. #2)")
+    duration = step.duration
+    if duration is not None and not (math.isfinite(duration) and duration > 0):
+        raise BadInput(f"fault spec '{spec}': bad duration '{duration:g}s' (more than 0, write e.g. 10s or 500ms)")
+
+
+def _is_number(value: object) -> bool:
+    """An int or a float, not a bool (a saved schedule's JSON may hold anything)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _numbered_broker(target: str, spec: str) -> bool:
@@ -168,7 +202,11 @@ def _validate(step: FaultStep, spec: str) -> None:
 
 
 def parse_schedule(specs: list[str]) -> list[FaultStep]:
-    steps = [parse_step(spec) for spec in specs]
+    return _in_order([parse_step(spec) for spec in specs], specs)
+
+
+def _in_order(steps: list[FaultStep], specs: list[str]) -> list[FaultStep]:
+    """The steps, when the first is not a `then` step (which counts from the step before it)."""
     if steps and steps[0].after:
         raise BadInput(f"fault spec '{specs[0]}': 'then' needs a step before it")
     return steps
@@ -179,7 +217,12 @@ def schedule_to_json(steps: list[FaultStep]) -> str:
 
 
 def schedule_from_json(text: str) -> list[FaultStep]:
-    return [FaultStep(**step) for step in json.loads(text)]
+    """The steps of a saved schedule, each checked as a spec is; BadInput for one that is not a step."""
+    steps = json.loads(text)
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise BadInput("a schedule is a JSON list of steps, as `run` writes to schedule.json")
+    specs = [json.dumps(step) for step in steps]
+    return _in_order([checked(FaultStep(**step), spec) for step, spec in zip(steps, specs, strict=True)], specs)
 
 
 def random_schedule(seed: int, steps: int = 1, transactional: bool = True) -> list[FaultStep]:

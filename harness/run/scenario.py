@@ -34,7 +34,7 @@ from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.progress import say
 from harness.report import write_scenario_page
-from harness.report.folders import run_report_dir
+from harness.report.folders import scenario_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
@@ -193,7 +193,7 @@ class Scenario:
             raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
         self.rate = rate
         self.speculation = speculation
-        self.report_dir = run_report_dir(cluster.run_id) / name
+        self.report_dir = scenario_dir(cluster.run_id, name)
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
         self.history = History(self.report_dir / "history.jsonl")

@@ -1,5 +1,6 @@
 """The fault grammar: every documented form parses, round-trips, serializes; errors name the bad token."""
 
+import json
 import threading
 
 import pytest
@@ -143,3 +144,47 @@ def test_a_random_nemesis_is_seeded_spread_over_the_run_and_parses() -> None:
             assert (step.action, step.target) in {("kill", "executor"), ("kill", "driver"),
                                                   ("pause", "executor"), ("pause", "driver")}
             assert parse_step(str(step)) == step
+
+
+@pytest.mark.parametrize(
+    "spec, token",
+    [
+        ("kill:driver@batch.planned:nan", "bad batch id 'nan'"),
+        ("kill:driver@batch.planned:inf", "bad batch id 'inf'"),
+        ("kill:driver@batch.committed:-1", "bad batch id '-1'"),
+        ("kill:driver@batch.planned:1.5", "bad batch id '1.5'"),
+        ("kill:driver@time:nan", "bad seconds 'nan'"),
+        ("kill:driver@time:inf", "bad seconds 'inf'"),
+        ("kill:driver@time:-1", "bad seconds '-1'"),
+        ("kill:driver@produce#-1", "bad occurrence '#-1'"),
+        ("kill:driver@produce#1.5", "bad occurrence '#1.5'"),
+        ("kill:driver@produce#nan", "bad occurrence '#nan'"),
+        ("pause:driver@produce/0s", "bad duration '0s'"),
+        ("pause:driver@produce/nans", "bad duration 'nans'"),
+        ("pause:driver@produce/infs", "bad duration 'infs'"),
+        ("pause:driver@produce/-1s", "bad duration '-1s'"),
+    ],
+)
+def test_numbers_a_fault_would_never_fire_on_are_refused_with_what_to_write(spec: str, token: str) -> None:
+    with pytest.raises(BadInput, match="fault spec") as error:
+        parse_step(spec)
+    assert token in str(error.value) and "e.g." in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "saved, token",
+    [
+        ([{"action": "kill", "target": "driver", "point": "batch.planned", "number": float("nan")}], "bad batch id"),
+        ([{"action": "kill", "target": "driver", "point": "time", "number": float("inf")}], "bad seconds 'inf'"),
+        ([{"action": "kill", "target": "driver", "point": "produce", "nth": 0}], "bad occurrence '#0'"),
+        ([{"action": "kill", "target": "driver", "point": "produce", "nth": 1.5}], "bad occurrence '#1.5'"),
+        ([{"action": "pause", "target": "driver", "point": "produce", "duration": -1}], "bad duration '-1s'"),
+        ([{"action": "kill", "target": 7, "point": "produce"}], "are text"),
+        ([{"action": "kill", "target": "driver", "point": "produce", "after": True}], "'then' needs a step before it"),
+        ({"action": "kill"}, "a JSON list of steps"),
+    ],
+)
+def test_a_saved_schedule_is_checked_as_specs_are(saved: object, token: str) -> None:
+    with pytest.raises(BadInput) as error:
+        schedule_from_json(json.dumps(saved))
+    assert token in str(error.value)
