@@ -5,17 +5,20 @@ from __future__ import annotations
 import os
 import re
 import socket
-from functools import lru_cache
+from functools import lru_cache, partial
 from urllib.parse import urlsplit
 
 import docker
 from docker.errors import APIError, DockerException
+from requests.exceptions import RequestException
 from testcontainers.core.config import testcontainers_config
 
-from harness.cluster.ssh_tunnel import open_tunnel
+from harness.cluster.ssh_tunnel import open_tunnel, ssh_target
 from harness.errors import BadInput, DockerUnavailable, InfrastructureError
 
 HOST_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")  # unix:///path/docker.sock, tcp://host:2376, ssh://user@host
+ANSWER_TIMEOUT_S = 10.0  # an engine that has not answered by then is down or unreachable: said now, not in 120 s
+API_TIMEOUT_S = 120.0  # a call of a working engine (an image build's step, a container's start)
 
 
 _tunnelled: dict[str, str] = {}  # a tunnel's unix:// URL -> the ssh:// engine it reaches
@@ -31,11 +34,14 @@ def docker_client() -> docker.DockerClient:
             tunnel = open_tunnel(url)
             _tunnelled[tunnel] = url
             testcontainers_config.tc_properties["tc.host"] = tunnel  # testcontainers' containers go through it too
-            client = docker.DockerClient(base_url=tunnel, timeout=120)
+            connect = partial(docker.DockerClient, base_url=tunnel)
         else:
-            client = docker.from_env(timeout=120)
-        client.ping()
-    except DockerException as error:
+            connect = docker.from_env
+        probe = connect(timeout=ANSWER_TIMEOUT_S)  # asks the engine's version: a silent address fails here
+        probe.ping()
+        probe.close()
+        client = connect(timeout=API_TIMEOUT_S)
+    except (DockerException, RequestException) as error:
         local = url.startswith("unix://") and "DOCKER_HOST" not in os.environ
         fix = ("`python -m harness doctor --fix` installs docker.io and starts dockerd" if local
                else "check that the engine runs and DOCKER_HOST names it")
@@ -90,4 +96,6 @@ def docker_hosts(text: str) -> list[str]:
         if not HOST_URL.fullmatch(host):
             problem = f"entry {host!r} is not a Docker host URL" if host else "has an empty entry"
             raise BadInput(f"--docker-hosts {problem} (e.g. unix:///var/run/docker.sock,tcp://10.0.0.2:2375)")
+        if host.startswith("ssh://"):
+            ssh_target(host)
     return hosts

@@ -19,7 +19,7 @@ import tempfile
 import time
 from urllib.parse import urlsplit
 
-from harness.errors import InfrastructureError
+from harness.errors import BadInput, InfrastructureError
 
 REMOTE_SOCKET = "/var/run/docker.sock"  # the engine's socket on its machine, as `docker -H ssh://` assumes
 OPEN_TIMEOUT_S = 30.0
@@ -32,18 +32,33 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def ssh_target(url: str) -> tuple[str, int | None]:
+    """`[user@]host` and the port of an ssh:// engine URL; BadInput for a destination ssh would read as an
+    option (a leading '-'), none, or a port that is not a number."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise BadInput(f"Docker host {url!r}: {error}") from None
+    host, user = parts.hostname or "", parts.username or ""
+    if not host or host.startswith("-") or user.startswith("-") or any(c.isspace() for c in host + user):
+        raise BadInput(f"Docker host {url!r}: write ssh://[user@]host[:port], with a host and user that do not "
+                       "start with '-'")
+    return (f"{user}@{host}" if user else host), port
+
+
 def open_tunnel(url: str) -> str:
     """Forward a local socket to the engine of `url` (ssh://[user@]host[:port]); its unix:// URL. The tunnel
     closes when this process ends."""
+    destination, port = ssh_target(url)
     if shutil.which("ssh") is None:
         raise InfrastructureError(f"the Docker engine at {url} is reached over ssh, and no ssh binary is installed")
-    parts = urlsplit(url)
     folder = tempfile.mkdtemp(prefix="eo-harness-ssh-")
     local = os.path.join(folder, "docker.sock")
     command = ["ssh", "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-L", f"{local}:{REMOTE_SOCKET}"]
-    if parts.port:
-        command += ["-p", str(parts.port)]
-    command.append(f"{parts.username}@{parts.hostname}" if parts.username else str(parts.hostname))
+    if port:
+        command += ["-p", str(port)]
+    command += ["--", destination]  # never read as an option, whatever it holds
     tunnel = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               preexec_fn=_die_with_parent)
 
