@@ -13,17 +13,23 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from harness.evidence import unwritable
+
 # made once: json.dumps with options makes an encoder per call, and a run records an event per send
 ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
 
 
 class History:
-    """Thread-safe appender; each event is `{"t": unix seconds, "type": ..., **fields}`."""
+    """Thread-safe appender; each event is `{"t": unix seconds, "type": ..., **fields}`, handed to the
+    system as it is recorded (line-buffered), so a harness killed with SIGKILL loses none."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = path.open("a", buffering=1)
+        except OSError as error:
+            raise unwritable(path, error) from None
         self.path = path
-        self._file = path.open("a", buffering=1024 * 1024)
         self._lock = threading.Lock()
 
     def record(self, type: str, **fields: Any) -> dict[str, Any]:

@@ -18,11 +18,13 @@ from harness import versions
 from harness.certify.rows import Row
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
+from harness.evidence import write_evidence, write_new_evidence
 from harness.faults.space import Observation, space
 from harness.subject.code_spec import CodeSpec
 from harness.subject.pipeline import Pipeline
 
 NOT_TRIED = "not tried"
+CERTIFICATE = "certificate.json"  # never overwritten: a folder holds one certification's
 
 def coverage(seen: Observation, rows: list[Row]) -> list[dict]:
     """Every applicable fault class, the row that tried it and that row's outcome ("not tried" if none)."""
@@ -70,9 +72,9 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
                        "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine}
                       for r in rows],
     }
-    (folder / "certificate.json").write_text(json.dumps(certificate, indent=2))
-    (folder / "junit.xml").write_text(_junit(sink, rows))
-    (folder / "index.html").write_text(_html(certificate))
+    write_new_evidence(folder / CERTIFICATE, json.dumps(certificate, indent=2))
+    write_evidence(folder / "junit.xml", _junit(sink, rows))
+    write_evidence(folder / "index.html", _html(certificate))
     return certificate
 
 

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from harness.certify.certificate import write_certificate
+from harness.certify.certificate import CERTIFICATE, write_certificate
 from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX
 from harness.certify.pool import certify_spread, spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
@@ -16,7 +16,7 @@ from harness.certify.worker import CertifyJob
 from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
 from harness.cluster.engine import engine_socket_url
-from harness.errors import EXIT_OK
+from harness.errors import EXIT_OK, BadInput
 from harness.faults.space import MIN_BROKERS, Observation
 from harness.report.folders import certificate_dir
 from harness.run.session import session
@@ -37,6 +37,9 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
         if workers > 1:
             print("\n".join(spread_note(engines)))
         return EXIT_OK
+    if out is not None and os.path.lexists(out / CERTIFICATE):
+        raise BadInput(f"--out {out} holds a certificate already ({out / CERTIFICATE}): a certificate is never "
+                       "overwritten; give another folder")
     started = time.monotonic()
     if workers > 1:
         folder, seen, rows = certify_spread(CertifyJob(run), sink, engines, quick, out)
@@ -45,7 +48,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
             os.environ["DOCKER_HOST"] = engines[0]
         folder, seen, rows = _on_one_cluster(run, quick, out)
     certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows)
-    print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
+    print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)
     print(f"{sink.spec} with pipeline {pipeline.name}: {certificate['verdict']}, "

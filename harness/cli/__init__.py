@@ -15,6 +15,7 @@ from harness import versions
 from harness.cli import certify, check, doctor, engine, explore, images, run, shrink, smoke, space
 from harness.cli.options import add_setting
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.evidence import unique_path
 from harness.interrupt import terminate_like_ctrl_c
 from harness.report.folders import run_report_dir
 from harness.run.session import keep_traceback
@@ -58,6 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_INFRASTRUCTURE
     except Exception as error:  # noqa: BLE001 - a bug or a failure no one foresaw: one line, not "anomalies"
-        kept = keep_traceback(error, run_report_dir("errors") / f"{time.strftime('%Y%m%d-%H%M%S')}.txt")
-        print(f"harness: unexpected error: {type(error).__name__}: {error} (traceback: {kept})", file=sys.stderr)
+        print(f"harness: unexpected error: {type(error).__name__}: {error} ({_kept(error)})", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
+
+
+def _kept(error: Exception) -> str:
+    """Where an unforeseen error's traceback is kept (a file of its own in reports/errors/ unless a run's
+    folder has it), or why it could not be: the one line is said either way."""
+    try:
+        return "traceback: " + str(getattr(error, "traceback_file", None) or keep_traceback(
+            error, unique_path(run_report_dir("errors"), time.strftime("%Y%m%d-%H%M%S"), ".txt")))
+    except HarnessError as unwritable:
+        return f"its traceback not kept: {unwritable}"

@@ -10,6 +10,7 @@ from harness.cli.console import table
 from harness.cli.options import add_setting
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput
+from harness.evidence import write_evidence
 from harness.faults.spec import (
     TRANSACTIONAL,
     FaultStep,
@@ -77,7 +78,7 @@ def command(args: argparse.Namespace) -> int:
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
                               rate=args.rate)
-        (run.report_dir / "schedule.json").write_text(schedule_to_json(steps))
+        write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))
     print(f"report: {result.report_dir}/index.html")

@@ -11,6 +11,7 @@ from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL
 from harness.cli.options import add_setting
 from harness.errors import BadInput
+from harness.evidence import write_evidence
 from harness.explore.shrink import Replay, anomaly_kinds, reproducer, shrink
 from harness.run.session import scenario, session
 
@@ -42,7 +43,6 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_STATUS[FAIL]
     assert found.smallest is not None
     name, text = reproducer(found, args.report)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / name).write_text(text)
+    write_evidence(args.out / name, text)
     print(f"before: {original.describe()}\nafter:  {found.smallest.describe()}\nreproducer: {args.out / name}")
     return EXIT_STATUS[FAIL]

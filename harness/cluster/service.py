@@ -11,6 +11,7 @@ from testcontainers.core.network import Network
 
 from harness.cluster.engine import engine_host, publish_address, refused_start
 from harness.errors import NotReady
+from harness.evidence import write_evidence
 
 LOG_TAIL_LINES = 40
 END_MARK = "eo-harness-exit"  # the last line of `output`'s command: its exit status
@@ -93,10 +94,7 @@ class Service(DockerContainer):
 
     def save_log(self, folder: Path, filename: str | None = None) -> Path:
         """Write the container's log to `folder/<alias>.log` (or `filename`)."""
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / (filename or f"{self.alias}.log")
-        path.write_text(self.log_text())
-        return path
+        return write_evidence(folder / (filename or f"{self.alias}.log"), self.log_text())
 
     def health(self) -> str | None:
         """None when running and attached to its network; else what is wrong."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.checker.verdict import MEANINGS
 from harness.client.records import Records
+from harness.evidence import write_evidence
 from harness.report.events import events_html
 from harness.report.swimlanes import swimlanes_svg
 from harness.report.timeline import timeline_svg
@@ -117,7 +118,7 @@ def write_scenario_page(folder: Path, result: dict, records: Records, events: li
         "<li><a href='result.json'>result.json</a></li>" + logs + "</ul>"
     )
     page = folder / "index.html"
-    page.write_text(_page(f"scenario {result['scenario']}", body))
+    write_evidence(page, _page(f"scenario {result['scenario']}", body))
     return page
 
 
@@ -149,5 +150,5 @@ def write_index(run_folder: Path, parts: list[Path] | None = None) -> Path:
         )
     run_folder.mkdir(parents=True, exist_ok=True)
     page = run_folder / "index.html"
-    page.write_text(_page(f"run {run_folder.name}", body + "</table>"))
+    write_evidence(page, _page(f"run {run_folder.name}", body + "</table>"))
     return page

@@ -25,6 +25,7 @@ from harness.cluster.dump_log import dump_topic
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import STATE_STORES
 from harness.errors import BadInput, InfrastructureError
+from harness.evidence import write_evidence
 from harness.faults.nemesis import Nemesis
 from harness.faults.schedule import Schedule
 from harness.faults.space import Observation
@@ -211,7 +212,7 @@ class Scenario:
         events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
         summary = result.to_dict()
-        (self.report_dir / "result.json").write_text(json.dumps(summary, indent=2))
+        write_evidence(self.report_dir / "result.json", json.dumps(summary, indent=2))
         write_scenario_page(self.report_dir, summary, result.read.records, events)
         return result
 

@@ -17,6 +17,7 @@ from harness.cluster import images
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.topology import Cluster
 from harness.errors import HarnessError
+from harness.evidence import write_evidence
 from harness.faults.spec import FaultStep, parse_schedule
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -70,7 +71,7 @@ def session(run_id: str | None = None, workers: int = 2, brokers: int | None = N
     with Cluster(workers=workers, run_id=run_id, brokers=brokers) as cluster:
         folder = run_report_dir(cluster.run_id)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "run.json").write_text(json.dumps({"run": cluster.run_id, "engine": engine_socket_url()}))
+        write_evidence(folder / "run.json", json.dumps({"run": cluster.run_id, "engine": engine_socket_url()}))
         try:
             yield Session(cluster, folder)
         except Exception as error:
@@ -85,7 +86,6 @@ def session(run_id: str | None = None, workers: int = 2, brokers: int | None = N
 def keep_traceback(error: BaseException, path: Path) -> Path:
     """Write an unforeseen error's traceback to `path` (once: the innermost session's) and remember where."""
     if getattr(error, "traceback_file", None) is None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(traceback.format_exception(error)))
+        write_evidence(path, "".join(traceback.format_exception(error)))
         error.traceback_file = path  # type: ignore[attr-defined]
     return error.traceback_file  # type: ignore[attr-defined]

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("driver", ("harness.driver",)),  # inside the Spark containers
     ("base", ("harness", "harness.errors", "harness.versions", "harness.history", "harness.progress",
-              "harness.interrupt", "harness.settings", "harness.quiet")),
+              "harness.interrupt", "harness.settings", "harness.quiet", "harness.evidence")),
     ("gate", ("harness.gate",)),
     ("client", ("harness.client",)),
     ("cluster", ("harness.cluster",)),
