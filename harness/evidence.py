@@ -11,6 +11,8 @@ from pathlib import Path
 
 from harness.errors import BadInput, InfrastructureError
 
+MODE = 0o644  # as a plain write leaves it: reports are read by whoever serves or collects them
+
 
 def write_evidence(path: Path, content: str | bytes) -> Path:
     """Write `path` atomically (its folder made), over what was there; InfrastructureError naming it when
@@ -32,6 +34,7 @@ def _put(path: Path, content: str | bytes, place: Callable[[str, Path], None]) -
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, staged = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
         try:
+            os.fchmod(descriptor, MODE)
             with os.fdopen(descriptor, "wb") as file:
                 file.write(data)
                 file.flush()

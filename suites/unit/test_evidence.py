@@ -45,6 +45,10 @@ def test_a_write_that_fails_leaves_the_old_file_whole_and_no_temporary_file(tmp_
     assert page.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["index.html"]
 
 
+def test_evidence_is_readable_as_a_plain_write_leaves_it(tmp_path: Path) -> None:
+    assert (write_evidence(tmp_path / "index.html", "page").stat().st_mode & 0o777) == 0o644
+
+
 def test_a_folder_that_cannot_be_made_is_one_line_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "reports").write_text("a file where the reports folder should be")
     target = tmp_path / "reports" / "run" / "result.json"
