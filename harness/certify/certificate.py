@@ -61,6 +61,8 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
         "transaction_timeout_s": seen.transaction_timeout_s, "brokers": seen.brokers,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
+        "shipped": {what: code.shipment.to_dict() for what, code in (("sink", sink), ("pipeline", pipeline.code))
+                    if code.shipment is not None},  # the bytes every row ran, hashed once, every file of a package
         "verdict": verdict(classes, rows, quick),
         "certified": certified(classes, rows),
         "matrix": "quick" if quick else "full", "seed": seed,
@@ -119,6 +121,8 @@ def _html(certificate: dict) -> str:
         f"<code>{escape(certificate['sink_source_sha256'])}</code></p>"
         f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); pipeline source "
         f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
+        + "".join(f"<p>{escape(what)} shipped as {escape(s['name'])}, sha256 <code>{escape(s['sha256'])}</code>"
+                  f"{_files(s['files'])}</p>" for what, s in certificate["shipped"].items()) +
         f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {certificate['brokers']}; "
         f"seed {certificate['seed']}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
@@ -128,6 +132,14 @@ def _html(certificate: dict) -> str:
         "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )
+
+
+def _files(files: dict[str, str]) -> str:
+    """A package's files with their hashes (nothing more for a single file: its hash is the shipment's)."""
+    if len(files) < 2:
+        return ""
+    return "<ul>" + "".join(f"<li>{escape(name)} <code>{escape(sha)}</code></li>" for name, sha in files.items()) \
+        + "</ul>"
 
 
 def _versions(versions: dict[str, str]) -> str:

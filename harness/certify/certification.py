@@ -23,6 +23,7 @@ from harness.run.session import session
 from harness.settings import from_environment
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
+from harness.subject.shipment import check_unchanged, shipments
 
 
 def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int = 1,
@@ -42,11 +43,14 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
                        "overwritten; give another folder")
     started = time.monotonic()
     if workers > 1:
-        folder, seen, rows = certify_spread(CertifyJob(run), sink, engines, quick, out)
+        folder, seen, rows = certify_spread(CertifyJob(run, shipments()), sink, engines, quick, out)
     else:
         if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
             os.environ["DOCKER_HOST"] = engines[0]
         folder, seen, rows = _on_one_cluster(run, quick, out)
+    for code, what in ((sink, "sink"), (pipeline.code, "pipeline")):  # what the rows ran is what is attested
+        if code.shipment is not None:
+            check_unchanged(code.shipment, what, code.spec)
     certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows)
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)

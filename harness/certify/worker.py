@@ -29,6 +29,7 @@ from harness.faults.space import Observation
 from harness.interrupt import terminate_like_ctrl_c
 from harness.progress import speak_as
 from harness.run.session import session
+from harness.subject.shipment import Shipment, adopt
 
 RunRow = Callable[[MatrixScenario], tuple[Row, Observation]]  # a row -> its outcome, what its run showed
 
@@ -44,10 +45,12 @@ class CertifyJob:
     """The certify command's settings, sent to every worker."""
 
     run: MatrixRun
+    shipments: tuple[Shipment, ...] = ()  # the parent's reading of the code: every worker ships those bytes
 
     @contextmanager
     def session(self, worker: Worker) -> Iterator[RunRow]:
         """The worker's session (images built one at a time on a machine, its cluster, its run folder)."""
+        adopt(self.shipments)
         with session(run_id=worker.run_id) as opened:
             yield partial(self._run, opened.cluster)
 

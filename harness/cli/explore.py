@@ -26,6 +26,7 @@ from harness.report.folders import reports_root
 from harness.run.session import session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
+from harness.subject.shipment import shipments
 
 UNITS = {"s": 1, "m": 60, "h": 3600}
 
@@ -76,7 +77,7 @@ def command(args: argparse.Namespace) -> int:
         workers = [Worker(i, engine, f"{run_id}-w{i}") for i, engine in enumerate(engines)]
         explored = []
         for worker, outcome, folder in explore_spread(ExploreJob(run, args.budget, store.path.parent,
-                                                                 args.stop_at_first), workers):
+                                                                 args.stop_at_first, shipments()), workers):
             if isinstance(outcome, BaselineFailed):
                 print(f"{worker.name}: the baseline did not pass, nothing explored: {outcome}")
                 return EXIT_STATUS[outcome.row.outcome]

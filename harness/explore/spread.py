@@ -25,6 +25,7 @@ from harness.explore.explorer import BaselineFailed, Exploration, explore
 from harness.interrupt import terminate_like_ctrl_c
 from harness.progress import say, speak_as
 from harness.run.session import session
+from harness.subject.shipment import Shipment, adopt
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class ExploreJob:
     budget_s: float
     store: Path
     stop_at_first: bool
+    shipments: tuple[Shipment, ...] = ()  # the parent's reading of the code: every worker ships those bytes
 
 
 def work(worker: Worker, job: ExploreJob, results: Queue) -> None:
@@ -43,6 +45,7 @@ def work(worker: Worker, job: ExploreJob, results: Queue) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     terminate_like_ctrl_c()
     speak_as(worker.name)
+    adopt(job.shipments)
     try:
         with session(run_id=worker.run_id) as opened:
             found = explore(opened.cluster, job.run, job.budget_s, CoverageStore(job.store), job.stop_at_first,

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from harness.errors import BadInput
-from harness.subject.shipment import Shipment, pack
+from harness.subject.shipment import Shipment, read_once
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class CodeSpec:
 
     @property
     def source_sha256(self) -> str:
+        """The source file's hash: shipped code's as it was read and shipped, the harness's own as it is."""
+        if self.shipment is not None:
+            return self.shipment.sha256_of(self.source)
         return hashlib.sha256(self.source.read_bytes()).hexdigest()
 
     @property
@@ -54,7 +57,7 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
             raise BadInput(f"{what} '{spec}': no such file {path}")
         _check_unshadowed(spec, what, path)
         source_text(path, what, spec)
-        return CodeSpec(spec, path.stem, named or attribute, path, shipped=True, shipment=pack(path, what, spec))
+        return CodeSpec(spec, path.stem, named or attribute, path, shipped=True, shipment=read_once(path, what, spec))
     module, _, named = spec.partition(":")
     if module.isidentifier() and module in catalog(what):
         module = f"{CATALOG}.{what}s.{module}"
@@ -73,7 +76,7 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     package = Path(top.submodule_search_locations[0]) if top and top.submodule_search_locations else None
     source_text(origin, what, spec)
     return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package,
-                    shipment=pack(package or origin, what, spec))
+                    shipment=read_once(package or origin, what, spec))
 
 
 def source_text(path: Path, what: str, spec: str) -> str:
