@@ -23,6 +23,7 @@ import functools
 import itertools
 import json
 import os
+import stat
 import sys
 
 CLIENT_PORT = 9092
@@ -119,13 +120,53 @@ def file_request(request: dict) -> dict:
     if request["op"] == "read":
         with open(path, "rb") as file:
             return {"data": base64.b64encode(file.read()).decode()}
-    if request["op"] == "write":  # whole or not at all, for a reader that polls
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".part", "wb") as file:
-            file.write(base64.b64decode(request["data"]))
-        os.replace(path + ".part", path)
+    if request["op"] == "write":
+        write_file(request["path"], base64.b64decode(request["data"]))
         return {}
     raise ValueError(f"unknown operation {request['op']!r}")
+
+
+def folders_and_name(path: str) -> tuple[list[str], str]:
+    """The folders under ROOT and the file name of `path`, read as written (no link resolved); ValueError
+    for a path outside ROOT or a file at its root (where nothing of a run belongs)."""
+    relative = os.path.relpath(os.path.normpath(path), ROOT) if os.path.isabs(path) else ".."
+    parts = relative.split(os.sep)
+    if relative == "." or parts[0] == "..":
+        raise ValueError(f"{path} is outside {ROOT}")
+    if len(parts) == 1:
+        raise ValueError(f"{path} is at the root of {ROOT}: files go in a folder of it")
+    return parts[:-1], parts[-1]
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write `path` whole or not at all (a reader that polls never sees half a file), following no
+    symbolic link: each folder is opened with O_NOFOLLOW (made when missing), `<name>.part` is created
+    anew beside the name (refused when it is a link), then renamed over the name (a link there is
+    replaced, never followed)."""
+    folders, name = folders_and_name(path)
+    folder = os.open(ROOT, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in folders:
+            try:
+                os.mkdir(part, dir_fd=folder)
+            except FileExistsError:
+                pass
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        staged = name + ".part"
+        try:
+            if stat.S_ISLNK(os.lstat(staged, dir_fd=folder).st_mode):
+                raise ValueError(f"{path}.part is a symbolic link: refused")
+            os.unlink(staged, dir_fd=folder)  # a crashed write's leftover
+        except FileNotFoundError:
+            pass
+        file = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+        with os.fdopen(file, "wb") as written:
+            written.write(data)
+        os.replace(staged, name, src_dir_fd=folder, dst_dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
 async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
