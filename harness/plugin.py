@@ -220,7 +220,7 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
                              faults=["kill:driver@txn.commit"], records=50_000)
         assert result.exactly_once, result.summary()
     """
-    test_id = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
+    test_id = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)).strip("-._")
     running = _cluster_for(request)
     calls = itertools.count(1)
 

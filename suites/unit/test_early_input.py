@@ -12,13 +12,14 @@ import pytest
 
 import harness.cli.run
 from harness.cli import main
+from harness.client.topics import unique_name
 from harness.errors import BadInput
 from harness.report.folders import checked_name, scenario_dir
 
 pytestmark = pytest.mark.unit
 
 UNSAFE = ["../outside", "a/b", "..", ".", "two words", "-leading-dash", "x..y", "tab\there", "nul\0", "é", "",
-          "x" * 201]
+          "x" * 221]
 
 
 @pytest.fixture
@@ -71,3 +72,8 @@ def test_a_saved_schedule_is_checked_before_the_cluster_starts(
     assert main(["run", "--sink", "transactional", "--schedule", str(saved)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and token in err, err
+
+
+def test_the_longest_name_still_makes_kafka_topic_names() -> None:
+    longest = checked_name("x" * 220)
+    assert all(len(unique_name(longest, role)) <= 249 for role in ("in", "out", "markers"))
