@@ -50,7 +50,7 @@ def verdict(classes: list[dict], rows: list[Row], quick: bool) -> str:
 
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
-                      rows: list[Row]) -> dict:
+                      rows: list[Row], restarts: int) -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
     certificate as written."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -62,6 +62,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "verdict": verdict(classes, rows, quick),
         "certified": certified(classes, rows),
         "matrix": "quick" if quick else "full", "seed": seed,
+        "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
         "versions": {"harness": harness.__version__, **asdict(versions.stack()),
                      "confluent_kafka": version("confluent-kafka")},

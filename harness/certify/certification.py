@@ -44,7 +44,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
         if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
             os.environ["DOCKER_HOST"] = engines[0]
         folder, seen, rows = _on_one_cluster(run, quick, out)
-    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows)
+    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts)
     print(f"certificate: {folder}/certificate.json, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)

@@ -31,6 +31,7 @@ class MatrixRun:
     records: int = field(default_factory=lambda: from_environment("records"))
     stall_timeout: float = field(default_factory=lambda: from_environment("stall_timeout"))
     rate: float = field(default_factory=lambda: from_environment("rate"))
+    restarts: int = field(default_factory=lambda: from_environment("restarts"))
 
 
 @dataclass
@@ -52,7 +53,8 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
     """The scenario that tries `row` (named after it unless `name` is given)."""
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
-                    state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation)
+                    state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
+                    restarts=run.restarts)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:

@@ -174,10 +174,12 @@ class Scenario:
         state_store: str,
         rate: float,
         speculation: bool = False,
+        restarts: int = 3,
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
-        records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks."""
+        records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks.
+        `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor)."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -195,6 +197,7 @@ class Scenario:
             raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
         self.rate = rate
         self.speculation = speculation
+        self.restarts = restarts
         self.report_dir = run_report_dir(cluster.run_id) / name
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -229,7 +232,8 @@ class Scenario:
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
                             pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
-                            speculation=self.speculation, partitions=self.partitions, rate=self.rate,
+                            speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
+                            rate=self.rate,
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
@@ -264,7 +268,7 @@ class Scenario:
         folder = CheckpointFolder(files, checkpoint)
         watcher = BatchWatcher(folder, self.history)
         supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
-                                      self.pipeline.name, self.sink.spec)
+                                      self.pipeline.name, self.sink.spec, self.restarts)
         nemesis = Nemesis(self.cluster, self.history, supervisor.current, supervisor.replace)
         schedule = Schedule(self.faults, nemesis, self.history)
         gate = self.cluster.gate
