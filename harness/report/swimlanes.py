@@ -1,9 +1,9 @@
 """A swimlane timeline of one scenario (SVG, no JavaScript): a lane for the batches, one per driver and
-executor container and one per broker, each transaction a bar from its first write to its commit
-or abort (colored by outcome), plain produce requests as ticks, a query's own failures as crosses, fault windows shaded and labelled
-across the lane they hit (a broker fault on the broker it resolved to), leader and coordinator changes
-marked on the broker that took over, and the anomalies marked in an output lane at the time their
-record was written (found by its partition and offset)."""
+executor container and one per broker, each transaction a bar from its first write to its commit or
+abort (colored by outcome), plain produce requests as ticks, a query's own failures as crosses, fault
+windows shaded and labelled across the lane they hit (a broker fault on the broker it resolved to),
+leader and coordinator changes marked on the broker that took over, and the anomalies marked in an
+output lane at the time their record was written (found by its partition and offset)."""
 
 from __future__ import annotations
 
