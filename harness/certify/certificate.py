@@ -68,7 +68,8 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
                        "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,
-                       "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine}
+                       "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine,
+                       **({"ways": r.ways} if r.ways else {})}
                       for r in rows],
     }
     (folder / "certificate.json").write_text(json.dumps(certificate, indent=2))

@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.certify.matrix import MatrixScenario, rows_for
+from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import UNKNOWN
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
@@ -47,6 +48,7 @@ class Row:
     phases: dict | None = None  # where the time went (harness.run.phases)
     worker: str | None = None  # with --workers: the worker (w0, w1, ...) that ran it, and on which engine
     engine: str | None = None
+    ways: list[dict] | None = None  # a class of several ways: each tried (faults, outcome, why), in turn
 
 
 def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str | None = None) -> Scenario:
@@ -59,18 +61,34 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:
     """Run one row. An infrastructure failure, or one no one foresaw, is the row's `unknown` (its
-    traceback printed and kept in the run's folder), never the end of the matrix; bad input is raised."""
+    traceback printed and kept in the run's folder), never the end of the matrix; bad input is raised.
+    A row whose class has other ways of being tried (`row.ways`) tries the next when one is ineffective
+    (a scenario `<row>-way<n>` each); the row says which way made it effective, or that none did and why."""
+    tried: list[dict] = []
+    ways = (row.faults, *row.ways)
+    for n, faults in enumerate(ways, start=1):
+        outcome, result = _run_once(cluster, run, replace(row, faults=faults, ways=()),
+                                    row.name if n == 1 else f"{row.name}-way{n}")
+        if row.ways:
+            tried.append({"faults": list(faults), "outcome": outcome.outcome, "why": outcome.error})
+        if outcome.outcome != INEFFECTIVE or n == len(ways):
+            break
+        say(f"{row.name}: ineffective ({outcome.error}); trying its class another way: {' '.join(ways[n])}")
+    return replace(outcome, scenario=replace(row, faults=faults), ways=tried or None), result
+
+
+def _run_once(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str) -> tuple[Row, ScenarioResult | None]:
     started = time.monotonic()
-    report = f"{row.name}/index.html"
+    report = f"{name}/index.html"
     try:
-        result = row_scenario(cluster, run, row).run()
+        result = row_scenario(cluster, run, row, name).run()
     except HarnessError as error:
         if error.exit_status != EXIT_INFRASTRUCTURE:
             raise
         return Row(row, UNKNOWN, {}, time.monotonic() - started, report, str(error)), None
     except Exception as error:  # noqa: BLE001 - one row's unforeseen failure is that row's `unknown`
-        kept = keep_traceback(error, run_report_dir(cluster.run_id) / row.name / TRACEBACK)
-        say(f"{row.name}: unexpected error, the row is unknown (traceback: {kept}):\n"
+        kept = keep_traceback(error, run_report_dir(cluster.run_id) / name / TRACEBACK)
+        say(f"{name}: unexpected error, the row is unknown (traceback: {kept}):\n"
             f"{traceback.format_exc().rstrip()}")
         return Row(row, UNKNOWN, {}, time.monotonic() - started, report,
                    f"unexpected {type(error).__name__}: {error}"), None

@@ -273,7 +273,7 @@ class Scenario:
         schedule = Schedule(self.faults, nemesis, self.history)
         gate = self.cluster.gate
         assert gate is not None
-        gate.record, gate.interceptor = self.history.record, schedule
+        gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
         watcher.start()
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
@@ -293,7 +293,7 @@ class Scenario:
             seconds["consume"] = time.monotonic() - started
         finally:
             input_.stop()
-            gate.interceptor, gate.record = Observe(), _ignore
+            gate.interceptor, gate.record, gate.outputs = Observe(), _ignore, set()
             schedule.close()
             nemesis.heal_all()
             nemesis.close()
