@@ -65,16 +65,21 @@ def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row,
     A row whose class has other ways of being tried (`row.ways`) tries the next when one is ineffective
     (a scenario `<row>-way<n>` each); the row says which way made it effective, or that none did and why."""
     tried: list[dict] = []
-    ways = (row.faults, *row.ways)
-    for n, faults in enumerate(ways, start=1):
-        outcome, result = _run_once(cluster, run, replace(row, faults=faults, ways=()),
-                                    row.name if n == 1 else f"{row.name}-way{n}")
+    ways = ways_of(row, row.name)
+    for n, (way, name) in enumerate(ways, start=1):
+        outcome, result = _run_once(cluster, run, way, name)
         if row.ways:
-            tried.append({"faults": list(faults), "outcome": outcome.outcome, "why": outcome.error})
+            tried.append({"faults": list(way.faults), "outcome": outcome.outcome, "why": outcome.error})
         if outcome.outcome != INEFFECTIVE or n == len(ways):
             break
-        say(f"{row.name}: ineffective ({outcome.error}); trying its class another way: {' '.join(ways[n])}")
-    return replace(outcome, scenario=replace(row, faults=faults), ways=tried or None), result
+        say(f"{row.name}: ineffective ({outcome.error}); trying its class another way: {' '.join(ways[n][0].faults)}")
+    return replace(outcome, scenario=replace(row, faults=way.faults), ways=tried or None), result
+
+
+def ways_of(row: MatrixScenario, name: str) -> list[tuple[MatrixScenario, str]]:
+    """The scenarios that try a row's class, in turn, with their names: its faults, then each other way."""
+    return [(replace(row, faults=faults, ways=()), name if n == 1 else f"{name}-way{n}")
+            for n, faults in enumerate((row.faults, *row.ways), start=1)]
 
 
 def _run_once(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str) -> tuple[Row, ScenarioResult | None]:
