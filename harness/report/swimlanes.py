@@ -49,6 +49,7 @@ def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
     parts += _transactions(events, x, y)
     parts += _containers(events, lanes, x, y)
     parts += _query_failures(events, lanes, x, y)
+    parts += _task_attempts(events, lanes, x, y)
     parts += _takeovers(events, lanes, x, y)
     parts += _anomalies(anomalies, written_ms, x, y("output"))
     parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - 26}" y2="{height - 26}" stroke="#333"/>'
@@ -125,6 +126,22 @@ def _containers(events: list[dict], lanes: list[str], x, y) -> list[str]:  # typ
             what = "started" if event["type"] == "container.start" else "removed"
             parts.append(f'<path d="M{x(event["t"]):.1f},{y(event["container"]) + 2} l5,0 l-5,8 z" fill="#34495e">'
                          f'<title>{escape(event["container"])} {what}</title></path>')
+    return parts
+
+
+def _task_attempts(events: list[dict], lanes: list[str], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    """An outlined bar per attempt of a task that ran more than once, on the container it ran in."""
+    parts = []
+    last = max(e["t"] for e in events)
+    for event in events:
+        if event["type"] == "task.attempt" and event.get("container") in lanes:
+            left, right = x(event["t"]), x(event.get("ended") or last)
+            color = "#27ae60" if event.get("outcome") == "finished" else "#7f8c8d"
+            title = (f"task {event.get('task')}.{event.get('attempt')} in stage {event.get('stage')}: "
+                     f"{event.get('outcome')}")
+            top, width = y(event["container"]) + LANE - 7, max(right - left, 3)
+            parts.append(f'<rect x="{left:.1f}" y="{top}" width="{width:.1f}" height="5" fill="none" '
+                         f'stroke="{color}" stroke-width="1.5"><title>{escape(title)}</title></rect>')
     return parts
 
 

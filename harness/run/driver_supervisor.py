@@ -20,6 +20,7 @@ from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError, NotReady
 from harness.history import History
 from harness.run.query_failure import QueryFailure, query_failure
+from harness.run.task_attempts import task_attempts
 
 SPECULATED = re.compile(r"^.*TaskSetManager: Marking task .* as speculatable.*$", re.M)  # Spark's own line
 CRASH_LOOP = "crash_loop"  # the anomaly when restarts run out
@@ -98,9 +99,12 @@ class DriverSupervisor:
             return
         suffix = f".{self.restarts}" if self.restarts else ""
         self.driver.save_log(self.logs, f"{self.driver.alias}{suffix}.log")
-        copies = SPECULATED.findall(self.driver.log_text())
+        log = self.driver.log_text()
+        copies = SPECULATED.findall(log)
         if copies:  # evidence for the judge that a task's two attempts ran at once
             self.history.record("speculation", copies=len(copies), first=copies[0].strip())
+        for attempt in task_attempts(log):  # at the time Spark started it (the log's)
+            self.history.record("task.attempt", **attempt)
         self.cluster.remove_driver(self.driver)
         self.history.record("container.remove", container=self.driver.alias)
         self.driver = None

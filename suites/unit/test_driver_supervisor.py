@@ -16,6 +16,7 @@ from harness.client.reader import ReadResult
 from harness.history import History, read_history
 from harness.run.driver_supervisor import CRASH_LOOP, QUERY_FAILED, DriverSupervisor, backoff_s
 from harness.run.query_failure import query_failure
+from harness.run.task_attempts import task_attempts
 
 
 class StandInDriver:
@@ -172,3 +173,19 @@ def test_the_quoted_cause_is_the_python_exception_not_the_log_tail() -> None:
     assert str(query_failure(died)) == "MemoryError: out of memory"
     assert str(query_failure("INFO a\nINFO ShutdownHookManager: Deleting directory /tmp/x\n")) == (
         "DriverExited: INFO ShutdownHookManager: Deleting directory /tmp/x")
+
+
+def test_only_tasks_that_ran_more_than_once_have_their_attempts_listed() -> None:
+    log = """26/11/26 01:12:01 INFO TaskSetManager: Starting task 0.0 in stage 5.0 (TID 20) (spark-worker-1,executor 1, partition 0, PROCESS_LOCAL, 10827 bytes)
+26/11/26 01:12:01 INFO TaskSetManager: Starting task 1.0 in stage 5.0 (TID 21) (spark-worker-2,executor 0, partition 1, PROCESS_LOCAL, 10827 bytes)
+26/11/26 01:12:02 INFO TaskSetManager: Finished task 1.0 in stage 5.0 (TID 21) in 900 ms on spark-worker-2 (executor 0) (1/2)
+26/11/26 01:12:04 INFO TaskSetManager: Marking task 0 in stage 5.0 (on spark-worker-1) as speculatable because it ran more than 1350 ms
+26/11/26 01:12:04 INFO TaskSetManager: Starting task 0.1 in stage 5.0 (TID 22) (spark-worker-2,executor 0, partition 0, PROCESS_LOCAL, 10827 bytes)
+26/11/26 01:12:05 INFO TaskSetManager: Finished task 0.1 in stage 5.0 (TID 22) in 700 ms on spark-worker-2 (executor 0) (2/2)
+26/11/26 01:12:06 WARN TaskSetManager: Lost task 0.0 in stage 5.0 (TID 20) (spark-worker-1 executor 1): TaskKilled (another attempt succeeded)
+"""  # noqa: E501 - Spark's own lines
+    attempts = task_attempts(log)
+    assert [(a["task"], a["attempt"], a["container"], a["outcome"]) for a in attempts] == [
+        (0, 0, "spark-worker-1", "lost: TaskKilled (another attempt succeeded)"),
+        (0, 1, "spark-worker-2", "finished")]
+    assert attempts[1]["ended"] - attempts[1]["t"] == 1.0
