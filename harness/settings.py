@@ -46,6 +46,14 @@ def broker_count(text: str) -> int:
     return count
 
 
+def restart_count(text: str) -> int:
+    """Restarts of a failed query, 0 to 10."""
+    count = int(text)
+    if not 0 <= count <= 10:
+        raise ValueError(f"--restarts {count}: between 0 and 10")
+    return count
+
+
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("pipeline", "passthrough", "a catalog name (passthrough, fraud_windows, ...), a dotted module or "
             "path/to/pipeline.py; without a model, checked against fault-free runs of itself"),
@@ -55,6 +63,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "
             "(there is no fixed deadline, so larger workloads finish)", float),
+    Setting("restarts", "3", "times a query that fails on its own is started again on its checkpoint, as a "
+            "deployment's supervisor does (after a back-off of 2, 4, 8 ... s); when they run out the row fails "
+            "as a crash loop; 0: no supervisor, a failed query fails the row", restart_count),
     Setting("rate", "2000", "records/s of the matrix's live-input rows (the other rows drain a backlog)", float),
     Setting("state_store", DEFAULT_STATE_STORE, "the state store provider of a stateful pipeline",
             choices=tuple(sorted(STATE_STORES))),

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.chaos
 
 TXN = "transactional"
 DRIVER_TXN = "driver_transactional"
+FAIL_STOP = "fail_stop_transactional"
 BUILTIN = "builtin_kafka"
 ROWS = {row.name: row for row in MATRIX}
 STATELESS = [row for row in MATRIX if not row.stateful]  # this suite runs passthrough; test_stateful the rest
@@ -40,13 +41,18 @@ KNOWN = [
     ("bad_idempotent_only", "kill-driver-produce", "duplicate"),
     ("bad_short_timeout_ignores_abort", "delay-endtxn-txn.pre_commit-long", "lost"),
     ("bad_resume_from_end_offset", "speculation-produce", "duplicate"),
+    ("bad_resume_after_shuffle", "speculation-produce", "duplicate"),
     ("bad_blind_commit_retry", "lost-commit-response", "duplicate"),
+    ("bad_skip_failed_batch", "delay-endtxn-txn.pre_commit-long", "lost"),
+    # fail-stop: the query fails and the supervisor restarts it (suites/test_faults.py shows the restart)
+    *[(FAIL_STOP, row.name, "pass") for row in STATELESS if row.applies("transactional") and not row.speculation],
 ]
 # The CI gate: one scenario each way, so a green CI shows the harness both passes and catches (two
 # attempts of a task at once included). The built-in sink is gated on a driver kill here; test_faults
 # gates its sender kill.
 GATE = {(TXN, "kill-sender-txn.commit"), (BUILTIN, "kill-driver-produce"), (TXN, "live-kill-driver-batch.planned"),
-        ("bad_no_marker_check", "kill-sender-txn.commit"), ("bad_resume_from_end_offset", "speculation-produce")}
+        ("bad_no_marker_check", "kill-sender-txn.commit"), ("bad_resume_after_shuffle", "speculation-produce"),
+        ("bad_skip_failed_batch", "delay-endtxn-txn.pre_commit-long")}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -13,6 +13,8 @@ pytestmark = pytest.mark.chaos
 BUILTIN = "builtin_kafka"
 DRIVER_TXN = "driver_transactional"
 REHEARSING_TXN = "rehearsing_driver_transactional"
+FAIL_STOP = "fail_stop_transactional"
+LONG_COMMIT = "delay:sender@txn.pre_commit#2/70s"  # held past the 60 s transaction timeout: the broker aborts
 
 
 def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
@@ -147,3 +149,26 @@ def test_a_later_occurrence_finds_what_the_certificates_first_one_misses(cluster
     assert_fired_with_effect(later, "kill:driver@txn.commit#5")
     assert later.outcome == "fail" and "duplicate" in later.verdict.anomalies, later.summary()
     assert_explained(later, "duplicate")
+
+
+@pytest.mark.gate
+def test_a_query_that_fails_on_its_own_is_restarted_and_its_batch_written_once(cluster) -> None:
+    """The fail-stop sink raises when the broker aborts its commit: Spark fails the query, the supervisor
+    starts it again on its checkpoint, and the re-run batch is written once (fenced, then checked)."""
+    result = run(cluster, "fail-stop-commit-aborted", FAIL_STOP, LONG_COMMIT)
+
+    assert_fired_with_effect(result, LONG_COMMIT)
+    failed = result.events("query.failed")
+    assert failed and "KafkaException" in failed[0]["exception"], failed  # the sink's exception, quoted
+    assert len(result.events("query.restart")) == len(failed), "a failed query was not restarted"
+    assert result.outcome == "pass", result.summary()
+
+
+def test_without_a_supervisor_a_failed_query_fails_the_row_with_its_exception(cluster) -> None:
+    result = scenario(cluster, "fail-stop-no-supervisor", sink=FAIL_STOP, faults=[LONG_COMMIT], restarts=0).run()
+
+    assert_fired_with_effect(result, LONG_COMMIT)
+    assert result.outcome == "fail" and "query_failed" in result.verdict.anomalies, result.summary()
+    example = result.verdict.anomalies["query_failed"].examples[0]
+    assert "KafkaException" in example["exception"] and LONG_COMMIT in example["explanation"], example
+    assert not result.events("query.restart")

@@ -52,7 +52,7 @@ def verdict(classes: list[dict], rows: list[Row], quick: bool) -> str:
 
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
-                      rows: list[Row]) -> dict:
+                      rows: list[Row], restarts: int) -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
     certificate as written."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -66,12 +66,14 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "verdict": verdict(classes, rows, quick),
         "certified": certified(classes, rows),
         "matrix": "quick" if quick else "full", "seed": seed,
+        "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
         "versions": {"harness": harness.__version__, **asdict(versions.stack()),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
                        "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,
-                       "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine}
+                       "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine,
+                       **({"ways": r.ways} if r.ways else {})}
                       for r in rows],
     }
     write_new_evidence(folder / CERTIFICATE, json.dumps(certificate, indent=2))

@@ -51,7 +51,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     for code, what in ((sink, "sink"), (pipeline.code, "pipeline")):  # what the rows ran is what is attested
         if code.shipment is not None:
             check_unchanged(code.shipment, what, code.spec)
-    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows)
+    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts)
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)

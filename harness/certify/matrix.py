@@ -32,6 +32,7 @@ class MatrixScenario:
     speculation: bool = False  # spark.speculation on: two attempts of a task may write at once
     classes: tuple[str, ...] = ()  # the fault classes it tries
     brokers: int = 1  # the Kafka brokers it needs (--brokers)
+    ways: tuple[tuple[str, ...], ...] = ()  # other faults that try its class, in turn, when `faults` is ineffective
 
     def applies(self, kind: str, stateful: bool = False) -> bool:
         return self.applies_to in (ANY, kind) and (stateful or not self.stateful)
@@ -43,7 +44,7 @@ BASELINE = MatrixScenario("baseline", (), ANY, quick=True)
 def row_of(fault: FaultClass, applies_to: str) -> MatrixScenario:
     """The row that tries one fault class."""
     return MatrixScenario(fault.row, fault.faults, applies_to, fault.quick, fault.point == "state.committed",
-                          fault.state_store, fault.live, fault.speculation, (fault.name,), fault.brokers)
+                          fault.state_store, fault.live, fault.speculation, (fault.name,), fault.brokers, fault.ways)
 
 
 def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:

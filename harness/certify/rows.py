@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.certify.matrix import MatrixScenario, rows_for
+from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import UNKNOWN
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
@@ -31,6 +32,7 @@ class MatrixRun:
     records: int = field(default_factory=lambda: from_environment("records"))
     stall_timeout: float = field(default_factory=lambda: from_environment("stall_timeout"))
     rate: float = field(default_factory=lambda: from_environment("rate"))
+    restarts: int = field(default_factory=lambda: from_environment("restarts"))
 
 
 @dataclass
@@ -46,29 +48,52 @@ class Row:
     phases: dict | None = None  # where the time went (harness.run.phases)
     worker: str | None = None  # with --workers: the worker (w0, w1, ...) that ran it, and on which engine
     engine: str | None = None
+    ways: list[dict] | None = None  # a class of several ways: each tried (faults, outcome, why), in turn
 
 
 def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str | None = None) -> Scenario:
     """The scenario that tries `row` (named after it unless `name` is given)."""
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
-                    state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation)
+                    state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
+                    restarts=run.restarts)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:
     """Run one row. An infrastructure failure, or one no one foresaw, is the row's `unknown` (its
-    traceback printed and kept in the run's folder), never the end of the matrix; bad input is raised."""
+    traceback printed and kept in the run's folder), never the end of the matrix; bad input is raised.
+    A row whose class has other ways of being tried (`row.ways`) tries the next when one is ineffective
+    (a scenario `<row>-way<n>` each); the row says which way made it effective, or that none did and why."""
+    tried: list[dict] = []
+    ways = ways_of(row, row.name)
+    for n, (way, name) in enumerate(ways, start=1):
+        outcome, result = _run_once(cluster, run, way, name)
+        if row.ways:
+            tried.append({"faults": list(way.faults), "outcome": outcome.outcome, "why": outcome.error})
+        if outcome.outcome != INEFFECTIVE or n == len(ways):
+            break
+        say(f"{row.name}: ineffective ({outcome.error}); trying its class another way: {' '.join(ways[n][0].faults)}")
+    return replace(outcome, scenario=replace(row, faults=way.faults), ways=tried or None), result
+
+
+def ways_of(row: MatrixScenario, name: str) -> list[tuple[MatrixScenario, str]]:
+    """The scenarios that try a row's class, in turn, with their names: its faults, then each other way."""
+    return [(replace(row, faults=faults, ways=()), name if n == 1 else f"{name}-way{n}")
+            for n, faults in enumerate((row.faults, *row.ways), start=1)]
+
+
+def _run_once(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str) -> tuple[Row, ScenarioResult | None]:
     started = time.monotonic()
-    report = f"{row.name}/index.html"
+    report = f"{name}/index.html"
     try:
-        result = row_scenario(cluster, run, row).run()
+        result = row_scenario(cluster, run, row, name).run()
     except HarnessError as error:
         if error.exit_status != EXIT_INFRASTRUCTURE:
             raise
         return Row(row, UNKNOWN, {}, time.monotonic() - started, report, str(error)), None
     except Exception as error:  # noqa: BLE001 - one row's unforeseen failure is that row's `unknown`
-        kept = keep_traceback(error, run_report_dir(cluster.run_id) / row.name / TRACEBACK)
-        say(f"{row.name}: unexpected error, the row is unknown (traceback: {kept}):\n"
+        kept = keep_traceback(error, run_report_dir(cluster.run_id) / name / TRACEBACK)
+        say(f"{name}: unexpected error, the row is unknown (traceback: {kept}):\n"
             f"{traceback.format_exc().rstrip()}")
         return Row(row, UNKNOWN, {}, time.monotonic() - started, report,
                    f"unexpected {type(error).__name__}: {error}"), None

@@ -92,13 +92,23 @@ def close_verdict(
 ) -> Verdict:
     """Add `stuck` from the read and `incomplete` (why, the progress made, the results not reached) from
     the run, and name the outcome and guarantee. An incomplete run fails on the evidence it holds; with
-    none it is `unknown`, never a pass and never a loss of the input it did not reach."""
+    none it is `unknown`, never a pass and never a loss of the input it did not reach. A run stopped by
+    a query that failed for good (`crash_loop`, `query_failed`) fails with that anomaly, the query's
+    failures its examples."""
     if read.stuck:
         stuck = anomalies.setdefault("stuck", Anomaly("stuck"))
         for partition, (stable, high) in sorted(read.stuck.items()):
             stuck.add({"partition": partition, "last_stable_offset": stable, "high_watermark": high,
                        "open_transactions": [t for t in read.open_transactions
                                              if partition in t.get("partitions", [partition])]})
+    stopped = incomplete.get("anomaly") if incomplete else None
+    if incomplete and stopped:  # the query failed for good (harness.run.driver_supervisor): the sink's failure
+        failures = list(incomplete.get("failures", ()))
+        anomalies[stopped] = Anomaly(stopped)
+        for n, failure in enumerate(failures):
+            anomalies[stopped].add({**failure, **({"explanation": incomplete["explanation"]}
+                                                  if n == 0 and incomplete.get("explanation") else {})})
+        incomplete = {k: v for k, v in incomplete.items() if k not in ("anomaly", "failures", "explanation")}
     outcome, error = (FAIL if anomalies else PASS), None
     if incomplete:
         anomalies["incomplete"] = Anomaly("incomplete")

@@ -36,6 +36,9 @@ MEANINGS = {
     "divergent": "an expected result read again with another value: a replay that saw other input or state",
     "wrong_value": "an expected result whose value is not the model's (low: input or state lost; "
                    "high: input applied twice)",
+    "crash_loop": "the query kept failing on its own: every restart the supervisor allowed failed again "
+                  "(the exceptions are the examples)",
+    "query_failed": "the query failed on its own and restarts are off (no supervisor): the output stops there",
 }
 
 

@@ -20,6 +20,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/certificate/)")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "rate", metavar="R")
+    add_setting(parser, "restarts", metavar="N")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="spread the rows after the baseline over N worker processes, each with its own cluster")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
@@ -28,5 +29,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate)
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate,
+                    restarts=args.restarts)
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts)

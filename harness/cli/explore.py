@@ -53,13 +53,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "records")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "rate", metavar="R")
+    add_setting(parser, "restarts", metavar="N")
     parser.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     resolve_sink(args.sink)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate)
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate,
+                    restarts=args.restarts)
     store = CoverageStore(reports_root())
     started = time.time()
     if args.workers == 1 and not args.docker_hosts:

@@ -39,6 +39,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", default="scenario", help="the scenario's name in the report")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "state_store")
+    add_setting(parser, "restarts", metavar="N")
     parser.add_argument("--rate", type=float, default=0.0, metavar="R",
                         help="live input: produce R records/s while the stream runs (default 0: a backlog first)")
     parser.set_defaults(func=command)
@@ -77,7 +78,7 @@ def command(args: argparse.Namespace) -> int:
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
-                              rate=args.rate)
+                              rate=args.rate, restarts=args.restarts)
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))

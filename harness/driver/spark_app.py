@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
@@ -104,7 +105,13 @@ def main() -> None:
         print(f"HARNESS-QUERY-ERROR the query cannot start: {str(error).splitlines()[0]}", flush=True)
         raise SystemExit(2) from None
     print(f"HARNESS-QUERY-STARTED id={query.id}", flush=True)
-    query.awaitTermination()
+    try:
+        query.awaitTermination()
+    except StreamingQueryException as error:  # the query failed on its own: said in one line, for the supervisor
+        progress = query.lastProgress or {}
+        print("HARNESS-QUERY-FAILED " + json.dumps({"message": str(error), "last_batch": progress.get("batchId")}),
+              flush=True)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ class Replay:
     speculation: bool = False
     max_offsets_per_trigger: int | None = None  # None: the scenario's own for its records
     brokers: int = 1  # Kafka brokers it ran on: its replays get as many (a coordinator fault needs several)
+    restarts: int | None = None  # a failed query's restarts it allowed (None: the setting's, for older histories)
 
     @classmethod
     def from_report(cls, folder: Path) -> Replay:
@@ -56,14 +57,15 @@ class Replay:
         return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
                    workload["records"], workload["seed"], partitions, start["rate"], start["state_store"],
                    start["speculation"], None if given == batch_size(workload["records"], partitions) else given,
-                   start.get("brokers", 1))
+                   start.get("brokers", 1), start.get("restarts"))
 
     def options(self) -> dict[str, object]:
         """Keyword arguments of `scenario()` (and of the `eo_scenario` fixture)."""
         return {"pipeline": self.pipeline, "sink": self.sink, "faults": list(self.faults), "records": self.records,
                 "seed": self.seed, "partitions": self.partitions, "rate": self.rate,
                 "state_store": self.state_store, "speculation": self.speculation,
-                "max_offsets_per_trigger": self.max_offsets_per_trigger}
+                "max_offsets_per_trigger": self.max_offsets_per_trigger,
+                **({"restarts": self.restarts} if self.restarts is not None else {})}
 
     def describe(self) -> str:
         partitions = f"{self.partitions} partition{'s' if self.partitions != 1 else ''}"

@@ -28,6 +28,14 @@ class HoldGroup:
         self.holds = [first]
         self.outcome: bool | None = None  # None while held; True released; False dropped
 
+    def retries(self, event: GateEvent) -> bool:
+        """Whether `event` resends the held request: the same producer (id and epoch) when the request names
+        one; a new producer with the same transactional id (a task's copy, a restarted driver) is not."""
+        first = self.holds[0].event.request
+        request = event.request
+        return first.producer_id is None or request.producer_id is None or (
+            (first.producer_id, first.producer_epoch) == (request.producer_id, request.producer_epoch))
+
     def add(self, hold: Hold) -> None:
         if self.outcome is None:
             self.holds.append(hold)
@@ -89,7 +97,7 @@ class Schedule:
     def on_point(self, event: GateEvent) -> bool:
         """A step that fires on a gate point holds it: the nemesis then settles the hold."""
         group = self._groups.get((event.point, event.request.transactional_id or ""))
-        if group is not None and group.outcome is None:
+        if group is not None and group.outcome is None and group.retries(event):
             self._retries[id(event)] = group
             return True
         index = self._match(event.point, event.peer.role, None)

@@ -55,7 +55,7 @@ class Observation:
     @classmethod
     def assumed(cls, kind: str, stateful: bool, brokers: int = 1) -> Observation:
         """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet)."""
-        points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce",)
+        points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce", "produce.sent")
         return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 
     @property
@@ -85,6 +85,7 @@ class FaultClass:
     state_store: str = DEFAULT_STATE_STORE
     speculation: bool = False  # the row runs with spark.speculation on
     brokers: int = 1  # the Kafka brokers it needs
+    ways: tuple[tuple[str, ...], ...] = ()  # other steps trying the class, in turn, when `faults` is ineffective
 
     @property
     def name(self) -> str:
@@ -161,8 +162,8 @@ def _transactional(seen: Observation) -> list[FaultClass]:
                        f"({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the zombie's commit goes out "
                        "when it wakes", quick=True),
         ]
-    if _executors_write(seen, "txn.first_write"):
-        out.append(_speculation("txn.first_write", "#3"))
+    if _executors_write(seen, "txn.pre_commit"):
+        out.append(_speculation(seen, "txn.pre_commit", "#3", "txn.first_write", "#3"))
     if "txn.commit" in seen.senders:
         out += [
             FaultClass("delay", "sender", "txn.commit", "any", "below-txn-timeout",
@@ -197,7 +198,8 @@ def _plain(seen: Observation) -> list[FaultClass]:
                    f"cut the executors link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
     ]
     if _executors_write(seen, "produce"):  # a task's first write: whatever it writes after, its copy writes too
-        out.append(_speculation("produce", "#1"))
+        held = "produce.sent" if _executors_write(seen, "produce.sent") else None
+        out.append(_speculation(seen, held, "#1", "produce", "#1"))
     return out
 
 
@@ -208,17 +210,32 @@ def _executors_write(seen: Observation, point: str) -> bool:
     return roles is not None and (not roles or "executors" in roles)
 
 
-def _speculation(point: str, nth: str) -> FaultClass:
-    """Two attempts of one task writing at once: spark.speculation on, and the worker whose executor sent
-    a write paused whole (JVM and Python worker) below Spark's network timeout, so Spark runs a copy of the
-    task elsewhere (the executor is slow, not lost) and the first attempt writes on when it wakes, before
-    its executor can act on the order to kill it."""
+def _speculation(seen: Observation, held: str | None, nth: str, paused: str, pause_nth: str) -> FaultClass:
+    """Two attempts of one task writing at once, spark.speculation on, tried two ways in turn.
+
+    First, the gate holds one task's write (`held`: a transactional sink's commit, a plain sink's write to
+    the output before the broker sees it) within every timeout. Only that task is slow: its executor and
+    worker serve everything else (the shuffle blocks other tasks read, heartbeats), so the others finish,
+    Spark runs a copy of the straggler elsewhere, and the held write lands after the copy's, whatever
+    became of its task (a zombie commit or write). Second, when that is ineffective (no copy ran): the
+    worker whose executor sent a write (`paused`) paused whole below Spark's network timeout, so the first
+    attempt writes on when it wakes, before its executor can act on the order to kill it."""
     pause = round(NETWORK_TIMEOUT_S * 3 / 4)  # long enough for the copy to run, short of the executor's loss
-    return FaultClass("pause", "worker", point, "executors", "speculation", f"speculation-{point}",
-                      (f"pause:worker@{point}{nth}~executors/{pause}s",),
-                      "two attempts of one task at once: spark.speculation on and a writing executor's worker "
-                      f"paused {pause} s, so a copy of its task runs elsewhere and both write", quick=True,
-                      speculation=True)
+    by_pause = (f"pause:worker@{paused}{pause_nth}~executors/{pause}s",)
+    family = "produce" if paused == "produce" else held or paused
+    if held is None:
+        return FaultClass("pause", "worker", paused, "executors", "speculation", f"speculation-{family}", by_pause,
+                          "two attempts of one task at once: spark.speculation on and a writing executor's worker "
+                          f"paused {pause} s, so a copy of its task runs elsewhere and both write", quick=True,
+                          speculation=True)
+    hold = round(seen.timeout_s * BELOW_SHARE) if held.startswith("txn.") else round(NETWORK_TIMEOUT_S * 3 / 2)
+    what = "its commit" if held.startswith("txn.") else "a write to the output"
+    return FaultClass("delay", "sender", held, "executors", "speculation", f"speculation-{family}",
+                      (f"delay:sender@{held}{nth}~executors/{hold}s",),
+                      f"two attempts of one task at once: spark.speculation on and {what} held {hold} s at the gate, "
+                      "so Spark runs a copy of the slow task elsewhere and the held write lands after the copy's "
+                      f"(if no copy runs: its worker paused {pause} s instead)", quick=True, speculation=True,
+                      ways=(by_pause,))
 
 
 def _any_sink() -> list[FaultClass]:

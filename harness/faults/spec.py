@@ -4,7 +4,7 @@
     action   := kill | stop | pause | partition | isolate | delay
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
-    point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce
+    point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
               | batch.planned | batch.committed | state.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time)
     nth      := fire on the nth matching occurrence (default 1)
@@ -13,6 +13,10 @@
     then     := count occurrences only once the step before it was carried out (a killed driver
                 replaced): the second of two faults lands while the stream recovers from the first
                 (not on time points)
+
+A plain (non-transactional) write has two points: `produce` as its response comes back (the write is
+in the log, its sender does not know yet) and `produce.sent`, only for a write to the output, as it
+arrives (the broker has not seen it: held, it lands when released, whatever became of its sender).
 
 Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
 the transaction coordinator of the sender's transactional id (else of the last one the gate saw),
@@ -42,7 +46,7 @@ from harness.errors import BadInput
 ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay")
 NODES = ("broker", "coordinator", "leader", "controller")  # Kafka nodes, resolved when the fault fires
 TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "followers")
-GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce")
+GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
 BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS)  # checkpoint points: they take a batch id

@@ -3,7 +3,8 @@ fields of the transactional requests that name a transaction point.
 
 Bodies of EndTxn, InitProducerId and AddPartitionsToTxn are decoded with kafka-python's message
 classes (generated from Kafka's own JSON schemas, every version). Produce bodies can be megabytes, so
-only their first two fields, the transactional id and acks, are read here.
+they are walked here without decoding their records: the transactional id, acks and the partitions
+written (topic names up to version 12; from 13 on a topic is named by its id, `id:<hex>`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ BODY_CLASSES = {
     END_TXN: EndTxnRequest, INIT_PRODUCER_ID: InitProducerIdRequest, ADD_PARTITIONS_TO_TXN: AddPartitionsToTxnRequest
 }
 PRODUCE_FIRST_FLEXIBLE = 9
+PRODUCE_FIRST_TOPIC_ID = 13
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class RequestInfo:
     producer_epoch: int | None = None
     acks: int | None = None  # Produce only: 0 means the broker sends no response
     transaction_timeout_ms: int | None = None  # InitProducerId only: the sink's transaction.timeout.ms
-    partitions: tuple[tuple[str, int], ...] = ()  # AddPartitionsToTxn only: the (topic, partition)s it adds
+    partitions: tuple[tuple[str, int], ...] = ()  # AddPartitionsToTxn: the (topic, partition)s it adds; Produce: writes
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
@@ -88,8 +90,9 @@ def parse_request(payload: bytes) -> RequestInfo:
     if _flexible(api_key, api_version):
         pos = _skip_tagged_fields(payload, pos)
     if api_key == PRODUCE:
-        transactional_id, acks = _produce_head(payload, pos, api_version)
-        return RequestInfo(api_key, api_version, correlation_id, client_id, transactional_id, acks=acks)
+        transactional_id, acks, partitions = _produce_body(payload, pos, api_version)
+        return RequestInfo(api_key, api_version, correlation_id, client_id, transactional_id, acks=acks,
+                           partitions=partitions)
     body = BODY_CLASSES[api_key].decode(io.BytesIO(payload[pos:]).read(), version=api_version)
     if api_key == END_TXN:
         return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id,
@@ -106,19 +109,59 @@ def parse_request(payload: bytes) -> RequestInfo:
                        transaction_timeout_ms=body.transaction_timeout_ms)
 
 
-def _produce_head(payload: bytes, pos: int, api_version: int) -> tuple[str | None, int]:
-    """A Produce body's transactional id (v3+) and acks."""
-    if api_version >= PRODUCE_FIRST_FLEXIBLE:
+def _produce_body(payload: bytes, pos: int, api_version: int) -> tuple[str | None, int,
+                                                                        tuple[tuple[str, int], ...]]:
+    """A Produce body's transactional id (v3+), acks, and the (topic, partition)s it writes: the record
+    sets are skipped by their sizes, never decoded."""
+    flexible = api_version >= PRODUCE_FIRST_FLEXIBLE
+    transactional_id = None
+    if api_version >= 3:
+        transactional_id, pos = _string(payload, pos, flexible)
+    acks = struct.unpack_from(">h", payload, pos)[0]
+    pos += 6  # acks, timeout_ms
+    written = []
+    topics, pos = _count(payload, pos, flexible)
+    for _ in range(topics):
+        if api_version >= PRODUCE_FIRST_TOPIC_ID:
+            topic, pos = f"id:{payload[pos:pos + 16].hex()}", pos + 16
+        else:
+            name, pos = _string(payload, pos, flexible)
+            topic = name or ""
+        partitions, pos = _count(payload, pos, flexible)
+        for _ in range(partitions):
+            (index,) = struct.unpack_from(">i", payload, pos)
+            written.append((topic, index))
+            if flexible:
+                size, pos = _uvarint(payload, pos + 4)
+                pos = _skip_tagged_fields(payload, pos + max(size - 1, 0))
+            else:
+                (size,) = struct.unpack_from(">i", payload, pos + 4)
+                pos += 8 + max(size, 0)
+        if flexible:
+            pos = _skip_tagged_fields(payload, pos)
+    return transactional_id, acks, tuple(written)
+
+
+def _string(payload: bytes, pos: int, flexible: bool) -> tuple[str | None, int]:
+    """A nullable string: compact (uvarint length + 1) in flexible versions, else int16 length."""
+    if flexible:
         length, pos = _uvarint(payload, pos)
         length -= 1
     else:
         (length,) = struct.unpack_from(">h", payload, pos)
         pos += 2
-    transactional_id = None
-    if length >= 0:
-        transactional_id = payload[pos:pos + length].decode(errors="replace")
-        pos += length
-    return transactional_id, struct.unpack_from(">h", payload, pos)[0]
+    if length < 0:
+        return None, pos
+    return payload[pos:pos + length].decode(errors="replace"), pos + length
+
+
+def _count(payload: bytes, pos: int, flexible: bool) -> tuple[int, int]:
+    """An array's length: compact (uvarint length + 1) in flexible versions, else int32."""
+    if flexible:
+        count, pos = _uvarint(payload, pos)
+        return max(count - 1, 0), pos
+    (count,) = struct.unpack_from(">i", payload, pos)
+    return max(count, 0), pos + 4
 
 
 def response_correlation_id(payload: bytes) -> int:

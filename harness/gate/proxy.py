@@ -138,6 +138,7 @@ class KafkaGate:
         self.interceptor: Interceptor = Observe()
         self.record: Callable[..., object] = lambda type, **fields: None
         self.holds: list[Hold] = []
+        self.outputs: set[str] = set()  # the scenario's output topics: a plain write to one is `produce.sent`
         self.bytes_forwarded = 0
         self._in_transaction: set[str] = set()
         self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added
@@ -297,8 +298,13 @@ class KafkaGate:
             return ("txn.pre_commit", "txn.commit") if request.committed else ("txn.abort", None)
         if request.api_key == PRODUCE and txn is None:
             # Held on its response the write is in the log and the sender does not know: a sender that
-            # dies then has its whole write retried. With acks=0 there is no response to hold.
-            return (None, "produce") if request.acks else ("produce", None)
+            # dies then has its whole write retried. With acks=0 there is no response to hold. Held as it
+            # arrives (`produce.sent`, a write to the output) the broker has not seen it: released later it
+            # lands after whatever was written meanwhile, whatever became of its sender.
+            if not request.acks:
+                return "produce", None
+            sent = any(topic in self.outputs for topic, _ in request.partitions)
+            return ("produce.sent" if sent else None), "produce"
         if request.api_key in (ADD_PARTITIONS_TO_TXN, PRODUCE):
             if txn is not None and request.partitions:
                 self.writes[txn] = request.partitions[0]

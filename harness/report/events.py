@@ -52,6 +52,16 @@ def describe(event: dict) -> str:
             return f"verdict: {event.get('outcome')}, {event.get('guarantee')}"
         case "incomplete":
             return f"incomplete: {event.get('reason')}"
+        case "query.failed":
+            batch = f" in batch {event['batch']}" if event.get("batch") is not None else ""
+            return f"the query failed on its own{batch} (failure {event.get('failure')}): {event.get('detail')}"
+        case "query.restart":
+            return f"the supervisor started the query again on its checkpoint ({event.get('detail')})"
+        case "task.attempt":
+            return (f"task {event.get('task')}.{event.get('attempt')} in stage {event.get('stage')} on "
+                    f"{event.get('container')} (executor {event.get('executor')}): {event.get('outcome')}")
+        case "speculation":
+            return f"Spark ran a copy of a slow task ({event.get('copies')} marked speculatable): {event.get('first')}"
     details = ", ".join(f"{k}={v}" for k, v in event.items() if k not in ("t", "type"))
     return f"{kind}: {details}"
 

@@ -1,9 +1,9 @@
 """A swimlane timeline of one scenario (SVG, no JavaScript): a lane for the batches, one per driver and
-executor container and one per broker, each transaction a bar from its first write to its commit
-or abort (colored by outcome), plain produce requests as ticks, fault windows shaded and labelled
-across the lane they hit (a broker fault on the broker it resolved to), leader and coordinator changes
-marked on the broker that took over, and the anomalies marked in an output lane at the time their
-record was written (found by its partition and offset)."""
+executor container and one per broker, each transaction a bar from its first write to its commit or
+abort (colored by outcome), plain produce requests as ticks, a query's own failures as crosses, fault
+windows shaded and labelled across the lane they hit (a broker fault on the broker it resolved to),
+leader and coordinator changes marked on the broker that took over, and the anomalies marked in an
+output lane at the time their record was written (found by its partition and offset)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
     parts += _batches(events, x, y("batches"))
     parts += _transactions(events, x, y)
     parts += _containers(events, lanes, x, y)
+    parts += _query_failures(events, lanes, x, y)
+    parts += _task_attempts(events, lanes, x, y)
     parts += _takeovers(events, lanes, x, y)
     parts += _anomalies(anomalies, written_ms, x, y("output"))
     parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - 26}" y2="{height - 26}" stroke="#333"/>'
@@ -124,6 +126,33 @@ def _containers(events: list[dict], lanes: list[str], x, y) -> list[str]:  # typ
             what = "started" if event["type"] == "container.start" else "removed"
             parts.append(f'<path d="M{x(event["t"]):.1f},{y(event["container"]) + 2} l5,0 l-5,8 z" fill="#34495e">'
                          f'<title>{escape(event["container"])} {what}</title></path>')
+    return parts
+
+
+def _task_attempts(events: list[dict], lanes: list[str], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    """An outlined bar per attempt of a task that ran more than once, on the container it ran in."""
+    parts = []
+    last = max(e["t"] for e in events)
+    for event in events:
+        if event["type"] == "task.attempt" and event.get("container") in lanes:
+            left, right = x(event["t"]), x(event.get("ended") or last)
+            color = "#27ae60" if event.get("outcome") == "finished" else "#7f8c8d"
+            title = (f"task {event.get('task')}.{event.get('attempt')} in stage {event.get('stage')}: "
+                     f"{event.get('outcome')}")
+            top, width = y(event["container"]) + LANE - 7, max(right - left, 3)
+            parts.append(f'<rect x="{left:.1f}" y="{top}" width="{width:.1f}" height="5" fill="none" '
+                         f'stroke="{color}" stroke-width="1.5"><title>{escape(title)}</title></rect>')
+    return parts
+
+
+def _query_failures(events: list[dict], lanes: list[str], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    """A cross on the driver whose query failed on its own (its restart is the next driver's start)."""
+    parts = []
+    for event in events:
+        if event["type"] == "query.failed" and event.get("container") in lanes:
+            left, top = x(event["t"]), y(event["container"]) + LANE / 2
+            parts.append(f'<path d="M{left - 5:.1f},{top - 5} l10,10 m0,-10 l-10,10" stroke="#c0392b" '
+                         f'stroke-width="2.5"><title>{escape(str(event.get("detail")))}</title></path>')
     return parts
 
 

@@ -1,7 +1,8 @@
 """Waiting until a scenario's input is consumed: by progress, never by a fixed deadline.
 
 Progress is input consumed, a batch planned, a fault fired or a driver restarted; a run that goes
-`stall_timeout` s without any, or whose driver died, is `incomplete`, with the progress it made.
+`stall_timeout` s without any is `incomplete`, with the progress it made. A query that fails on its own
+is restarted by the supervisor; one that cannot go on ends the wait with the supervisor's anomaly.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ class ConsumptionWait:
             target = self.target()
             done = sum(min(consumed.get(p, 0), end) for p, end in target.items()) if target else sum(consumed.values())
             total = sum(target.values()) if target else "?"
-            batches = (len(folder.planned(listing)), len(folder.committed(listing)))
+            planned, committed = folder.planned(listing), folder.committed(listing)
+            batches = (len(planned), len(committed))
             if batches != last_batches:
                 last_batches, batches_moved = batches, now
             # a stateful query emits its last results in a batch of no data, once the watermark moved:
@@ -83,14 +85,25 @@ class ConsumptionWait:
                 say(f"{self.name}: consumed {done}/{total}, batches committed {batches[1]}, "
                     f"faults fired {len(schedule.fired)}/{len(schedule.steps)}")
                 next_report, last_said = now + 5, seen  # a line when something moved, else every 30 s
-            why = self.supervisor.exited()
-            if now - moved > self.stall_timeout:
-                why = f"no progress for {self.stall_timeout:.0f} s"
-            if why:
+            running = planned[-1] if planned and planned[-1] not in committed else None
+            stop = self.supervisor.check(running)
+            if stop is not None:
+                stop = {**stop, "explanation": self._first_cause(stop["failures"][0]["t"])}
+            elif now - moved > self.stall_timeout:
+                stop = {"reason": f"no progress for {self.stall_timeout:.0f} s"}
+            if stop is not None:
                 rate = done / max(now - started, 1e-9)
-                return {"reason": f"{why} ({done}/{total} consumed)", "consumed": done, "total": total,
-                        "records_per_s": round(rate, 1), "seconds": round(now - started, 1)}
+                return {**stop, "reason": f"{stop['reason']} ({done}/{total} consumed)", "consumed": done,
+                        "total": total, "records_per_s": round(rate, 1), "seconds": round(now - started, 1)}
             time.sleep(0.5)
+
+    def _first_cause(self, failed_at: float) -> str:
+        """The fault that fired last before the query's first failure: where a crash loop began."""
+        fired = [(t, self.schedule.steps[i]) for i, t in self.schedule.fired.items() if t <= failed_at]
+        if not fired:
+            return "the query failed with no fault fired before it"
+        t, step = max(fired, key=lambda pair: pair[0])
+        return f"the query first failed {failed_at - t:.1f} s after {step} fired"
 
     def _stream_can_still_trigger(self) -> bool:
         """Once the input is consumed only a clock can still fire a step; other unfired steps are vacuous."""

@@ -1,33 +1,54 @@
 """The scenario's Spark driver over its life: started, replaced on the same checkpoint when the nemesis
-kills it, retired with its log kept; a driver that fails to load the user's code is bad input."""
+kills it, retired with its log kept; a driver that fails to load the user's code is bad input.
+
+It is also the deployment's supervisor (`spark-submit --supervise`, a job's retries, an operator's
+restart policy): a query that fails on its own (Spark's answer to a sink's error) is started again on
+its checkpoint after a back-off, up to `restarts` times. When restarts run out the query is in a crash
+loop, and with none allowed a failed query is final: both are the sink's failure, never an unknown.
+"""
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from harness.cluster.spark import SparkDriver
 from harness.cluster.topology import Cluster
-from harness.errors import BadInput, NotReady
+from harness.errors import BadInput, HarnessError, NotReady
 from harness.history import History
+from harness.run.query_failure import QueryFailure, query_failure
+from harness.run.task_attempts import task_attempts
 
 SPECULATED = re.compile(r"^.*TaskSetManager: Marking task .* as speculatable.*$", re.M)  # Spark's own line
+CRASH_LOOP = "crash_loop"  # the anomaly when restarts run out
+QUERY_FAILED = "query_failed"  # the anomaly when no restart is allowed
+
+
+def backoff_s(failures: int) -> float:
+    """Seconds before the nth restart of a failed query: doubling from 2 s, at most 30 s (as job
+    schedulers and restart policies back off)."""
+    return min(2.0 * 2 ** (failures - 1), 30.0)
+
 
 class DriverSupervisor:
-    """One spark-submit at a time with the same arguments; `restarts` counts the replacements."""
+    """One spark-submit at a time with the same arguments; `restarts` counts the replacements (the
+    nemesis's and the supervisor's), `failures` the query's own failures."""
 
     def __init__(self, cluster: Cluster, name: str, args: list[str], history: History, logs: Path,
-                 pipeline: str, sink: str) -> None:
+                 pipeline: str, sink: str, max_restarts: int = 3) -> None:
         self.cluster = cluster
         self.name = name
         self.args = args
         self.history = history
         self.logs = logs
         self.pipeline, self.sink = pipeline, sink  # named when the driver cannot load them
+        self.max_restarts = max_restarts
         self.driver: SparkDriver | None = None
         self.restarts = 0
+        self.failures: list[dict] = []  # query.failed events, in order
         self.restarting = threading.Event()
         self._replacing = threading.Lock()  # two kills at once: the second waits for the first's driver
 
@@ -78,18 +99,66 @@ class DriverSupervisor:
             return
         suffix = f".{self.restarts}" if self.restarts else ""
         self.driver.save_log(self.logs, f"{self.driver.alias}{suffix}.log")
-        copies = SPECULATED.findall(self.driver.log_text())
+        log = self.driver.log_text()
+        copies = SPECULATED.findall(log)
         if copies:  # evidence for the judge that a task's two attempts ran at once
             self.history.record("speculation", copies=len(copies), first=copies[0].strip())
+        for attempt in task_attempts(log):  # at the time Spark started it (the log's)
+            self.history.record("task.attempt", **attempt)
         self.cluster.remove_driver(self.driver)
         self.history.record("container.remove", container=self.driver.alias)
         self.driver = None
 
-    def exited(self) -> str | None:
-        """Why the driver is gone (its last lines), or None while it runs or is being replaced."""
+    def check(self, batch: int | None) -> dict | None:
+        """None while the query runs, or once it was restarted after failing on its own (`batch`: the batch
+        it was running). When it cannot go on (restarts ran out, or none are allowed), why: the anomaly,
+        the failures and a reason that quotes the query's exception."""
         if self.restarting.is_set() or self.driver is None:
             return None
         self.driver.reload()
         if self.driver.status in ("running", "paused"):
             return None
-        return f"the driver exited: {self.driver.log_tail(5)}"
+        failure = query_failure(self.driver.log_text())
+        while True:
+            self._failed(failure, batch)
+            if len(self.failures) > self.max_restarts:
+                return self._stop()
+            failure = self._restart()
+            if failure is None:
+                return None
+
+    def _failed(self, failure: QueryFailure, batch: int | None) -> None:
+        self.failures.append(self.history.record("query.failed", **failure.fields(), batch=batch,
+                                                 container=self.driver.alias if self.driver else None,
+                                                 failure=len(self.failures) + 1, detail=str(failure)))
+
+    def _restart(self) -> QueryFailure | None:
+        """Start the query again on its checkpoint after the back-off; the failure if it did not start."""
+        with self._replacing:
+            self.restarting.set()
+            try:
+                seconds = backoff_s(len(self.failures))
+                time.sleep(seconds)
+                self.retire()
+                self.restarts += 1
+                self.history.record("query.restart", failure=len(self.failures), backoff_s=seconds,
+                                    detail=f"restart {len(self.failures)} of {self.max_restarts} after {seconds:g} s")
+                try:
+                    self.start()
+                except HarnessError as error:  # it failed again before its query ran: one more failure
+                    return QueryFailure(type(error).__name__, str(error)[:300])
+                return None
+            finally:
+                self.restarting.clear()
+
+    def _stop(self) -> dict:
+        anomaly = CRASH_LOOP if self.max_restarts else QUERY_FAILED
+        last = self.failures[-1]
+        cause = f"{last['exception']}: {last['message']}" if last["message"] else last["exception"]
+        if anomaly == CRASH_LOOP:
+            reason = f"the query failed {len(self.failures)} times ({self.max_restarts} restarts): {cause}"
+        else:
+            reason = f"the query failed (restarts are off): {cause}"
+        return {"reason": reason, "anomaly": anomaly,
+                "failures": [{k: f[k] for k in ("t", "exception", "message", "batch", "failure")}
+                             for f in self.failures]}

@@ -173,10 +173,12 @@ class Scenario:
         state_store: str,
         rate: float,
         speculation: bool = False,
+        restarts: int = 3,
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
-        records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks."""
+        records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks.
+        `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor)."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -194,6 +196,7 @@ class Scenario:
             raise BadInput(f"rate {rate}: records per second, 0 for a backlog")
         self.rate = rate
         self.speculation = speculation
+        self.restarts = restarts
         self.report_dir = scenario_dir(cluster.run_id, name)
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -228,7 +231,8 @@ class Scenario:
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
                             pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
-                            speculation=self.speculation, partitions=self.partitions, rate=self.rate,
+                            speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
+                            rate=self.rate,
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
@@ -263,12 +267,12 @@ class Scenario:
         folder = CheckpointFolder(files, checkpoint)
         watcher = BatchWatcher(folder, self.history)
         supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
-                                      self.pipeline.name, self.sink.spec)
+                                      self.pipeline.name, self.sink.spec, self.restarts)
         nemesis = Nemesis(self.cluster, self.history, supervisor.current, supervisor.replace)
         schedule = Schedule(self.faults, nemesis, self.history)
         gate = self.cluster.gate
         assert gate is not None
-        gate.record, gate.interceptor = self.history.record, schedule
+        gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
         watcher.start()
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
@@ -288,7 +292,7 @@ class Scenario:
             seconds["consume"] = time.monotonic() - started
         finally:
             input_.stop()
-            gate.interceptor, gate.record = Observe(), _ignore
+            gate.interceptor, gate.record, gate.outputs = Observe(), _ignore, set()
             schedule.close()
             nemesis.heal_all()
             nemesis.close()

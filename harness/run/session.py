@@ -35,7 +35,7 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
              records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
              rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
              partitions: int = 4, max_offsets_per_trigger: int | None = None,
-             speculation: bool = False) -> Scenario:
+             speculation: bool = False, restarts: int | None = None) -> Scenario:
     """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
     Unset numbers come from the environment (HARNESS_RECORDS, ...) or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
@@ -45,7 +45,8 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                         seed=seed if seed is not None else settings.from_environment("seed"))
     return Scenario(cluster, name, loaded, code, oracle_for(cluster, loaded), steps, workload, partitions,
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
-                    max_offsets_per_trigger, state_store, rate, speculation)
+                    max_offsets_per_trigger, state_store, rate, speculation,
+                    restarts if restarts is not None else settings.from_environment("restarts"))
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,7 @@ def test_the_merged_certificate_has_every_workers_rows_and_links_that_work(repor
         page.parent.mkdir(parents=True)
         page.write_text("report")
     write_certificate(out, resolve_sink("transactional"), load_pipeline("passthrough"), TXN_SEEN, True, 1,
-                      tally.rows(plan))
+                      tally.rows(plan), 3)
     certificate = json.loads((out / "certificate.json").read_text())
     scenarios = {s["name"]: s for s in certificate["scenarios"]}
     assert list(scenarios) == [row.name for row in plan] and certificate["verdict"].startswith("not certified")

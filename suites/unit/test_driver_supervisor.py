@@ -1,5 +1,6 @@
 """Driver replacements: two kills at once take turns, so the second kills the driver the first started
-(at once, both killed the same container and the second's removal failed with a conflict)."""
+(at once, both killed the same container and the second's removal failed with a conflict). A query that
+fails on its own is restarted as a deployment's supervisor would, until restarts run out (a crash loop)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ import threading
 import time
 from pathlib import Path
 
-from harness.history import History
-from harness.run.driver_supervisor import DriverSupervisor
+import pytest
+
+from harness.checker.compose import close_verdict
+from harness.checker.verdict import FAIL, UNKNOWN
+from harness.client.reader import ReadResult
+from harness.history import History, read_history
+from harness.run.driver_supervisor import CRASH_LOOP, QUERY_FAILED, DriverSupervisor, backoff_s
+from harness.run.query_failure import query_failure
+from harness.run.task_attempts import task_attempts
 
 
 class StandInDriver:
@@ -61,3 +69,123 @@ def test_two_kills_at_once_take_turns_and_kill_one_driver_each(tmp_path: Path) -
     assert killed == ["driver-0", "driver-1"]
     assert cluster.removed == ["driver-0", "driver-1"]
     assert supervisor.current().alias == "driver-2" and supervisor.restarts == 2
+
+
+class Exiting(StandInDriver):
+    """A driver whose query fails (or not) the moment the harness looks at it."""
+
+    log = ('HARNESS-QUERY-STARTED id=q\nHARNESS-QUERY-FAILED {"message": "[STREAM_FAILED] Query [id = q] terminated '
+           'with exception: Traceback (most recent call last):\\n  File \\"sink.py\\", line 9, in write\\n'
+           '    producer.commit_transaction(60)\\nconfluent_kafka.KafkaException: KafkaError{code=_FENCED}", '
+           '"last_batch": 2}\n')
+
+    def __init__(self, number: int, fails: bool) -> None:
+        super().__init__(number)
+        self.status = "exited" if fails else "running"
+
+    def reload(self) -> None:
+        pass
+
+    def log_text(self) -> str:
+        return self.log if self.status == "exited" else ""
+
+
+class Failing(StandInCluster):
+    """Its first `failing` drivers' queries fail; those after run."""
+
+    def __init__(self, failing: int) -> None:
+        super().__init__()
+        self.failing = failing
+
+    def new_driver(self, name: str, args: list[str]) -> StandInDriver:
+        self.started.append(Exiting(len(self.started), len(self.started) < self.failing))
+        return self.started[-1]
+
+
+def supervised(tmp_path: Path, failing: int, restarts: int, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("harness.run.driver_supervisor.backoff_s", lambda failures: 0.0)
+    history = History(tmp_path / "history.jsonl")
+    supervisor = DriverSupervisor(Failing(failing), "d", [], history, tmp_path, "p", "s", restarts)  # type: ignore[arg-type]
+    supervisor.start()
+    return supervisor, history
+
+
+def test_a_failed_query_is_restarted_on_its_checkpoint_and_the_run_goes_on(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    supervisor, history = supervised(tmp_path, failing=2, restarts=3, monkeypatch=monkeypatch)
+    assert supervisor.check(batch=3) is None  # failed, restarted: fails again
+    assert supervisor.check(batch=3) is None  # failed, restarted: runs
+    assert supervisor.check(batch=3) is None
+    history.close()
+    events = read_history(tmp_path / "history.jsonl", ("query.failed", "query.restart"))
+    assert [e["type"] for e in events] == ["query.failed", "query.restart"] * 2
+    failed = events[0]
+    assert (failed["exception"], failed["message"], failed["batch"], failed["last_batch"]) == (
+        "confluent_kafka.KafkaException", "KafkaError{code=_FENCED}", 3, 2)
+    assert supervisor.current().alias == "driver-2" and supervisor.restarts == 2
+
+
+def test_restarts_that_run_out_are_a_crash_loop_quoting_each_exception(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    supervisor, history = supervised(tmp_path, failing=10, restarts=2, monkeypatch=monkeypatch)
+    stops = [supervisor.check(batch=1) for _ in range(3)]
+    history.close()
+    assert stops[:2] == [None, None]
+    stop = stops[2]
+    assert stop is not None and stop["anomaly"] == CRASH_LOOP
+    assert stop["reason"] == ("the query failed 3 times (2 restarts): confluent_kafka.KafkaException: "
+                              "KafkaError{code=_FENCED}")
+    assert [f["failure"] for f in stop["failures"]] == [1, 2, 3]
+    assert len(read_history(tmp_path / "history.jsonl", ("query.restart",))) == 2
+
+
+def test_without_a_supervisor_a_failed_query_is_final(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    supervisor, history = supervised(tmp_path, failing=1, restarts=0, monkeypatch=monkeypatch)
+    stop = supervisor.check(batch=0)
+    history.close()
+    assert stop is not None and stop["anomaly"] == QUERY_FAILED and "restarts are off" in stop["reason"]
+    assert read_history(tmp_path / "history.jsonl", ("query.restart",)) == []
+
+
+def test_a_stopped_query_fails_the_verdict_with_its_anomaly_never_unknown() -> None:
+    failures = [{"t": 1.0, "exception": "E", "message": "m", "batch": 2, "failure": 1}]
+    verdict = close_verdict({}, ReadResult([], {}, {}), {"reason": "the query failed", "anomaly": CRASH_LOOP,
+                                                 "failures": failures, "explanation": "after kill:driver fired"},
+                            False, 10, 4, 4)
+    assert verdict.outcome == FAIL and set(verdict.anomalies) == {CRASH_LOOP, "incomplete"}
+    assert verdict.anomalies[CRASH_LOOP].examples[0]["explanation"] == "after kill:driver fired"
+    assert "failures" not in verdict.anomalies["incomplete"].examples[0]
+    assert close_verdict({}, ReadResult([], {}, {}), {"reason": "no progress"}, False, 10, 4, 4).outcome == UNKNOWN
+
+
+def test_backoff_doubles_and_is_capped() -> None:
+    assert [backoff_s(n) for n in (1, 2, 3, 4, 10)] == [2.0, 4.0, 8.0, 16.0, 30.0]
+
+
+def test_the_quoted_cause_is_the_python_exception_not_the_log_tail() -> None:
+    failure = query_failure(Exiting.log)
+    assert str(failure) == "confluent_kafka.KafkaException: KafkaError{code=_FENCED}" and failure.last_batch == 2
+    jvm = 'HARNESS-QUERY-FAILED {"message": "[STREAM_FAILED] Query [id = q] terminated with exception: Job aborted ' \
+          'due to stage failure\\norg.apache.spark.SparkException: Task failed"}'
+    assert str(query_failure(jvm)) == "org.apache.spark.SparkException: Task failed"
+    died = "25/11/26 INFO SparkContext: Running\nTraceback (most recent call last):\n  File \"app.py\"\n" \
+           "MemoryError: out of memory\n25/11/26 INFO ShutdownHookManager: Deleting directory /tmp/x\n"
+    assert str(query_failure(died)) == "MemoryError: out of memory"
+    assert str(query_failure("INFO a\nINFO ShutdownHookManager: Deleting directory /tmp/x\n")) == (
+        "DriverExited: INFO ShutdownHookManager: Deleting directory /tmp/x")
+
+
+def test_only_tasks_that_ran_more_than_once_have_their_attempts_listed() -> None:
+    log = """26/11/26 01:12:01 INFO TaskSetManager: Starting task 0.0 in stage 5.0 (TID 20) (spark-worker-1,executor 1, partition 0, PROCESS_LOCAL, 10827 bytes)
+26/11/26 01:12:01 INFO TaskSetManager: Starting task 1.0 in stage 5.0 (TID 21) (spark-worker-2,executor 0, partition 1, PROCESS_LOCAL, 10827 bytes)
+26/11/26 01:12:02 INFO TaskSetManager: Finished task 1.0 in stage 5.0 (TID 21) in 900 ms on spark-worker-2 (executor 0) (1/2)
+26/11/26 01:12:04 INFO TaskSetManager: Marking task 0 in stage 5.0 (on spark-worker-1) as speculatable because it ran more than 1350 ms
+26/11/26 01:12:04 INFO TaskSetManager: Starting task 0.1 in stage 5.0 (TID 22) (spark-worker-2,executor 0, partition 0, PROCESS_LOCAL, 10827 bytes)
+26/11/26 01:12:05 INFO TaskSetManager: Finished task 0.1 in stage 5.0 (TID 22) in 700 ms on spark-worker-2 (executor 0) (2/2)
+26/11/26 01:12:06 WARN TaskSetManager: Lost task 0.0 in stage 5.0 (TID 20) (spark-worker-1 executor 1): TaskKilled (another attempt succeeded)
+"""  # noqa: E501 - Spark's own lines
+    attempts = task_attempts(log)
+    assert [(a["task"], a["attempt"], a["container"], a["outcome"]) for a in attempts] == [
+        (0, 0, "spark-worker-1", "lost: TaskKilled (another attempt succeeded)"),
+        (0, 1, "spark-worker-2", "finished")]
+    assert attempts[1]["ended"] - attempts[1]["t"] == 1.0

@@ -173,5 +173,5 @@ def test_a_certificate_is_never_written_over_another(tmp_path: Path) -> None:
     old = write_evidence(tmp_path / "certificate.json", '{"certified": true}')
     with pytest.raises(BadInput, match="never overwritten"):
         write_certificate(tmp_path, resolve_sink("transactional"), load_pipeline("passthrough"),
-                          Observation.assumed("transactional", stateful=False), True, 1, [])
+                          Observation.assumed("transactional", stateful=False), True, 1, [], 0)
     assert old.read_text() == '{"certified": true}'

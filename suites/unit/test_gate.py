@@ -246,3 +246,29 @@ def test_a_delayed_request_holds_its_retries_until_released(gate: KafkaGate) -> 
         assert answer(first) == 51 and answer(retry) == 52
     schedule.close()
     history.close()
+
+
+@pytest.mark.parametrize("version", [3, 8, 9, 12])
+def test_produce_names_the_partitions_it_writes_without_decoding_records(version: int) -> None:
+    data = ProduceRequest.TopicProduceData
+    topics = [data(name="out", partition_data=[data.PartitionProduceData(index=2, records=b"r" * 900),
+                                               data.PartitionProduceData(index=0, records=None)]),
+              data(name="markers", partition_data=[data.PartitionProduceData(index=0, records=b"m")])]
+    request = ProduceRequest[version](transactional_id=None, acks=-1, timeout_ms=1000, topic_data=topics)
+    info = parse_request(frame(request, version, 6)[4:])
+    assert info.partitions == (("out", 2), ("out", 0), ("markers", 0))
+
+
+def test_a_plain_write_to_the_output_is_produce_sent_as_it_arrives_and_produce_as_answered() -> None:
+    gate = KafkaGate(("127.0.0.1", 1), lambda address: Peer("w", "executors", address), lambda peer: ("127.0.0.1", 1))
+    gate.outputs = {"out"}
+    data = ProduceRequest.TopicProduceData
+
+    def points(topic: str, acks: int) -> tuple[str | None, str | None]:
+        topics = [data(name=topic, partition_data=[data.PartitionProduceData(index=0, records=b"r")])]
+        request = ProduceRequest[8](transactional_id=None, acks=acks, timeout_ms=1000, topic_data=topics)
+        return gate._points(parse_request(frame(request, 8, 7)[4:]))
+
+    assert points("out", -1) == ("produce.sent", "produce")
+    assert points("markers", -1) == (None, "produce")  # a write the harness does not read: no hold before the broker
+    assert points("out", 0) == ("produce", None)  # no response to hold

@@ -197,7 +197,7 @@ def test_the_certificate_names_the_bytes_shipped(tmp_path: Path) -> None:
     sink = tmp_path / "attested_sink_eo.py"
     sink.write_text(SINK)
     write_certificate(tmp_path / "certificate", resolve_sink(str(sink)), load_pipeline("passthrough"),
-                      Observation.assumed(PLAIN, stateful=False), True, 1, [])
+                      Observation.assumed(PLAIN, stateful=False), True, 1, [], 0)
     written = json.loads((tmp_path / "certificate" / "certificate.json").read_text())
     digest = hashlib.sha256(SINK.encode()).hexdigest()
     assert written["shipped"] == {"sink": {"name": sink.name, "sha256": digest, "files": {sink.name: digest}}}

@@ -27,7 +27,7 @@ def test_the_space_follows_what_the_baseline_showed() -> None:
     seen = Observation.from_events([*EXECUTOR_TXN, {"type": "batch.planned"}], stateful=False)
     assert (seen.kind, seen.transaction_timeout_s, seen.stateful) == (TRANSACTIONAL, 60.0, False)
     rows = {c.row: c for c in space(seen)}
-    assert "lost-commit-response" in rows and "speculation-txn.first_write" in rows
+    assert "lost-commit-response" in rows and "speculation-txn.pre_commit" in rows
     assert not [r for r in rows if "produce" in r or "state." in r]
     for fault in space(seen):  # every row is a valid schedule
         for spec in fault.faults:
@@ -104,4 +104,21 @@ def test_a_sink_that_writes_from_the_driver_has_no_concurrent_task_attempts_to_t
                                       point("txn.first_write", "driver"), point("txn.commit", "driver")], False)
     assert not [c for c in space(driver) if c.speculation]
     assert [c.row for c in space(Observation.from_events(EXECUTOR_TXN, False)) if c.speculation] == [
-        "speculation-txn.first_write"]
+        "speculation-txn.pre_commit"]
+
+
+def test_two_attempts_at_once_are_tried_by_a_held_write_first_then_by_a_paused_worker() -> None:
+    """Holding one task's write at the gate leaves its worker serving shuffle blocks, so the other tasks
+    finish and Spark copies the straggler; a paused worker is the second way."""
+    [txn] = [c for c in space(Observation.from_events(EXECUTOR_TXN, False)) if c.speculation]
+    assert txn.faults == ("delay:sender@txn.pre_commit#3~executors/30s",)  # within the 60 s transaction timeout
+    assert txn.ways == (("pause:worker@txn.first_write#3~executors/15s",),)
+    sent = [point("produce", "executors"), point("produce.sent", "executors")]
+    [plain] = [c for c in space(Observation.from_events(sent, False)) if c.speculation]
+    assert plain.row == "speculation-produce" and plain.faults == ("delay:sender@produce.sent#1~executors/30s",)
+    assert plain.ways == (("pause:worker@produce#1~executors/15s",),)
+    [paused] = [c for c in space(Observation.from_events([point("produce", "executors")], False)) if c.speculation]
+    assert (paused.faults, paused.ways) == (("pause:worker@produce#1~executors/15s",), ())  # no output write seen
+    for fault in (txn, plain, paused):
+        for way in (fault.faults, *fault.ways):
+            [parse_step(spec) for spec in way]
