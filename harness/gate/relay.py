@@ -10,7 +10,8 @@ It runs in a container on the run's network (standard library only) and listens 
   gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
 - SERVICE_PORT, published: the harness's connections, each starting with one line saying what it is:
   `control`, `data <id>`, or `files` (JSON lines on the checkpoint volume: `walk`, `read`, `write`), so
-  that the checkpoint triggers are read through the engine, not from a host path.
+  that the checkpoint triggers are read through the engine, not from a host path. A write follows no
+  symbolic link a client may have planted, and lands in a folder of the volume, never at its root.
 
     python3 -m harness.gate.relay [BROKERS]
 """
