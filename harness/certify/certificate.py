@@ -151,11 +151,17 @@ def _versions(versions: dict[str, str]) -> str:
 
 
 def _found(scenario: dict) -> str:
-    """The anomalies counted, or for an unknown or ineffective row why it is so: what a reader looks for first."""
+    """The anomalies counted, or for an unknown or ineffective row why it is so: what a reader looks for first;
+    for a class of several ways, the ways tried before the one that counts and why they did not."""
     counted = ", ".join(f"{k}={v}" for k, v in scenario["anomalies"].items())
+    found = counted or "-"
     if scenario["outcome"] in (UNKNOWN, INEFFECTIVE) and scenario["error"]:
-        return f"{counted}; {scenario['error']}" if counted else scenario["error"]
-    return counted or "-"
+        found = f"{counted}; {scenario['error']}" if counted else scenario["error"]
+    earlier = scenario.get("ways", [])[:-1]
+    if earlier:
+        tried = "; ".join(f"{' '.join(w['faults'])}: {w['outcome']} ({w['why']})" for w in earlier)
+        found += f" (tried first: {tried})"
+    return found
 
 
 def _evidence(scenario: dict) -> str:

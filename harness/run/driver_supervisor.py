@@ -73,7 +73,7 @@ class DriverSupervisor:
             if failure:
                 raise BadInput(f"pipeline '{self.pipeline}' or sink '{self.sink}' failed to load in the driver: "
                                f"{failure.group(0)}") from None
-            raise error
+            raise NotReady(f"{error}; the driver's cause: {query_failure(log)}") from None
         self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts)
 
     def current(self) -> SparkDriver:
