@@ -14,7 +14,7 @@ from harness.certify.rows import MatrixRun, Row
 from harness.certify.tally import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
-from harness.cli.options import add_setting
+from harness.cli.options import add_setting, refuse_renamed
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.labels import new_run_id
 from harness.errors import BadInput, HarnessError
@@ -40,7 +40,7 @@ def budget(text: str) -> float:
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("explore", help="search a sink's fault space within a time budget")
-    add_setting(parser, "sink", required=True, default=None)
+    add_setting(parser, "sink", required=True)
     add_setting(parser, "pipeline")
     parser.add_argument("--budget", type=budget, default=budget("30m"), metavar="T",
                         help="time to spend, e.g. 30m, 90s, 1h (default 30m)")
@@ -51,14 +51,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "seed")
     add_setting(parser, "records")
     add_setting(parser, "stall_timeout", metavar="S")
-    add_setting(parser, "rate", metavar="R")
+    add_setting(parser, "live_rate", metavar="R")
+    refuse_renamed(parser)
     parser.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     resolve_sink(args.sink)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate)
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate)
     store = CoverageStore(reports_root())
     started = time.time()
     if args.workers == 1 and not args.docker_hosts:

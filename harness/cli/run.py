@@ -7,9 +7,10 @@ from pathlib import Path
 
 from harness.checker.judge import EXIT_STATUS
 from harness.cli.console import table
-from harness.cli.options import add_setting
+from harness.cli.options import add_setting, refuse_renamed
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput
+from harness.faults.glossary import instead_of_step
 from harness.faults.spec import (
     TRANSACTIONAL,
     FaultStep,
@@ -37,8 +38,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", default="scenario", help="the scenario's name in the report")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "state_store")
-    parser.add_argument("--rate", type=float, default=0.0, metavar="R",
-                        help="live input: produce R records/s while the stream runs (default 0: a backlog first)")
+    parser.add_argument("--input-rate", type=float, default=0.0, metavar="R",
+                        help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
+                             "not a setting: certify's live rows take --live-rate")
+    refuse_renamed(parser)
     parser.set_defaults(func=command)
 
 
@@ -51,7 +54,11 @@ def schedule(faults: list[str], replay: Path | None, random_steps: int) -> list[
             return schedule_from_json(replay.read_text())
         except (OSError, ValueError, TypeError) as error:
             raise BadInput(f"schedule file {replay}: {error}") from None
-    return parse_schedule(faults)
+    try:
+        return parse_schedule(faults)
+    except BadInput as error:
+        instead = next(filter(None, (instead_of_step(spec) for spec in faults)), None)
+        raise BadInput(instead or str(error)) from None
 
 
 def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
@@ -74,7 +81,7 @@ def command(args: argparse.Namespace) -> int:
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
-                              rate=args.rate)
+                              rate=args.input_rate)
         (run.report_dir / "schedule.json").write_text(schedule_to_json(steps))
         result = run.run()
     print(table([result]))

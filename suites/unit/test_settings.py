@@ -19,7 +19,7 @@ def test_the_commands_take_their_defaults_from_the_table(monkeypatch: pytest.Mon
     certify = parser().parse_args(["certify", "--sink", "s"])
     for name in ("pipeline", "sink", "records", "seed", "stall_timeout", "state_store"):
         assert getattr(run, name) == SETTINGS[name].type(SETTINGS[name].default), name
-    for name in ("pipeline", "records", "seed", "stall_timeout", "rate"):
+    for name in ("pipeline", "records", "seed", "stall_timeout", "live_rate"):
         assert getattr(certify, name) == SETTINGS[name].type(SETTINGS[name].default), name
 
 
@@ -51,4 +51,5 @@ def test_pytest_reads_command_line_then_environment_then_ini(monkeypatch: pytest
 def test_the_readme_lists_every_setting_as_the_table_has_it() -> None:
     text = README.read_text()
     for s in SETTINGS.values():
-        assert f"| `{s.name}` | `{s.flag}` | `{s.env}` | `{s.ini}` | {s.default or '(none)'} |" in text, s.name
+        ini = f"`{s.ini}`" if s.ini else "(none)"
+        assert f"| `{s.name}` | `{s.flag}` | `{s.env}` | {ini} | {s.default or '(none)'} |" in text, s.name
