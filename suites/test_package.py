@@ -52,7 +52,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_example_project_runs_its_chaos_test_and_its_sinks_baseline(installed: tuple[Path, Path]) -> None:
     bin_dir, project = installed
-    done = run([str(bin_dir / "pytest"), "-m", "chaos", "--sink", "sinks/payments_sink.py:sink",
+    done = run([str(bin_dir / "pytest"), "-m", "chaos", "--sink", "sinks/payments_sink.py:sink", "--brokers", "1",
                 "-k", "payments_survive or baseline and not live", "-p", "no:cacheprovider"], project, 1800)
     assert "2 passed" in done.stdout, done.stdout[-3000:]
     assert "DeprecationWarning" not in done.stdout + done.stderr and " warning" not in done.stdout, \
