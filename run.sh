@@ -38,7 +38,7 @@ fi
 python=.venv/bin/python
 "$python" -m pip install -q --upgrade pip
 "$python" -m pip install -q -e '.[test]'
-docs() { "$python" -m mkdocs build --strict --quiet; }
+docs() { NO_MKDOCS_2_WARNING=1 "$python" -m mkdocs build --strict --quiet; }
 
 case "$job" in
   setup) exec "$python" -m harness doctor ;;
