@@ -2,7 +2,7 @@
 
 Kafka and Spark are the user's choice (`--kafka`, `--spark`; env HARNESS_KAFKA, HARNESS_SPARK; ini
 harness_kafka, harness_spark): each combination gets images of its own, tagged by the hash of their
-inputs. Any release can be asked for; the ones below are known to work here (see the README).
+inputs. Any release can be asked for; the ones below are known to work here (docs/requirements.md).
 """
 
 from __future__ import annotations
