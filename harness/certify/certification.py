@@ -21,15 +21,18 @@ from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK
 from harness.faults.space import MIN_BROKERS, Observation
 from harness.report.folders import certificate_dir
 from harness.run.session import session
-from harness.settings import from_environment
+from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
 
 
 def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int = 1,
             docker_hosts: str = "") -> int:
-    """Certify `run.sink` with `run.pipeline`; the exit status: 1 a row failed or was ineffective, 3
+    """Certify `run.sink` with `run.pipeline` (a full matrix on 3 brokers unless the `brokers` setting says
+    otherwise); the exit status: 1 a row failed or was ineffective, 3
     (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0."""
+    if not quick:  # on fewer brokers a full certification could never say "certified"
+        os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
     engines = worker_engines(workers, docker_hosts, engine_socket_url())
     pipeline = load_pipeline(run.pipeline)
     sink = resolve_sink(run.sink)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from harness.certify.certification import certify
 from harness.certify.rows import MatrixRun
 from harness.cli.options import add_setting, refuse_renamed
-from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -33,7 +31,5 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    if not args.quick:  # a full certification on fewer brokers could never say "certified"
-        os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate)
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts)

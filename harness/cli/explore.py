@@ -17,7 +17,7 @@ from harness.checker.verdict import FAIL, PASS
 from harness.cli.options import add_setting, refuse_renamed
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.labels import new_run_id
-from harness.errors import BadInput, HarnessError
+from harness.errors import EXIT_INFRASTRUCTURE, EXIT_OK, BadInput, HarnessError, InfrastructureError
 from harness.explore.coverage import CoverageStore
 from harness.explore.explorer import BaselineFailed, Exploration, explore, subject_of
 from harness.explore.spread import ExploreJob, explore_spread
@@ -62,6 +62,7 @@ def command(args: argparse.Namespace) -> int:
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate)
     store = CoverageStore(reports_root())
     started = time.time()
+    stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure
     if args.workers == 1 and not args.docker_hosts:
         with session() as opened:
             try:
@@ -83,9 +84,13 @@ def command(args: argparse.Namespace) -> int:
                 return EXIT_STATUS[outcome.row.outcome]
             if isinstance(outcome, HarnessError | RuntimeError):
                 print(f"{worker.name} on {worker.engine} stopped: {outcome}")
+                stopped.append(worker.name)
                 continue
             explored.append((outcome, folder))
-    return report(run, store, explored, args.budget, started)
+    if stopped and not explored:
+        raise InfrastructureError(f"every worker stopped ({', '.join(stopped)}): nothing explored")
+    status = report(run, store, explored, args.budget, started)
+    return EXIT_INFRASTRUCTURE if stopped and status == EXIT_OK else status  # a pass only of what all tried
 
 
 PHASES = (("start_to_query", "input and driver start"), ("query_to_first_batch", "query to first batch"),

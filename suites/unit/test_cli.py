@@ -19,7 +19,6 @@ from harness import plugin
 from harness.certify.certification import certification_status
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
-from harness.cli import certify as certify_command
 from harness.cli import main, parser
 from harness.cli import shrink as shrink_command
 from harness.cli.options import GLOBAL
@@ -130,20 +129,22 @@ def test_the_plugin_takes_exactly_the_table_s_pytest_settings() -> None:
     assert all(s.ini is None for s in SETTINGS.values() if not s.pytest)
 
 
-def test_a_full_certification_is_on_three_brokers_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_certification_is_on_three_brokers_unless_given(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The dry run shows the rows and goes through the same default as a run."""
     assert FULL_CERTIFICATION_BROKERS == MIN_BROKERS  # every broker class applies: "certified" is reachable
-    asked: list[str | None] = []
-    monkeypatch.setattr(certify_command, "certify", lambda *a, **k: asked.append(os.environ.get("HARNESS_BROKERS")))
-    for argv, environ, expected in ((["certify", "--sink", "s"], None, "3"),
-                                    (["certify", "--sink", "s", "--quick"], None, None),
-                                    (["--brokers", "1", "certify", "--sink", "s"], None, "1"),
-                                    (["certify", "--sink", "s", "--brokers", "1"], None, "1"),
-                                    (["certify", "--sink", "s"], "2", "2")):
-        monkeypatch.delenv("HARNESS_BROKERS", raising=False)
+    for argv, environ, expected in ((["certify", "--sink", "transactional", "--dry-run"], None, "3"),
+                                    (["certify", "--sink", "transactional", "--dry-run", "--quick"], None, None),
+                                    (["--brokers", "1", "certify", "--sink", "transactional", "--dry-run"], None, "1"),
+                                    (["certify", "--sink", "transactional", "--dry-run", "--brokers", "1"], None, "1"),
+                                    (["certify", "--sink", "transactional", "--dry-run"], "2", "2")):
+        monkeypatch.setenv("HARNESS_BROKERS", "restored at the end")
+        monkeypatch.delenv("HARNESS_BROKERS")
         if environ:
             monkeypatch.setenv("HARNESS_BROKERS", environ)
-        main(argv)
-        assert asked.pop() == expected, argv
+        assert main(argv) == 0
+        assert os.environ.get("HARNESS_BROKERS") == expected, argv
+        assert ("kill-coordinator-txn.commit" in capsys.readouterr().out) == (expected == "3"), argv
 
 
 def test_the_certification_exit_contract() -> None:
