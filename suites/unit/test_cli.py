@@ -206,3 +206,10 @@ def test_a_class_name_in_run_fault_is_bad_input_with_the_step() -> None:
                          capture_output=True, text=True, cwd=REPO, timeout=60)
     assert run.returncode == EXIT_BAD_INPUT
     assert "--fault 'kill:sender@txn.commit#1'" in run.stderr
+
+
+def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
+    from harness.cli.doctor import go_is_new_enough
+
+    assert go_is_new_enough("go version go1.23.0 linux/amd64") and go_is_new_enough("go version go1.26.8 linux/amd64")
+    assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
