@@ -35,7 +35,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     work = tmp_path_factory.mktemp("package")
     source = work / "source"  # a copy: a build/ folder left in the checkout must not leak into the wheel
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".git", "build", "reports", "*.egg-info", ".*cache",
-                                                                 ".hypothesis", "__pycache__"))
+                                                                 ".hypothesis", "__pycache__", ".venv", "site"))
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"), str(source)], work, 600)
     wheel = next((work / "dist").glob("eo_harness-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
