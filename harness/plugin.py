@@ -28,6 +28,7 @@ from harness.cluster.engine import docker_hosts
 from harness.cluster.labels import new_run_id
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, EXIT_NOT_EVERY_CLASS, EXIT_OK, HarnessError
+from harness.faults.glossary import parse_steps
 from harness.interrupt import terminate_like_ctrl_c
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -270,6 +271,7 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
     def run(faults: Sequence[str] = (), **options: Any) -> ScenarioResult:
         n = next(calls)  # a test's second scenario gets a name of its own
         name = test_id if n == 1 else f"{test_id}-{n}"
+        parse_steps([str(step) for step in faults])  # a class or row name: bad input saying which steps to write
         result = scenario(running, name, faults=faults, stall_timeout=stall_timeout, **options).run()
         request.node.user_properties.append((OUTCOME, result.outcome))
         return result

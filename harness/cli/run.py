@@ -10,11 +10,10 @@ from harness.cli.console import table
 from harness.cli.options import add_setting, refuse_renamed
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput
-from harness.faults.glossary import instead_of_step
+from harness.faults.glossary import parse_steps
 from harness.faults.spec import (
     TRANSACTIONAL,
     FaultStep,
-    parse_schedule,
     random_schedule,
     schedule_from_json,
     schedule_to_json,
@@ -54,11 +53,7 @@ def schedule(faults: list[str], replay: Path | None, random_steps: int) -> list[
             return schedule_from_json(replay.read_text())
         except (OSError, ValueError, TypeError) as error:
             raise BadInput(f"schedule file {replay}: {error}") from None
-    try:
-        return parse_schedule(faults)
-    except BadInput as error:
-        instead = next(filter(None, (instead_of_step(spec) for spec in faults)), None)
-        raise BadInput(instead or str(error)) from None
+    return parse_steps(faults)
 
 
 def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:

@@ -4,8 +4,11 @@ A class or row name pasted where a step belongs is answered with the steps to wr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from harness.errors import BadInput
 from harness.faults.space import DEFAULT_TRANSACTION_TIMEOUT_S, MIN_BROKERS, FaultClass, Observation, space
-from harness.faults.spec import PLAIN, TRANSACTIONAL
+from harness.faults.spec import PLAIN, TRANSACTIONAL, FaultStep, parse_schedule
 
 
 def every_class() -> list[FaultClass]:
@@ -48,3 +51,12 @@ def instead_of_step(text: str) -> str | None:
     timeout = f"{DEFAULT_TRANSACTION_TIMEOUT_S:g} s"
     return (f"{kind}: write {' '.join(steps)} (durations for a {timeout} transaction timeout; `eo-harness space "
             "--sink ...` prints your sink's)")
+
+
+def parse_steps(specs: Sequence[str]) -> list[FaultStep]:
+    """The steps of `specs`; bad input says what to write instead when a spec is a class or row name."""
+    try:
+        return parse_schedule(list(specs))
+    except BadInput as error:
+        instead = next(filter(None, (instead_of_step(spec) for spec in specs)), None)
+        raise BadInput(instead or str(error)) from None

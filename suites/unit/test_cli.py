@@ -213,3 +213,16 @@ def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
 
     assert go_is_new_enough("go version go1.23.0 linux/amd64") and go_is_new_enough("go version go1.26.8 linux/amd64")
     assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
+
+
+def test_eo_scenario_s_faults_get_the_same_answer_as_run_s() -> None:
+    """The plugin's eo_scenario checks its faults through the same parser as `run --fault`."""
+    from harness.errors import BadInput
+    from harness.faults.glossary import parse_steps
+
+    with pytest.raises(BadInput, match="--fault 'kill:sender@txn.commit#1'"):
+        parse_steps(["kill-sender-txn.commit"])
+    with pytest.raises(BadInput, match="unknown action 'explode'"):
+        parse_steps(["explode:driver@txn.commit"])
+    assert [str(s) for s in parse_steps(["kill:driver@txn.commit", "then kill:driver@txn.first_write"])] == [
+        "kill:driver@txn.commit", "then kill:driver@txn.first_write"]
