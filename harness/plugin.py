@@ -130,6 +130,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         write_index(folder, parts)
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say why a sink matrix that passed is not a certification (its status becomes 4)."""
+    untried = [v for r in terminalreporter.stats.get("skipped", ()) for k, v in getattr(r, "user_properties", ())
+               if k == UNTRIED]
+    if untried:
+        terminalreporter.write_line(f"harness: not certified: {len(untried)} applicable rows need --brokers "
+                                    f"{settings.FULL_CERTIFICATION_BROKERS} ({', '.join(untried)})")
+
+
 def contract_status(status: int, stats: dict[str, list[Any]]) -> int:
     """pytest's status in the harness's terms: failures that are all unknown scenarios are the harness's
     own (3); a sink matrix that passed but skipped classes it could not try is not a certification (4)."""

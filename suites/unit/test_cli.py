@@ -167,6 +167,10 @@ def test_the_plugin_exits_by_the_same_contract() -> None:
     assert plugin.contract_status(1, {"failed": [unknown, report()]}) == 1  # a test's own assertion: its failure
     assert plugin.contract_status(0, {"skipped": [report((plugin.UNTRIED, "kill-controller"))]}) == 4
     assert plugin.contract_status(0, {"skipped": [report()], "passed": [report()]}) == 0
+    said: list[str] = []
+    stats = {"skipped": [report((plugin.UNTRIED, "kill-controller-batch.planned")), report()]}
+    plugin.pytest_terminal_summary(SimpleNamespace(stats=stats, write_line=said.append))
+    assert said == ["harness: not certified: 1 applicable rows need --brokers 3 (kill-controller-batch.planned)"]
 
 
 def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
