@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from docs_page import record, section
+
 from harness.certify.certification import certify
 from harness.certify.rows import MatrixRun
 from harness.interrupt import run_script
@@ -44,6 +46,12 @@ def main() -> None:
     for name in names:
         values = [s["phases"][name] for s in scenarios if name in (s.get("phases") or {})]
         print(f"{name:<24} {statistics.median(values):>6.1f} {min(values):>7.1f} {max(values):>7.1f}  {len(values):>9}")
+    command = f"python benchmarks/certify.py --sink {args.sink} --pipeline {args.pipeline}{' --quick' * args.quick}"
+    record("certify", "Certification time", "How long a certification takes, cluster start included, from "
+           "`benchmarks/certify.py` (one run each).", section(command, (
+               "matrix", "exit", "scenarios", "median scenario", "whole run"), [(
+                   "quick" if args.quick else "full", status, len(seconds), f"{statistics.median(seconds):.0f} s",
+                   f"{total / 60:.1f} min")]))
 
 
 if __name__ == "__main__":

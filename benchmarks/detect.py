@@ -22,6 +22,8 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 
+from docs_page import record, section
+
 from harness.certify.matrix import BASELINE, MatrixScenario, rows_for
 from harness.certify.rows import MatrixRun, Row, run_row
 from harness.cluster.topology import Cluster
@@ -142,6 +144,7 @@ def main() -> None:
     print(f"{'sink or pipeline':<34} {'targeted runs':>13} {'(scenarios)':>11} {'random runs':>12} "
           f"{'(scenarios)':>11} "
           f"{'ratio':>6}  caught by")
+    rows = []
     for sink, row in table.items():
         aimed, chance = row["targeted"], row["random"]
         hit = str(aimed.runs) if aimed.detected else f"not in {aimed.runs}"
@@ -152,6 +155,13 @@ def main() -> None:
             rand, ratio = ("refused too" if aimed.refused else "-"), "-"
         print(f"{sink:<34} {hit:>13} {f'({aimed.scenarios})':>11} {rand:>12} {f'({chance.scenarios})':>11} "
               f"{ratio:>6}  {aimed.detected or '-'}")
+        rows.append((f"`{sink}`", hit, aimed.scenarios, rand, ratio, aimed.detected or "-"))
+    command = (f"python benchmarks/detect.py --random-runs {args.random_runs} --records {args.records} "
+               f"--every {args.every:g}")
+    record("detect", "Known-bad sinks: what catches them", "Runs until the first detection of each known-bad sink "
+           "and pipeline: the quick certification (targeted, stopped at its first failing scenario) against a "
+           "seeded random nemesis, from `benchmarks/detect.py`.", section(command, (
+               "sink or pipeline", "targeted runs", "(scenarios)", "random runs", "ratio", "caught by"), rows))
 
 
 def known_bad(sinks: str, pipelines: str) -> list[Subject]:

@@ -16,6 +16,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from docs_page import record, section
+
 from harness.certify.certification import certify
 from harness.certify.rows import MatrixRun
 from harness.interrupt import run_script
@@ -48,6 +50,14 @@ def main() -> None:
     print(f"false alarms: {sum(alarms.values())} (goal: 0)")
     for alarm, count in alarms.most_common():
         print(f"  {count} x {alarm}")
+    matrix = "quick" if args.quick else "full"
+    command = (f"python benchmarks/flake.py --runs {args.runs} --first-seed {args.first_seed} --sink {args.sink} "
+               f"--pipeline {args.pipeline}{' --quick' * args.quick}")
+    record("flake", "False alarms", "Full matrices of the reference sink (or a stateful pipeline) run again and again "
+           "with other seeds (`benchmarks/flake.py`): a pass expected every time.", section(command, (
+               "matrix", "runs (seeds)", "scenarios", "false alarms"), [(
+                   matrix, f"{args.runs} ({seeds.start}..{seeds.stop - 1})", scenarios, sum(alarms.values()))],
+               "; ".join(f"{count} x {alarm}" for alarm, count in alarms.most_common())))
 
 
 if __name__ == "__main__":

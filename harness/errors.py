@@ -1,9 +1,30 @@
-"""Error types and the exit statuses they map to, so the CLI and pytest report them alike."""
+"""Error types and the exit statuses they map to, so the CLI and pytest report them alike.
+
+The exit contract of `certify`, `run`, `explore`, `shrink` and the pytest plugin (docs/reference/exit-codes.md
+is written from EXIT_CODES)."""
 
 EXIT_OK = 0
 EXIT_ANOMALIES = 1
 EXIT_BAD_INPUT = 2
 EXIT_INFRASTRUCTURE = 3
+EXIT_NOT_EVERY_CLASS = 4
+EXIT_FLAKY = 5
+
+# Each status and when it is given: what a CI script can rely on.
+EXIT_CODES = {
+    EXIT_OK: "what was asked held: a full certification certified (every applicable fault class tried and "
+             "passed); a quick certification, a run, an explore or a test: every scenario tried passed (a quick "
+             "certification's line says it is not a certification)",
+    EXIT_ANOMALIES: "anomalies: a scenario failed (duplicate, lost, vacuous, ...) or was ineffective (its fault "
+                    "did not do what it says); `shrink`: the failure was shrunk and a reproducer written",
+    EXIT_BAD_INPUT: "bad input: an unknown option or setting, a sink or pipeline that does not import, a "
+                    "malformed fault step; nothing was started",
+    EXIT_INFRASTRUCTURE: "the harness's own failure or the infrastructure's (Docker, an image build, a "
+                         "container that did not start, an unknown scenario, Ctrl-C): never a verdict on the sink",
+    EXIT_NOT_EVERY_CLASS: "a full certification whose every scenario passed but that could not try every "
+                          "applicable fault class (e.g. the broker classes on fewer than 3 brokers): not certified",
+    EXIT_FLAKY: "`shrink` only: the original failed, but its replays did not fail the same way twice in a row",
+}
 
 
 class HarnessError(Exception):

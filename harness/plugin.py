@@ -3,10 +3,15 @@ session-wide cluster, the `eo_scenario` fixture for users' own tests, the certif
 sink given with `--sink`, and logs kept for every failed test.
 
 Settings resolve in one place, `setting()`: marker > command line > environment > ini.
+
+The exit status follows the harness's contract (harness.errors.EXIT_CODES): pytest's 1 becomes 3 when every
+failed test failed only on unknown scenarios (the harness's or the infrastructure's failure), and the
+sink matrix's 0 becomes 4 when it could not try the broker classes.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
 import re
@@ -18,10 +23,12 @@ from typing import Any
 import pytest
 
 from harness import settings, versions
+from harness.checker.verdict import UNKNOWN
 from harness.cluster.engine import docker_hosts
 from harness.cluster.labels import new_run_id
 from harness.cluster.topology import Cluster
-from harness.errors import HarnessError
+from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, EXIT_NOT_EVERY_CLASS, EXIT_OK, HarnessError
+from harness.faults.glossary import parse_steps
 from harness.interrupt import terminate_like_ctrl_c
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -39,7 +46,9 @@ MARKERS = {
                   "started for the tests that ask for n",
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
-OPTIONS = ("stall_timeout", "sink", "rate", "restarts", "reports", "kafka", "spark", "brokers", "docker_hosts")
+OPTIONS = tuple(name for name, s in settings.SETTINGS.items() if s.pytest)
+OUTCOME = "eo_outcome"  # a test's user property: the outcome of a scenario it ran
+UNTRIED = "eo_untried"  # a sink matrix row's user property: an applicable class this session could not try
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
 USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
@@ -55,22 +64,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             help_text = f"run this sink's whole certification matrix, a test id per scenario; {help_text}"
         group.addoption(setting.flag, dest=name, default=None, help=help_text)
         parser.addini(setting.ini, help_text, default="")
+    for old in settings.RENAMED:
+        group.addoption(f"--{old}", dest=f"renamed_{old}", default=None, help=argparse.SUPPRESS)
+
+
+def _bad_input(message: str) -> None:
+    """Stop before anything starts with the contract's bad-input status (pytest's own usage error is 4)."""
+    pytest.exit(f"harness: error: {message}", returncode=EXIT_BAD_INPUT)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
+    for old, instead in settings.RENAMED.items():
+        if config.getoption(f"renamed_{old}") is not None:
+            _bad_input(instead)
+    renamed = settings.renamed_in_environment()
+    if renamed:
+        _bad_input(renamed)
     os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
+    if settings.given(config, "sink") and settings.given(config, "brokers") is None:
+        os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
     for name in ("kafka", "spark", "brokers", "restarts"):  # the session's cluster and scenarios follow them
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:
-            raise pytest.UsageError(str(error)) from None
+            _bad_input(str(error))
     try:
         versions.stack()
     except HarnessError as error:
-        raise pytest.UsageError(str(error)) from None
+        _bad_input(str(error))
     if settings.given(config, "sink") and str(SINK_MATRIX) not in config.args:
         config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
     worker = getattr(config, "workerinput", None)  # set in pytest-xdist's workers
@@ -78,7 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         hosts = docker_hosts(settings.from_pytest(config, "docker_hosts"))
     except HarnessError as error:
-        raise pytest.UsageError(str(error)) from None
+        _bad_input(str(error))
     if hosts:
         os.environ["DOCKER_HOST"] = hosts[_worker_index(config) % len(hosts)]
 
@@ -90,14 +114,43 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """In the controller of a pytest-xdist run: one index over the scenarios of every worker's run."""
+    """The exit contract's status; in the controller of a pytest-xdist run, one index over the scenarios
+    of every worker's run."""
     config = session.config
-    if getattr(config, "workerinput", None) is not None or not config.pluginmanager.hasplugin("dsession"):
+    if getattr(config, "workerinput", None) is not None:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        session.exitstatus = contract_status(int(session.exitstatus), reporter.stats)
+    if not config.pluginmanager.hasplugin("dsession"):
         return
     folder = run_report_dir(config.stash[SESSION])
     parts = sorted(folder.parent.glob(f"{folder.name}-gw*"))
     if parts:
         write_index(folder, parts)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say why a sink matrix that passed is not a certification (its status becomes 4)."""
+    untried = [v for r in terminalreporter.stats.get("skipped", ()) for k, v in getattr(r, "user_properties", ())
+               if k == UNTRIED]
+    if untried:
+        terminalreporter.write_line(f"harness: not certified: {len(untried)} applicable rows need --brokers "
+                                    f"{settings.FULL_CERTIFICATION_BROKERS} ({', '.join(untried)})")
+
+
+def contract_status(status: int, stats: dict[str, list[Any]]) -> int:
+    """pytest's status in the harness's terms: failures that are all unknown scenarios are the harness's
+    own (3); a sink matrix that passed but skipped classes it could not try is not a certification (4)."""
+    def properties(kind: str, name: str) -> list[list[Any]]:
+        return [[v for k, v in getattr(r, "user_properties", ()) if k == name] for r in stats.get(kind, ())]
+
+    failed = properties("failed", OUTCOME) + properties("error", OUTCOME)
+    if status == pytest.ExitCode.TESTS_FAILED and failed and all(f and set(f) == {UNKNOWN} for f in failed):
+        return EXIT_INFRASTRUCTURE
+    if status == EXIT_OK and any(properties("skipped", UNTRIED)):
+        return EXIT_NOT_EVERY_CLASS
+    return status
 
 
 def _worker_index(config: pytest.Config) -> int:
@@ -200,7 +253,7 @@ def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.fixture
 def live_rate(request: pytest.FixtureRequest) -> float:
     """Records per second of live input (the matrix's live rows), produced while the stream runs."""
-    return setting(request, "rate")
+    return setting(request, "live_rate")
 
 
 @pytest.fixture
@@ -227,6 +280,9 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
     def run(faults: Sequence[str] = (), **options: Any) -> ScenarioResult:
         n = next(calls)  # a test's second scenario gets a name of its own
         name = test_id if n == 1 else f"{test_id}-{n}"
-        return scenario(running, name, faults=faults, stall_timeout=stall_timeout, **options).run()
+        parse_steps([str(step) for step in faults])  # a class or row name: bad input saying which steps to write
+        result = scenario(running, name, faults=faults, stall_timeout=stall_timeout, **options).run()
+        request.node.user_properties.append((OUTCOME, result.outcome))
+        return result
 
     return run

@@ -24,6 +24,7 @@ class Setting:
     help: str
     type: Callable[[str], Any] = str
     choices: tuple[str, ...] | None = None
+    pytest: bool = False  # also a pytest option with an ini key (the plugin's settings)
 
     @property
     def flag(self) -> str:
@@ -34,8 +35,9 @@ class Setting:
         return "HARNESS_" + self.name.upper()
 
     @property
-    def ini(self) -> str:
-        return "harness_" + self.name
+    def ini(self) -> str | None:
+        """The pytest ini key, for the settings the plugin takes; None for the CLI's alone."""
+        return "harness_" + self.name if self.pytest else None
 
 
 def broker_count(text: str) -> int:
@@ -54,31 +56,40 @@ def restart_count(text: str) -> int:
     return count
 
 
+FULL_CERTIFICATION_BROKERS = 3  # every broker class applies from 3 brokers: "certified" needs no flag
+# Names a setting had before; the CLI and the plugin refuse them, saying what to write instead.
+RENAMED = {"rate": "--rate was split in two: --live-rate R (certify, explore, pytest: the matrix's live-input "
+                   "rows) or --input-rate R (run: this scenario's input, live)"}
+RENAMED_ENV = {"HARNESS_RATE": "HARNESS_RATE is no longer read: write HARNESS_LIVE_RATE (the matrix's live-input "
+                               "rows; run's --input-rate has no variable)"}
+
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("pipeline", "passthrough", "a catalog name (passthrough, fraud_windows, ...), a dotted module or "
             "path/to/pipeline.py; without a model, checked against fault-free runs of itself"),
     Setting("sink", "transactional", "a catalog name (transactional, builtin_kafka, ...), a dotted module or "
-            "file.py:sink"),
+            "file.py:sink", pytest=True),
     Setting("records", "20000", "records of input a scenario produces", int),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "
-            "(there is no fixed deadline, so larger workloads finish)", float),
+            "(there is no fixed deadline, so larger workloads finish)", float, pytest=True),
     Setting("restarts", "3", "times a query that fails on its own is started again on its checkpoint, as a "
             "deployment's supervisor does (after a back-off of 2, 4, 8 ... s); when they run out the row fails "
-            "as a crash loop; 0: no supervisor, a failed query fails the row", restart_count),
-    Setting("rate", "2000", "records/s of the matrix's live-input rows (the other rows drain a backlog)", float),
+            "as a crash loop; 0: no supervisor, a failed query fails the row", restart_count, pytest=True),
+    Setting("live_rate", "2000", "records/s of the matrix's live-input rows (the other rows drain a backlog)", float,
+            pytest=True),
     Setting("state_store", DEFAULT_STATE_STORE, "the state store provider of a stateful pipeline",
             choices=tuple(sorted(STATE_STORES))),
-    Setting("reports", "reports", "where reports go (relative to the current folder)"),
+    Setting("reports", "reports", "where reports go (relative to the current folder)", pytest=True),
     Setting("kafka", versions.KAFKA_VERSIONS[0], f"Kafka broker release (known to work: "
-            f"{', '.join(versions.KAFKA_VERSIONS)})"),
+            f"{', '.join(versions.KAFKA_VERSIONS)})", pytest=True),
     Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, 3.5 or 4.0 lines (known to work: "
-            f"{', '.join(versions.SPARK_VERSIONS)})"),
+            f"{', '.join(versions.SPARK_VERSIONS)})", pytest=True),
     Setting("brokers", "1", "Kafka brokers in the cluster (1 to 5): with 3 or more, every topic has 3 replicas "
             "and min.insync.replicas=2, and the broker fault classes (coordinator, leader, controller, ISR) "
-            "join the matrix", broker_count),
+            "join the matrix; a full certification (certify without --quick, pytest --sink) runs on "
+            f"{FULL_CERTIFICATION_BROKERS} unless given", broker_count, pytest=True),
     Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
-            "(modulo their number); default: every worker on the default engine"),
+            "(modulo their number); default: every worker on the default engine", pytest=True),
 )}
 assert SETTINGS["kafka"].env == versions.KAFKA_ENV and SETTINGS["spark"].env == versions.SPARK_ENV
 
@@ -100,7 +111,7 @@ def from_environment(name: str, environ: Mapping[str, str] = os.environ) -> Any:
 def given(config: PytestConfig, name: str) -> str | None:
     """A setting as a pytest run gives it (command line > environment > ini), None when it is not given."""
     setting = SETTINGS[name]
-    for found in (config.getoption(name), os.environ.get(setting.env), config.getini(setting.ini)):
+    for found in (config.getoption(name), os.environ.get(setting.env), setting.ini and config.getini(setting.ini)):
         if found not in (None, ""):
             return str(found)
     return None
@@ -110,6 +121,11 @@ def from_pytest(config: PytestConfig, name: str) -> Any:
     """A setting of a pytest run (command line > environment > ini > default), as its type."""
     setting = SETTINGS[name]
     return setting.type(given(config, name) or setting.default)
+
+
+def renamed_in_environment(environ: Mapping[str, str] = os.environ) -> str | None:
+    """What to write instead of an old setting's environment variable (HARNESS_RATE), None when none is set."""
+    return next((instead for name, instead in RENAMED_ENV.items() if name in environ), None)
 
 
 def help_text(setting: Setting) -> str:

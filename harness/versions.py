@@ -2,7 +2,7 @@
 
 Kafka and Spark are the user's choice (`--kafka`, `--spark`; env HARNESS_KAFKA, HARNESS_SPARK; ini
 harness_kafka, harness_spark): each combination gets images of its own, tagged by the hash of their
-inputs. Any release can be asked for; the ones below are known to work here (see the README).
+inputs. Any release can be asked for; the ones below are known to work here (docs/requirements.md).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ CONFLUENT_KAFKA = "2.16.1"
 LOG4J = "2.24.3"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 TOXIPROXY = "v2.12.0"
+GO_FOR_TOXIPROXY = (1, 23)  # its go.mod's `go` line: older Go cannot build it (Debian 12's golang-go is 1.19)
 
 # Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
 # defence), 3.x v1. Spark's Kafka connector must match pyspark exactly; 4.0 is the newest line whose

@@ -35,7 +35,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     work = tmp_path_factory.mktemp("package")
     source = work / "source"  # a copy: a build/ folder left in the checkout must not leak into the wheel
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".git", "build", "reports", "*.egg-info", ".*cache",
-                                                                 ".hypothesis", "__pycache__"))
+                                                                 ".hypothesis", "__pycache__", ".venv", "site"))
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"), str(source)], work, 600)
     wheel = next((work / "dist").glob("eo_harness-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
@@ -52,7 +52,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_example_project_runs_its_chaos_test_and_its_sinks_baseline(installed: tuple[Path, Path]) -> None:
     bin_dir, project = installed
-    done = run([str(bin_dir / "pytest"), "-m", "chaos", "--sink", "sinks/payments_sink.py:sink",
+    done = run([str(bin_dir / "pytest"), "-m", "chaos", "--sink", "sinks/payments_sink.py:sink", "--brokers", "1",
                 "-k", "payments_survive or baseline and not live", "-p", "no:cacheprovider"], project, 1800)
     assert "2 passed" in done.stdout, done.stdout[-3000:]
     assert "DeprecationWarning" not in done.stdout + done.stderr and " warning" not in done.stdout, \

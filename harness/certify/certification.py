@@ -1,6 +1,7 @@
 """`certify`: run the matrix for one sink on one cluster (or spread over several worker processes,
 harness.certify.pool), print outcomes as they come, write a certificate folder (index.html,
-certificate.json, JUnit XML). Exit 0 only when every row passed (harness.checker.judge)."""
+certificate.json, JUnit XML). Exit 0 only when what was asked held: a full matrix certified, a quick one
+every row passed (harness.errors.EXIT_CODES)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from harness.certify.certificate import CERTIFICATE, write_certificate
+from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
 from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX
 from harness.certify.pool import certify_spread, spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
@@ -16,11 +17,11 @@ from harness.certify.worker import CertifyJob
 from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
 from harness.cluster.engine import engine_socket_url
-from harness.errors import EXIT_OK, BadInput
+from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK, BadInput
 from harness.faults.space import MIN_BROKERS, Observation
 from harness.report.folders import certificate_dir
 from harness.run.session import session
-from harness.settings import from_environment
+from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
 from harness.subject.shipment import check_unchanged, shipments
@@ -28,8 +29,11 @@ from harness.subject.shipment import check_unchanged, shipments
 
 def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int = 1,
             docker_hosts: str = "") -> int:
-    """Certify `run.sink` with `run.pipeline`; the exit status: 0 every row passed, 1 a row failed or was
-    ineffective, 3 (otherwise) a row is unknown."""
+    """Certify `run.sink` with `run.pipeline` (a full matrix on 3 brokers unless the `brokers` setting says
+    otherwise); the exit status: 1 a row failed or was ineffective, 3
+    (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0."""
+    if not quick:  # on fewer brokers a full certification could never say "certified"
+        os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
     engines = worker_engines(workers, docker_hosts, engine_socket_url())
     pipeline = load_pipeline(run.pipeline)
     sink = resolve_sink(run.sink)
@@ -57,7 +61,19 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     minutes, secs = divmod(round(time.monotonic() - started), 60)
     print(f"{sink.spec} with pipeline {pipeline.name}: {certificate['verdict']}, "
           f"{passed}/{len(rows)} scenarios passed, {'quick' if quick else 'full'} matrix, {minutes} min {secs} s")
-    return matrix_exit_status([r.outcome for r in rows])
+    status = certification_status([r.outcome for r in rows], quick, certificate["certified"])
+    if status == EXIT_NOT_EVERY_CLASS:
+        untried = [c["class"] for c in certificate["classes"] if c["outcome"] == NOT_TRIED]
+        print(f"not certified, exit {EXIT_NOT_EVERY_CLASS}: {len(untried)} applicable classes not tried "
+              f"({', '.join(untried)}); certificate.json says why for each (a broker class needs --brokers 3)")
+    return status
+
+
+def certification_status(outcomes: list[str], quick: bool, certified: bool) -> int:
+    """The exit contract for a certification: the rows' status; a full matrix whose rows all passed but
+    that is not certified (a class left untried) is 4, never 0."""
+    status = matrix_exit_status(outcomes)
+    return EXIT_NOT_EVERY_CLASS if status == EXIT_OK and not quick and not certified else status
 
 
 def matrix_exit_status(outcomes: list[str]) -> int:

@@ -31,7 +31,7 @@ class MatrixRun:
     seed: int = field(default_factory=lambda: from_environment("seed"))
     records: int = field(default_factory=lambda: from_environment("records"))
     stall_timeout: float = field(default_factory=lambda: from_environment("stall_timeout"))
-    rate: float = field(default_factory=lambda: from_environment("rate"))
+    rate: float = field(default_factory=lambda: from_environment("live_rate"))
     restarts: int = field(default_factory=lambda: from_environment("restarts"))
 
 

@@ -1,7 +1,8 @@
 """The command line, `eo-harness` (or `python -m harness`): doctor, images, engine, smoke, run, space,
-certify, explore, shrink and check, one module each. One exit contract for every command: 0 the verdict is a
-pass, 1 anomalies (or a fault that did not do what it says), 2 bad input, 3 the infrastructure or an
-unforeseen error (one line on the console, the traceback in the run's folder)."""
+certify, explore, shrink and check, one module each. One exit contract for every command: 0 what was asked
+held, 1 anomalies (or a fault that did not do what it says), 2 bad input, 3 the infrastructure or an
+unforeseen error (one line on the console, the traceback in the run's folder), 4 a full certification that
+could not try every applicable class, 5 a failure `shrink` could not reproduce twice."""
 
 from __future__ import annotations
 
@@ -11,37 +12,51 @@ import sys
 import time
 from collections.abc import Sequence
 
+import harness
 from harness import versions
 from harness.cli import certify, check, doctor, engine, explore, images, run, shrink, smoke, space
-from harness.cli.options import add_setting
-from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.cli.options import GLOBAL, add_global_settings
+from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, HarnessError
 from harness.evidence import unique_path
 from harness.interrupt import terminate_like_ctrl_c
 from harness.report.folders import run_report_dir
 from harness.run.session import keep_traceback
-from harness.settings import SETTINGS
+from harness.settings import SETTINGS, renamed_in_environment
 
 COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, shrink, check)
-CLUSTER_COMMANDS = ("smoke", "run", "space", "certify", "explore", "shrink")  # those that start a cluster
 
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="eo-harness", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in ("reports", "kafka", "spark", "brokers"):
-        add_setting(root, name, metavar={"reports": "DIR", "brokers": "N"}.get(name, "VERSION"), default=None)
+    root.add_argument("--version", action="version", version=f"eo-harness {harness.__version__}")
+    add_global_settings(root, default=None)
     commands = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands)
-    for name in CLUSTER_COMMANDS:  # `certify --brokers 3` as well as `--brokers 3 certify`
-        add_setting(commands.choices[name], "brokers", metavar="N", default=argparse.SUPPRESS)
+    for sub in _commands_of(root):  # `certify --brokers 3` as well as `--brokers 3 certify`
+        add_global_settings(sub, default=argparse.SUPPRESS)
     return root
+
+
+def _commands_of(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command's parser under `parser`, nested ones (`images build`) included."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += [sub, *_commands_of(sub)]
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    for name in ("reports", "kafka", "spark", "brokers"):  # the environment carries them to every part of the run
+    renamed = renamed_in_environment()
+    if renamed:
+        print(f"harness: error: {renamed}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for name in GLOBAL:  # the environment carries them to every part of the run
         asked = getattr(args, name)
         if asked:
             os.environ[SETTINGS[name].env] = os.path.abspath(asked) if name == "reports" else str(asked)

@@ -7,20 +7,23 @@ from pathlib import Path
 
 from harness.certify.certification import certify
 from harness.certify.rows import MatrixRun
-from harness.cli.options import add_setting
+from harness.cli.options import add_setting, refuse_renamed
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")
-    add_setting(parser, "sink", required=True, default=None)
-    parser.add_argument("--quick", action="store_true", help="the subset that catches every known-bad sink")
+    add_setting(parser, "sink", required=True)
+    parser.add_argument("--quick", action="store_true",
+                        help="a covering subset of the rows, on 1 broker unless --brokers is given: not a "
+                             "certification (exit 0 when every row tried passed)")
     add_setting(parser, "seed")
     add_setting(parser, "records")
     add_setting(parser, "pipeline")
     parser.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/certificate/)")
     add_setting(parser, "stall_timeout", metavar="S")
-    add_setting(parser, "rate", metavar="R")
+    add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
+    refuse_renamed(parser)
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="spread the rows after the baseline over N worker processes, each with its own cluster")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
@@ -29,6 +32,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate,
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
                     restarts=args.restarts)
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import versions
 from harness.errors import EXIT_INFRASTRUCTURE
 from harness.progress import say
 
@@ -32,6 +34,18 @@ def _engine_answers() -> bool:
     return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
 
 
+def go_is_new_enough(version_line: str) -> bool:
+    """Whether `go version`'s line names a Go that builds toxiproxy (versions.GO_FOR_TOXIPROXY or later)."""
+    found = re.search(r"go(\d+)\.(\d+)", version_line)
+    return found is not None and (int(found.group(1)), int(found.group(2))) >= versions.GO_FOR_TOXIPROXY
+
+
+def _go() -> bool:
+    if shutil.which("go") is None:
+        return False
+    return go_is_new_enough(subprocess.run(["go", "version"], capture_output=True, text=True, timeout=30).stdout)
+
+
 def _images_present() -> bool:
     from harness.cluster import images
 
@@ -46,7 +60,8 @@ CHECKS = (
     Check("debootstrap", lambda: shutil.which("debootstrap") is not None, "python -m harness doctor --fix"),
     Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
     Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
-    Check("go", lambda: shutil.which("go") is not None, "install Go (golang-go)"),
+    Check(f"go {'.'.join(map(str, versions.GO_FOR_TOXIPROXY))} or later", _go,
+          "install an official Go release (Debian 12's golang-go is too old to build toxiproxy)"),
     Check("chromium", lambda: shutil.which("chromium") is not None,  # the CI suite's check of the report
           "python -m harness doctor --fix"),
     IMAGES,

@@ -14,10 +14,10 @@ from harness.certify.rows import MatrixRun, Row
 from harness.certify.tally import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
-from harness.cli.options import add_setting
+from harness.cli.options import add_setting, refuse_renamed
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.labels import new_run_id
-from harness.errors import BadInput, HarnessError
+from harness.errors import EXIT_INFRASTRUCTURE, EXIT_OK, BadInput, HarnessError, InfrastructureError
 from harness.explore.coverage import CoverageStore
 from harness.explore.explorer import BaselineFailed, Exploration, explore, subject_of
 from harness.explore.spread import ExploreJob, explore_spread
@@ -41,7 +41,7 @@ def budget(text: str) -> float:
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("explore", help="search a sink's fault space within a time budget")
-    add_setting(parser, "sink", required=True, default=None)
+    add_setting(parser, "sink", required=True)
     add_setting(parser, "pipeline")
     parser.add_argument("--budget", type=budget, default=budget("30m"), metavar="T",
                         help="time to spend, e.g. 30m, 90s, 1h (default 30m)")
@@ -52,18 +52,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "seed")
     add_setting(parser, "records")
     add_setting(parser, "stall_timeout", metavar="S")
-    add_setting(parser, "rate", metavar="R")
+    add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
+    refuse_renamed(parser)
     parser.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     resolve_sink(args.sink)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate,
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
                     restarts=args.restarts)
     store = CoverageStore(reports_root())
     started = time.time()
+    stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure
     if args.workers == 1 and not args.docker_hosts:
         with session() as opened:
             try:
@@ -85,9 +87,13 @@ def command(args: argparse.Namespace) -> int:
                 return EXIT_STATUS[outcome.row.outcome]
             if isinstance(outcome, HarnessError | RuntimeError):
                 print(f"{worker.name} on {worker.engine} stopped: {outcome}")
+                stopped.append(worker.name)
                 continue
             explored.append((outcome, folder))
-    return report(run, store, explored, args.budget, started)
+    if stopped and not explored:
+        raise InfrastructureError(f"every worker stopped ({', '.join(stopped)}): nothing explored")
+    status = report(run, store, explored, args.budget, started)
+    return EXIT_INFRASTRUCTURE if stopped and status == EXIT_OK else status  # a pass only of what all tried
 
 
 PHASES = (("start_to_query", "input and driver start"), ("query_to_first_batch", "query to first batch"),

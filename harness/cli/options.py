@@ -5,16 +5,48 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
+from typing import Any
 
-from harness.settings import SETTINGS, help_text
+from harness.settings import RENAMED, SETTINGS, help_text
+
+# Settings every command takes, before or after its name: `eo-harness --brokers 3 certify` or `certify --brokers 3`.
+GLOBAL = ("reports", "kafka", "spark", "brokers")
+METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION"}
 
 
-def add_setting(parser: argparse.ArgumentParser, name: str, **overrides: object) -> None:
-    """`--name` of the table's setting `name` on `parser`."""
+def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = False, **overrides: object) -> None:
+    """`--name` of the table's setting `name` on `parser`; `required` only when its environment variable
+    does not give it (the table says every setting has one)."""
     setting = SETTINGS[name]
-    options: dict[str, object] = {"type": setting.type, "default": setting.type(os.environ.get(setting.env) or
-                                                                                  setting.default),
+    given = os.environ.get(setting.env)
+    options: dict[str, object] = {"type": setting.type, "default": setting.type(given or setting.default),
                                   "help": help_text(setting), "dest": name}
+    if required:
+        options.update(default=setting.type(given) if given else None, required=not given,
+                       help=f"{setting.help} (env {setting.env}; required unless that is set)")
     if setting.choices:
         options["choices"] = setting.choices
     parser.add_argument(setting.flag, **{**options, **overrides})
+
+
+def add_global_settings(parser: argparse.ArgumentParser, default: object) -> None:
+    """The settings every command takes (`default`: None on the root parser, argparse.SUPPRESS on a
+    command's, so that a value given before the command name is not overwritten)."""
+    for name in GLOBAL:
+        add_setting(parser, name, metavar=METAVARS[name], default=default)
+
+
+class Renamed(argparse.Action):
+    """A flag that no longer exists: refused with what to write instead (a usage error, exit 2)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(RENAMED[self.dest])
+
+
+def refuse_renamed(parser: argparse.ArgumentParser, names: Sequence[str] = tuple(RENAMED)) -> None:
+    """Old names on `parser`, hidden from its help, refused with what to write instead."""
+    for name in names:
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, action=Renamed, nargs="?",
+                            help=argparse.SUPPRESS)

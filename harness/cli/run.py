@@ -7,14 +7,14 @@ from pathlib import Path
 
 from harness.checker.judge import EXIT_STATUS
 from harness.cli.console import table
-from harness.cli.options import add_setting
+from harness.cli.options import add_setting, refuse_renamed
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput
 from harness.evidence import write_evidence
+from harness.faults.glossary import parse_steps
 from harness.faults.spec import (
     TRANSACTIONAL,
     FaultStep,
-    parse_schedule,
     random_schedule,
     schedule_from_json,
     schedule_to_json,
@@ -40,8 +40,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "state_store")
     add_setting(parser, "restarts", metavar="N")
-    parser.add_argument("--rate", type=float, default=0.0, metavar="R",
-                        help="live input: produce R records/s while the stream runs (default 0: a backlog first)")
+    parser.add_argument("--input-rate", type=float, default=0.0, metavar="R",
+                        help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
+                             "not a setting: certify's live rows take --live-rate")
+    refuse_renamed(parser)
     parser.set_defaults(func=command)
 
 
@@ -54,7 +56,7 @@ def schedule(faults: list[str], replay: Path | None, random_steps: int) -> list[
             return schedule_from_json(replay.read_text())
         except (OSError, ValueError, TypeError) as error:
             raise BadInput(f"schedule file {replay}: {error}") from None
-    return parse_schedule(faults)
+    return parse_steps(faults)
 
 
 def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
@@ -78,7 +80,7 @@ def command(args: argparse.Namespace) -> int:
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
-                              rate=args.rate, restarts=args.restarts)
+                              rate=args.input_rate, restarts=args.restarts)
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))

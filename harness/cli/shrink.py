@@ -1,5 +1,6 @@
 """`shrink`: a failing scenario's report folder in; replays smaller versions of it and writes the smallest
-that still fails the same way twice as a pytest reproducer (`test_repro_<hash>.py`)."""
+that still fails the same way twice as a pytest reproducer (`test_repro_<hash>.py`). Exit 1: shrunk, the
+reproducer written; 5: flaky, the failure did not come back twice in a row (no reproducer)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ from pathlib import Path
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL
 from harness.cli.options import add_setting
-from harness.errors import BadInput
+from harness.errors import EXIT_FLAKY, BadInput
 from harness.evidence import write_evidence
 from harness.explore.shrink import Replay, anomaly_kinds, reproducer, shrink
 from harness.run.session import scenario, session
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("shrink", help="replay a failing scenario smaller; write a pytest reproducer")
+    parser = commands.add_parser("shrink", help="replay a failing scenario smaller; write a pytest reproducer "
+                                 "(exit 1 shrunk, 5 flaky)")
     parser.add_argument("report", type=Path, metavar="REPORT_FOLDER", help="a failing scenario's report folder")
     parser.add_argument("--out", type=Path, default=Path("."), help="where the reproducer goes (default: here)")
     add_setting(parser, "stall_timeout", metavar="S")
@@ -40,7 +42,7 @@ def command(args: argparse.Namespace) -> int:
     if found.status != "shrunk":
         print(f"flaky: the original failed with {', '.join(sorted(kinds))}, and its replays did not fail so twice "
               f"in a row; the histories: {', '.join([str(args.report), *found.replays])}")
-        return EXIT_STATUS[FAIL]
+        return EXIT_FLAKY
     assert found.smallest is not None
     name, text = reproducer(found, args.report)
     write_evidence(args.out / name, text)

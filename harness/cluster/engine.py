@@ -84,7 +84,7 @@ def refused_start(error: APIError, what: str) -> InfrastructureError:
         return InfrastructureError(
             f"the engine at {engine_socket_url()} could not start {what}: it sets resource limits above this host's "
             "hard limits (Podman's default nofile and nproc); fix: default_ulimits in containers.conf at or below "
-            "`ulimit -Hn` and the service's process limit (README: \"Where your Docker runs\")")
+            "`ulimit -Hn` and the service's process limit (docs/guides/engines.md)")
     return InfrastructureError(f"the engine at {engine_socket_url()} could not start {what}: {reason[:300]}")
 
 

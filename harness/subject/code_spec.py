@@ -134,7 +134,8 @@ def import_code(code: CodeSpec, what: str) -> ModuleType:
     except Exception as error:  # noqa: BLE001 - any import failure is the user's input
         hint = ""
         if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("pyspark"):
-            hint = " (the harness imports it without Spark: import pyspark inside transform, as the README shows)"
+            hint = (" (the harness imports it without Spark: import pyspark inside transform, as "
+                    "docs/guides/pipelines.md shows)")
         raise BadInput(f"{what} '{code.spec}' cannot be imported: {error.__class__.__name__}: {error}{hint}") from None
 
 

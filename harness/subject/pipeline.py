@@ -115,7 +115,7 @@ def load_pipeline(spec: str) -> Pipeline:
     code = locate(spec, "pipeline")
     module = import_code(code, "pipeline")
     if not callable(getattr(module, "transform", None)):
-        raise BadInput(f"pipeline '{spec}' has no transform(source) -> DataFrame (see the README's example)")
+        raise BadInput(f"pipeline '{spec}' has no transform(source) -> DataFrame (see docs/guides/pipelines.md)")
     model, identity = getattr(module, "model", None), getattr(module, "identity", None)
     if (model is None) != (identity is None) or not all(map(callable, filter(None, (model, identity)))):
         raise BadInput(f"pipeline '{spec}': give both model(inputs) and identity(value) functions, or neither "

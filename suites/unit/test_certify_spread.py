@@ -23,7 +23,7 @@ from harness.certify.matrix import MATRIX, scenarios_for
 from harness.certify.pool import certify_spread, worker_engines
 from harness.certify.rows import MatrixRun, Row
 from harness.certify.tally import Finished, Tally, Took, Worker
-from harness.errors import BadInput
+from harness.errors import EXIT_BAD_INPUT, BadInput
 from harness.faults.space import Observation
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
@@ -67,11 +67,11 @@ def test_the_command_says_it_in_one_line_with_status_2(args: list[str], message:
 
 
 def test_pytest_refuses_the_same_bad_hosts(tmp_path: Path) -> None:
-    """`pytest --docker-hosts` dropped an empty entry quietly; it is a usage error, as in `certify`."""
+    """`pytest --docker-hosts` dropped an empty entry quietly; it is bad input (exit 2), as in `certify`."""
     run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                           "--docker-hosts", f"{A},,{B}", str(tmp_path)],
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
-    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    assert run.returncode == EXIT_BAD_INPUT, run.stdout + run.stderr
     assert "--docker-hosts has an empty entry" in run.stderr
 
 

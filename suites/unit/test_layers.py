@@ -29,7 +29,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("run", ("harness.run",)),
     ("certify", ("harness.certify",)),
     ("explore", ("harness.explore",)),  # searches past the certificate, with its rows
-    ("front ends", ("harness.cli", "harness.plugin", "harness.sink_matrix", "harness.__main__")),
+    ("front ends", ("harness.cli", "harness.plugin", "harness.sink_matrix", "harness.__main__",
+                    "harness.reference_docs")),
 ]
 # Code that runs inside the Spark containers: only its own kind of module besides stdlib and pyspark.
 IN_CONTAINERS = {"harness.driver": ("harness.driver",),

@@ -1,4 +1,4 @@
-"""One settings table: the CLI's flags and defaults, the environment and the README all come from it."""
+"""One settings table: the CLI's flags and defaults, the environment and the settings page all come from it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from harness.cli import parser
 from harness.settings import SETTINGS, from_environment, given
 
 pytestmark = pytest.mark.unit
-README = Path(__file__).resolve().parents[2] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "settings.md"  # generated
 
 
 def test_the_commands_take_their_defaults_from_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -19,7 +19,7 @@ def test_the_commands_take_their_defaults_from_the_table(monkeypatch: pytest.Mon
     certify = parser().parse_args(["certify", "--sink", "s"])
     for name in ("pipeline", "sink", "records", "seed", "stall_timeout", "state_store"):
         assert getattr(run, name) == SETTINGS[name].type(SETTINGS[name].default), name
-    for name in ("pipeline", "records", "seed", "stall_timeout", "rate"):
+    for name in ("pipeline", "records", "seed", "stall_timeout", "live_rate"):
         assert getattr(certify, name) == SETTINGS[name].type(SETTINGS[name].default), name
 
 
@@ -48,7 +48,8 @@ def test_pytest_reads_command_line_then_environment_then_ini(monkeypatch: pytest
     assert given(Config("from_cli", "from_ini"), "sink") == "from_cli"
 
 
-def test_the_readme_lists_every_setting_as_the_table_has_it() -> None:
-    text = README.read_text()
+def test_the_settings_page_lists_every_setting_as_the_table_has_it() -> None:
+    text = SETTINGS_PAGE.read_text()
     for s in SETTINGS.values():
-        assert f"| `{s.name}` | `{s.flag}` | `{s.env}` | `{s.ini}` | {s.default or '(none)'} |" in text, s.name
+        ini = f"`{s.ini}`" if s.ini else "(none)"
+        assert f"| `{s.name}` | `{s.flag}` | `{s.env}` | {ini} | {s.default or '(none)'} |" in text, s.name

@@ -1,0 +1,49 @@
+"""A benchmark's table written into the docs site (docs/benchmarks/<name>.md), dated and with the machine it
+ran on, newest first, so that figures are never copied by hand. The benchmark scripts call `record`."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+PAGES = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
+MARK = "<!-- measurements: newest first -->"
+
+
+def machine() -> str:
+    """The machine in a few words: cores, memory, operating system, Python."""
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        memory = f", {pages / 2**30:.1f} GiB"
+    except (ValueError, OSError, AttributeError):
+        memory = ""
+    system = f"{platform.system()} {platform.release()}"
+    return f"{os.cpu_count()} cores{memory}, {system}, Python {platform.python_version()}"
+
+
+def section(command: str, columns: Sequence[str], rows: Sequence[Sequence[object]], notes: str = "",
+            date: str | None = None, where: str | None = None) -> str:
+    """One measurement: a heading with its date and machine, the command, the table, notes."""
+    cells = [f"| {' | '.join(columns)} |", f"|{'---|' * len(columns)}"]
+    cells += [f"| {' | '.join(str(c).replace('|', '/') for c in row)} |" for row in rows]
+    text = [f"## {date or time.strftime('%Y-%m-%d', time.gmtime())}, {where or machine()}", "",
+            f"`{command}`", "", *cells]
+    return "\n".join([*text, *(["", notes] if notes else [])]) + "\n"
+
+
+def record(name: str, title: str, what: str, measurement: str, pages: Path = PAGES) -> Path:
+    """Put `measurement` (a `section`) first on page `name`, made with `title` and `what` when new."""
+    page = pages / f"{name}.md"
+    head, older = f"# {title}\n\n{what}\n\n{MARK}\n", ""
+    if page.is_file():
+        head, _, older = page.read_text().partition(MARK + "\n")
+        head += MARK + "\n"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    older = older.lstrip("\n")
+    page.write_text(f"{head}\n{measurement}" + (f"\n{older}" if older else ""))
+    print(f"table written to {page}", file=sys.stderr)
+    return page

@@ -1,0 +1,232 @@
+"""One CLI and one exit contract: the settings every command takes before or after its name, the renamed
+--rate, --version, the statuses of certify, shrink and the pytest plugin, and class names in --fault."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import harness
+from harness import plugin
+from harness.certify.certification import certification_status
+from harness.checker.judge import INEFFECTIVE
+from harness.checker.verdict import FAIL, PASS, UNKNOWN
+from harness.cli import main, parser
+from harness.cli import shrink as shrink_command
+from harness.cli.options import GLOBAL
+from harness.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FLAKY, EXIT_INFRASTRUCTURE, EXIT_NOT_EVERY_CLASS
+from harness.explore.shrink import Shrunk
+from harness.faults.glossary import every_class, instead_of_step
+from harness.faults.space import MIN_BROKERS
+from harness.faults.spec import parse_schedule
+from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[2]
+VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "brokers": "3"}
+REQUIRED = {"run": [], "certify": ["--sink", "s"], "explore": ["--sink", "s"], "shrink": ["folder"],
+            "check": ["--bootstrap", "b", "--input", "i", "--output", "o"], "images": ["build"],
+            "engine": ["stop", "n"]}
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    root = parser()
+    return next(a for a in root._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def minimal(name: str, sub: argparse.ArgumentParser) -> list[str]:
+    """The fewest arguments `name` parses with (its positional choices, its required flags)."""
+    if name in REQUIRED:
+        return REQUIRED[name]
+    positional = [a for a in sub._actions if not a.option_strings and a.required and a.dest != "help"]
+    return [next(iter(a.choices)) if a.choices else "x" for a in positional]
+
+
+@pytest.mark.parametrize("name", sorted(commands()))
+def test_every_command_takes_the_global_settings_before_or_after_its_name(name: str) -> None:
+    rest = minimal(name, commands()[name])
+    for setting in GLOBAL:
+        flag, value = SETTINGS[setting].flag, VALUES[setting]
+        before = parser().parse_args([flag, value, name, *rest])
+        after = parser().parse_args([name, *rest, flag, value])
+        expected = SETTINGS[setting].type(value)
+        assert getattr(before, setting) == getattr(after, setting) == expected, (name, setting)
+    assert parser().parse_args([name, *rest]).reports is None  # not given: the environment or the default
+
+
+def test_version_is_the_package_s(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parser().parse_args(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out.strip() == f"eo-harness {harness.__version__}"
+
+
+@pytest.mark.parametrize("argv", [["run", "--rate", "5"], ["certify", "--sink", "s", "--rate", "5"],
+                                  ["explore", "--sink", "s", "--rate", "5"]])
+def test_the_old_rate_is_refused_saying_what_to_write(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parser().parse_args(argv)
+    assert stopped.value.code == EXIT_BAD_INPUT
+    said = capsys.readouterr().err
+    assert "--live-rate R" in said and "--input-rate R" in said
+
+
+def test_the_old_rate_variable_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HARNESS_RATE", "100")
+    assert main(["doctor"]) == EXIT_BAD_INPUT
+    assert "HARNESS_LIVE_RATE" in capsys.readouterr().err
+
+
+def test_run_takes_its_input_rate_and_certify_its_live_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_LIVE_RATE", "700")
+    assert parser().parse_args(["run", "--input-rate", "50"]).input_rate == 50.0
+    assert parser().parse_args(["run"]).input_rate == 0.0  # a backlog: no setting changes one scenario's input
+    assert parser().parse_args(["certify", "--sink", "s"]).live_rate == 700.0
+    assert parser().parse_args(["explore", "--sink", "s", "--live-rate", "9"]).live_rate == 9.0
+
+
+def test_every_flag_of_a_setting_takes_the_table_s_default_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table against the parser: wherever a setting's flag is, its default and its variable are the table's."""
+    for setting in SETTINGS.values():
+        monkeypatch.delenv(setting.env, raising=False)
+    seen = set()
+    for name, sub in commands().items():
+        for action in sub._actions:
+            setting = SETTINGS.get(action.dest)
+            if setting is None or action.default is argparse.SUPPRESS or name == "check":
+                continue  # the global settings are the root's; check reads a topic, not the table's pipeline
+            seen.add(setting.name)
+            assert action.option_strings == [setting.flag], (name, setting.name)
+            assert action.default in (setting.type(setting.default), None), (name, setting.name)
+            value = {"brokers": "2", "state_store": "rocksdb", "docker_hosts": "tcp://x:1"}.get(setting.name, "7")
+            monkeypatch.setenv(setting.env, value)
+            rest = minimal(name, sub)
+            rest = [a for a in rest if a not in ("--sink", "s")] if setting.name == "sink" else rest
+            got = getattr(parser().parse_args([name, *rest]), setting.name)
+            assert got == setting.type(value), (name, setting.name)
+            monkeypatch.delenv(setting.env)
+    assert seen == set(SETTINGS) - set(GLOBAL), "a setting no command takes"
+
+
+def test_the_plugin_takes_exactly_the_table_s_pytest_settings() -> None:
+    options: dict[str, str] = {}
+    inis: list[str] = []
+    group = SimpleNamespace(addoption=lambda flag, dest, default, help: options.update({flag: dest}))
+    fake = SimpleNamespace(getgroup=lambda *a: group, addini=lambda name, *a, **k: inis.append(name))
+    plugin.pytest_addoption(fake)  # type: ignore[arg-type]
+    pytest_settings = [s for s in SETTINGS.values() if s.pytest]
+    assert {f: d for f, d in options.items() if not d.startswith("renamed_")} == {s.flag: s.name for s in
+                                                                                  pytest_settings}
+    assert inis == [s.ini for s in pytest_settings]
+    assert all(s.ini is None for s in SETTINGS.values() if not s.pytest)
+
+
+def test_a_full_certification_is_on_three_brokers_unless_given(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The dry run shows the rows and goes through the same default as a run."""
+    assert FULL_CERTIFICATION_BROKERS == MIN_BROKERS  # every broker class applies: "certified" is reachable
+    for argv, environ, expected in ((["certify", "--sink", "transactional", "--dry-run"], None, "3"),
+                                    (["certify", "--sink", "transactional", "--dry-run", "--quick"], None, None),
+                                    (["--brokers", "1", "certify", "--sink", "transactional", "--dry-run"], None, "1"),
+                                    (["certify", "--sink", "transactional", "--dry-run", "--brokers", "1"], None, "1"),
+                                    (["certify", "--sink", "transactional", "--dry-run"], "2", "2")):
+        monkeypatch.setenv("HARNESS_BROKERS", "restored at the end")
+        monkeypatch.delenv("HARNESS_BROKERS")
+        if environ:
+            monkeypatch.setenv("HARNESS_BROKERS", environ)
+        assert main(argv) == 0
+        assert os.environ.get("HARNESS_BROKERS") == expected, argv
+        assert ("kill-coordinator-txn.commit" in capsys.readouterr().out) == (expected == "3"), argv
+
+
+def test_the_certification_exit_contract() -> None:
+    assert certification_status([PASS] * 30, quick=False, certified=True) == 0
+    assert certification_status([PASS] * 25, quick=False, certified=False) == EXIT_NOT_EVERY_CLASS
+    assert certification_status([PASS] * 7, quick=True, certified=False) == 0  # says "not a certification"
+    assert certification_status([PASS, UNKNOWN], quick=False, certified=False) == EXIT_INFRASTRUCTURE
+    assert certification_status([PASS, UNKNOWN, INEFFECTIVE], quick=True, certified=False) == 1
+    assert certification_status([FAIL, UNKNOWN], quick=False, certified=False) == 1
+    assert len(set(EXIT_CODES)) == len(EXIT_CODES) == 6
+
+
+def test_the_plugin_exits_by_the_same_contract() -> None:
+    def report(*properties: tuple[str, object]) -> SimpleNamespace:
+        return SimpleNamespace(user_properties=list(properties))
+
+    unknown, failed = report((plugin.OUTCOME, UNKNOWN)), report((plugin.OUTCOME, FAIL))
+    assert plugin.contract_status(1, {"failed": [unknown, unknown]}) == EXIT_INFRASTRUCTURE
+    assert plugin.contract_status(1, {"failed": [unknown, failed]}) == 1
+    assert plugin.contract_status(1, {"failed": [unknown, report()]}) == 1  # a test's own assertion: its failure
+    assert plugin.contract_status(0, {"skipped": [report((plugin.UNTRIED, "kill-controller"))]}) == 4
+    assert plugin.contract_status(0, {"skipped": [report()], "passed": [report()]}) == 0
+    said: list[str] = []
+    stats = {"skipped": [report((plugin.UNTRIED, "kill-controller-batch.planned")), report()]}
+    plugin.pytest_terminal_summary(SimpleNamespace(stats=stats, write_line=said.append))
+    assert said == ["harness: not certified: 1 applicable rows need --brokers 3 (kill-controller-batch.planned)"]
+
+
+def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    start = {"type": "scenario.start", "scenario": "x", "pipeline": "passthrough", "pipeline_spec": "passthrough",
+             "sink": "bad_blind_commit_retry", "faults": ["kill:driver@txn.pre_commit#4"], "state_store": "hdfs",
+             "speculation": False, "partitions": 4, "rate": 0.0, "max_offsets_per_trigger": 4004,
+             "workload": {"records": 20000, "seed": 1}}
+    (tmp_path / "history.jsonl").write_text(json.dumps(start) + "\n")
+    (tmp_path / "result.json").write_text(json.dumps({"verdict": {"anomalies": {"duplicate": {}}}}))
+
+    @contextmanager
+    def fake_session(brokers: int | None = None):
+        yield SimpleNamespace(cluster=None)
+
+    monkeypatch.setattr(shrink_command, "session", fake_session)
+    monkeypatch.setattr(shrink_command, "shrink", lambda original, kinds, run: Shrunk(original, kinds))
+    assert main(["shrink", str(tmp_path), "--out", str(tmp_path)]) == EXIT_FLAKY
+    monkeypatch.setattr(shrink_command, "shrink", lambda original, kinds, run: Shrunk(original, kinds, original))
+    monkeypatch.setattr(shrink_command, "reproducer", lambda found, report: ("test_repro_x.py", "pass\n"))
+    assert main(["shrink", str(tmp_path), "--out", str(tmp_path)]) == 1
+    assert (tmp_path / "test_repro_x.py").is_file()
+
+
+def test_every_class_or_row_name_in_fault_says_which_steps_to_write() -> None:
+    for fault in every_class():
+        for name in (fault.name, fault.row):
+            instead = instead_of_step(name)
+            assert instead and name in instead, name
+            for step in fault.faults:
+                assert f"--fault '{step}'" in instead, name
+                parse_schedule([step])  # what it says to write is a step
+    assert instead_of_step("kill:sender@txn.commit#1") is None
+
+
+def test_a_class_name_in_run_fault_is_bad_input_with_the_step() -> None:
+    run = subprocess.run([sys.executable, "-m", "harness", "run", "--fault", "kill:sender@txn.commit/instant"],
+                         capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert run.returncode == EXIT_BAD_INPUT
+    assert "--fault 'kill:sender@txn.commit#1'" in run.stderr
+
+
+def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
+    from harness.cli.doctor import go_is_new_enough
+
+    assert go_is_new_enough("go version go1.23.0 linux/amd64") and go_is_new_enough("go version go1.26.8 linux/amd64")
+    assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
+
+
+def test_eo_scenario_s_faults_get_the_same_answer_as_run_s() -> None:
+    """The plugin's eo_scenario checks its faults through the same parser as `run --fault`."""
+    from harness.errors import BadInput
+    from harness.faults.glossary import parse_steps
+
+    with pytest.raises(BadInput, match="--fault 'kill:sender@txn.commit#1'"):
+        parse_steps(["kill-sender-txn.commit"])
+    with pytest.raises(BadInput, match="unknown action 'explode'"):
+        parse_steps(["explode:driver@txn.commit"])
+    assert [str(s) for s in parse_steps(["kill:driver@txn.commit", "then kill:driver@txn.first_write"])] == [
+        "kill:driver@txn.commit", "then kill:driver@txn.first_write"]

@@ -1,0 +1,51 @@
+"""The docs cannot drift from the code: the reference pages are generated and checked fresh here, the
+benchmarks write their tables into dated pages, and no page tells a user to install what is not published."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import reference_docs
+
+pytestmark = pytest.mark.unit
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_generated_reference_page_is_fresh() -> None:
+    for name, text in reference_docs.pages().items():
+        page = reference_docs.REFERENCE / name
+        assert page.is_file() and page.read_text() == text, \
+            f"docs/reference/{name} is stale: run `python -m harness.reference_docs` and commit it"
+
+
+def test_the_reference_pages_do_not_depend_on_this_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_RECORDS", "7")
+    monkeypatch.setenv("HARNESS_BROKERS", "5")
+    assert reference_docs.cli_page() == (reference_docs.REFERENCE / "cli.md").read_text()
+    assert reference_docs.settings_page() == (reference_docs.REFERENCE / "settings.md").read_text()
+
+
+def test_a_benchmark_table_goes_first_on_its_dated_page(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("docs_page", REPO / "benchmarks" / "docs_page.py")
+    assert spec and spec.loader
+    docs_page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs_page)
+    older = docs_page.section("python benchmarks/x.py", ("a", "b"), [(1, 2)], date="2026-11-22", where="old box")
+    page = docs_page.record("x", "X", "What x measures.", older, pages=tmp_path)
+    newer = docs_page.section("python benchmarks/x.py --quick", ("a", "b"), [(3, 4)], notes="a note")
+    docs_page.record("x", "X", "ignored once the page exists", newer, pages=tmp_path)
+    text = page.read_text()
+    assert text.startswith("# X\n\nWhat x measures.\n")
+    assert text.index("| 3 | 4 |") < text.index("## 2026-11-22, old box") < text.index("| 1 | 2 |")
+    assert re.search(r"## \d{4}-\d\d-\d\d, \d+ cores", text) and "a note" in text
+
+
+def test_no_page_installs_a_package_that_is_not_published() -> None:
+    texts = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "examples").rglob("*.*")]
+    for path in texts:
+        if path.is_file():
+            assert "pip install eo-harness" not in path.read_text(errors="replace"), path
