@@ -157,7 +157,8 @@ def main() -> None:
               f"{ratio:>6}  {aimed.detected or '-'}")
         rows.append((f"`{sink}`", hit, aimed.scenarios, rand, ratio, aimed.detected or "-"))
     command = (f"python benchmarks/detect.py --random-runs {args.random_runs} --records {args.records} "
-               f"--every {args.every:g}")
+               f"--every {args.every:g}" + (f" --sinks {args.sinks}" if args.sinks else "")
+               + (f" --pipelines {args.pipelines}" if args.pipelines else ""))
     record("detect", "Known-bad sinks: what catches them", "Runs until the first detection of each known-bad sink "
            "and pipeline: the quick certification (targeted, stopped at its first failing scenario) against a "
            "seeded random nemesis, from `benchmarks/detect.py`.", section(command, (
