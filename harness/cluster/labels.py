@@ -1,7 +1,10 @@
 """Labels on every container and network of a run, and the sweep that removes an earlier run's leftovers.
 
-A run's resources carry its owner's pid and start time; a run killed with SIGKILL leaves them behind,
-and the next run removes every labelled resource whose owner no longer exists.
+A run's resources carry its owner: the host and PID namespace it runs in, its pid and start time. A run
+killed with SIGKILL leaves them behind, and the next run on the same host and namespace removes every
+labelled resource whose owner no longer exists. A pid means nothing outside its namespace: an engine
+shared by two machines (or two CI jobs in separate PID namespaces) holds runs whose owners a sweep cannot
+see, and it leaves them alone (their own reaper removes them).
 """
 
 from __future__ import annotations
@@ -32,14 +35,26 @@ def _process_start(pid: int) -> str:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
+def host_key() -> str:
+    """This boot of this host and this PID namespace: where a pid names one process."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    namespace = os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+    return f"{boot}.{namespace}"
+
+
 def owner_id(pid: int | None = None) -> str:
-    """`pid:start-time`, unique to a live process even when pids are reused."""
+    """`host/pid:start-time`, unique to a live process even when pids are reused or hosts share an engine."""
     pid = pid if pid is not None else os.getpid()
-    return f"{pid}:{_process_start(pid)}"
+    return f"{host_key()}/{pid}:{_process_start(pid)}"
 
 
 def owner_alive(owner: str) -> bool:
-    pid, _, started = owner.partition(":")
+    """Whether a resource's owner may still run: alive here, or on another host or PID namespace, where
+    this process cannot tell (a label without a host, written by an older harness, is this host's)."""
+    host, _, process = owner.rpartition("/")
+    if host and host != host_key():
+        return True
+    pid, _, started = process.partition(":")
     return pid.isdigit() and _process_start(int(pid)) == started
 
 

@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -44,8 +45,22 @@ def test_each_version_asked_for_has_images_of_its_own(monkeypatch: pytest.Monkey
 
 def test_owner_of_this_process_is_alive_and_a_dead_one_is_not() -> None:
     assert labels.owner_alive(labels.owner_id())
-    assert not labels.owner_alive(f"{os.getpid()}:0")
+    assert not labels.owner_alive(f"{labels.host_key()}/{os.getpid()}:0")
+    assert not labels.owner_alive(f"{os.getpid()}:0")  # an older label, without its host: this host's
     assert not labels.owner_alive("")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
+def test_an_owner_in_another_pid_namespace_is_never_judged_dead_from_here() -> None:
+    """Two CI jobs in separate PID namespaces share an engine: a pid means nothing across them, so a sweep
+    leaves the other's runs alone, even once its owner has exited (its own reaper removes them)."""
+    other = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c",
+                            "from harness.cluster.labels import owner_id; print(owner_id())"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60, check=True).stdout.strip()
+    host, _, process = other.rpartition("/")
+    assert host != labels.host_key() and process.startswith("1:"), other  # pid 1 of its own namespace
+    assert labels.owner_alive(other)
+    assert labels.owner_alive(f"another-boot.{host.rpartition('.')[2]}/{os.getpid()}:0")  # another machine
 
 
 def test_debian_mirror_comes_from_the_host_apt_sources() -> None:
