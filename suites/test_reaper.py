@@ -5,6 +5,7 @@ on one reached only over TCP (harness.cluster.isolated_engine: as on a VM or ano
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import time
 import docker
 import pytest
 
-from harness.cluster import images
+from harness.cluster import images, labels
 from harness.cluster.engine import docker_client
 from harness.cluster.labels import RUN
 
@@ -67,3 +68,33 @@ def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: 
         assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
     finally:
         harness.kill()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
+def test_a_sweep_leaves_a_live_run_of_another_pid_namespace_alone_and_its_reaper_still_removes_it() -> None:
+    """Two harness processes in separate PID namespaces on one engine (two CI jobs): this one's sweep of
+    leftovers removes a dead run of its own namespace, never the other's live run; the other, killed with
+    SIGKILL, is removed by its own reaper."""
+    images.build_all()
+    client = docker_client()
+    other = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-c",
+                              HARNESS], stdout=subprocess.PIPE, text=True)
+    dead = labels.labels(labels.new_run_id())
+    dead[labels.OWNER] = f"{labels.host_key()}/{os.getpid()}:0"  # this namespace's, and gone
+    client.containers.create(images.current().base.tag, ["true"], labels=dead)
+    try:
+        run_id = other.stdout.readline().strip()  # type: ignore[union-attr]
+        assert run_id, "the other harness process did not start its run"
+        assert len(leftovers(client, run_id)) == 4
+        labels.sweep_leftovers()
+        assert len(leftovers(client, run_id)) == 4, "the sweep removed another namespace's live run"
+        assert not leftovers(client, dead[RUN]), "the sweep left this namespace's dead run"
+        os.kill(other.pid, signal.SIGKILL)  # --kill-child: its namespace goes with it
+        other.wait(10)
+        killed = time.monotonic()
+        while leftovers(client, run_id) and time.monotonic() - killed < 30:
+            time.sleep(1)
+        assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
+    finally:
+        other.kill()
+        labels.remove_run(dead[RUN])
