@@ -29,7 +29,7 @@ HARNESS = textwrap.dedent("""
 
     run_id = labels.new_run_id()
     run_labels = labels.labels(run_id)
-    reaper = Reaper(images.current().base.tag, run_labels, reaper_engine()).start()
+    reaper = Reaper(images.current().base.tag, run_labels, reaper_engine(), "secret").start()
     client = docker_client()
     network = client.networks.create(f"{run_id}-net", labels=run_labels)
     client.volumes.create(f"{run_id}-package", labels=run_labels)

@@ -17,14 +17,17 @@ from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 from harness.cluster import reaper_process
 from harness.cluster.engine import engine_host, engine_socket_url, publish_address, refused_start
 from harness.errors import NotReady
+from harness.gate.relay import keep_alive
 
 
 class Reaper(DockerContainer):
     """The reaper container of one run (see reaper_process)."""
 
-    def __init__(self, image: str, labels: dict[str, str], engine: str) -> None:
+    def __init__(self, image: str, labels: dict[str, str], engine: str, secret: str) -> None:
         super().__init__(image)
         run_id = labels["eo-harness.run"]
+        self.secret = secret
+        self.with_env("EO_SECRET", secret)
         self.with_name(f"{run_id}-reaper")
         if engine.startswith("unix://"):
             self.with_volume_mapping(engine.removeprefix("unix://"), reaper_process.DOCKER_SOCKET, "rw")
@@ -48,6 +51,8 @@ class Reaper(DockerContainer):
             raise refused_start(error, "the reaper") from None
         port = int(self.get_exposed_port(reaper_process.PORT))
         self.connection = socket.create_connection((engine_host(), port), timeout=30)
+        keep_alive(self.connection)
+        self.connection.sendall(f"{self.secret}\n".encode())
         return self
 
     def release(self) -> None:

@@ -1,23 +1,28 @@
 """The reaper's program, run inside its container (standard library only): it waits for the harness to
-connect, and when that connection closes (the harness ended, or was killed with SIGKILL and the kernel
-closed its socket) it removes every container and network of the run, then itself. Testcontainers'
-Ryuk does the same; its image cannot be pulled here.
+connect and say the run's secret, and when that connection closes (the harness ended, or was killed with
+SIGKILL and the kernel closed its socket) it removes every container and network of the run, then
+itself. A connection without the secret is closed and the reaper waits on: whoever else reaches its
+published port can neither take the harness's place nor reap a live run. Testcontainers' Ryuk does the
+same; its image cannot be pulled here.
 
-    python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, as mounted, or tcp://HOST:PORT)
+    EO_SECRET=... python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, or tcp://HOST:PORT)
 """
 
 from __future__ import annotations
 
+import hmac
 import http.client
 import json
 import os
 import socket
 import sys
+import time
 import urllib.parse
 
 DOCKER_SOCKET = "/var/run/docker.sock"
 PORT = 8080
 FIRST_CONNECTION_SECONDS = 120  # a harness that dies before it connects is reaped all the same
+SECRET_SECONDS = 10  # how long a connection may take to say the secret
 
 
 class Engine(http.client.HTTPConnection):
@@ -60,18 +65,58 @@ def reap(run_id: str) -> None:
     api("DELETE", f"/containers/{me}?force=1&v=1")
 
 
+def said_secret(connection: socket.socket, secret: bytes) -> bool:
+    """Whether the connection's first line is the run's secret."""
+    connection.settimeout(SECRET_SECONDS)
+    line = b""
+    try:
+        while not line.endswith(b"\n") and len(line) < 256:
+            chunk = connection.recv(1)
+            if not chunk:
+                break
+            line += chunk
+    except OSError:
+        return False
+    return hmac.compare_digest(line.strip(), secret)
+
+
+def keep_alive(connection: socket.socket) -> None:
+    """Probed after 30 s idle: a dropped route ends the connection (and reaps), a live one stays."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 6)):
+        if hasattr(socket, option):
+            connection.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
+def the_harness(server: socket.socket, secret: bytes) -> socket.socket | None:
+    """The first connection that says the secret before the deadline; others are closed."""
+    deadline = time.monotonic() + FIRST_CONNECTION_SECONDS
+    while (left := deadline - time.monotonic()) > 0:
+        server.settimeout(left)
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return None
+        if said_secret(connection, secret):
+            return connection
+        connection.close()
+    return None
+
+
 def main() -> None:
     run_id = sys.argv[1]
+    secret = os.environ["EO_SECRET"].encode()
     server = socket.create_server(("0.0.0.0", PORT))
-    server.settimeout(FIRST_CONNECTION_SECONDS)
     print("REAPER-READY", flush=True)
-    try:
-        harness, _ = server.accept()
+    harness = the_harness(server, secret)
+    if harness is not None:
+        keep_alive(harness)
         harness.settimeout(None)
-        while harness.recv(4096):  # nothing is sent; an empty read is the connection closing
+        try:
+            while harness.recv(4096):  # nothing more is sent; an empty read is the connection closing
+                pass
+        except OSError:
             pass
-    except OSError:
-        pass
     reap(run_id)
 
 

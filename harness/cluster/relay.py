@@ -17,9 +17,11 @@ class Relay(Service):
     """The relay, on the run's network as `alias`, with the checkpoint volume mounted."""
 
     def __init__(self, image: str, network: Network, labels: dict[str, str], checkpoints: str, brokers: int,
-                 alias: str = "gate") -> None:
+                 secret: str, alias: str = "gate") -> None:
         super().__init__(image, alias, network, labels)
         self.brokers = brokers
+        self.secret = secret  # every connection to the service port must begin with it
+        self.with_env(relay.SECRET_ENV, secret)
         self.with_volume_mapping(checkpoints, relay.ROOT, "rw")
         self.with_published_port(relay.SERVICE_PORT)
         self.with_command(["python", "-c", Path(relay.__file__).read_text(), str(brokers)])  # no host path there
@@ -35,4 +37,4 @@ class Relay(Service):
         return f"{self.alias}:{relay.CLIENT_PORT + broker - 1}"
 
     def files(self) -> RelayFiles:
-        return RelayFiles(*self.service_address)
+        return RelayFiles(*self.service_address, self.secret)

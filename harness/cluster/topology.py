@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -57,7 +58,8 @@ class Cluster:
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
         count = brokers if brokers is not None else from_environment("brokers")
-        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count)
+        self.secret = secrets.token_hex(16)  # the run's: its relay and reaper obey only this process
+        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret)
         self.files: RelayFiles | None = None
         self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
         self.kafka = KafkaCluster(self.images.kafka.tag, self.network, self.labels, count,
@@ -96,7 +98,7 @@ class Cluster:
             if engine is None:
                 say("no reaper for an engine over TLS: a killed run is removed by the next run's sweep")
             else:
-                self.reaper = Reaper(self.images.base.tag, self.labels, engine).start()
+                self.reaper = Reaper(self.images.base.tag, self.labels, engine, self.secret).start()
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
@@ -104,7 +106,7 @@ class Cluster:
             self._links()
             self.relay.start()
             self.files = self.relay.files()
-            self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address).start()
+            self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address, self.secret).start()
             self.kafka.with_chaos_advertised(self.relay.client_address)
             with ThreadPoolExecutor(max_workers=4) as pool:
                 spark = pool.submit(self._start_spark)

@@ -31,6 +31,7 @@ from harness.gate.protocol import (
     parse_request,
     response_correlation_id,
 )
+from harness.gate.relay import keep_alive
 
 INSPECTED = {PRODUCE, *BODY_CLASSES}
 HOLD_REQUEST = "request"
@@ -131,8 +132,12 @@ class KafkaGate:
         relay: tuple[str, int],
         resolve: Callable[[str], Peer],
         upstream: Callable[[Peer], tuple[str, int]],
+        secret: str,
     ) -> None:
         self.relay = relay
+        self.secret = secret  # the run's: the relay closes any connection without it
+        self.failure: str | None = None  # why the gate can no longer route the system under test
+        self._stopping = False
         self.resolve = resolve
         self.upstream = upstream
         self.interceptor: Interceptor = Observe()
@@ -159,7 +164,8 @@ class KafkaGate:
     async def _attach(self) -> None:
         """Open the control connection: from now on the relay announces its clients to this gate."""
         reader, self._control = await asyncio.open_connection(*self.relay)
-        self._control.write(b"control\n")
+        keep_alive(self._control.get_extra_info("socket"))
+        self._control.write(f"{self.secret} control\n".encode())
         if await reader.readline() != b"ready\n":
             raise ConnectionError(f"the relay at {self.relay[0]}:{self.relay[1]} did not answer")
         announcements = asyncio.ensure_future(self._announcements(reader))
@@ -173,6 +179,9 @@ class KafkaGate:
             claim = asyncio.ensure_future(self._claim(number, address, int(port), int(broker)))
             self._claims.add(claim)
             claim.add_done_callback(self._claims.discard)
+        if not self._stopping:  # no client can be routed from now on: every later scenario would stall
+            self.failure = f"the relay's control connection at {self.relay[0]}:{self.relay[1]} closed"
+            self.record("gate.lost", error=self.failure)
 
     async def _claim(self, number: str, address: str, port: int, broker: int) -> None:
         try:
@@ -180,10 +189,12 @@ class KafkaGate:
         except OSError as error:
             self.record("gate.refused", source=address, error=repr(error))
             return
-        writer.write(f"data {number}\n".encode())
+        writer.write(f"{self.secret} data {number}\n".encode())
         await self._accept(reader, writer, address, port, broker)
 
     def stop(self) -> None:
+        self._stopping = True
+
         async def close() -> None:
             if self._control is not None:
                 self._control.close()

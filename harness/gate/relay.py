@@ -8,12 +8,15 @@ It runs in a container on the run's network (standard library only) and listens 
   the control connection), which
   opens a data connection for it (`data <id>`) and from then on the relay copies bytes both ways. The
   gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
-- SERVICE_PORT, published: the harness's connections, each starting with one line saying what it is:
-  `control`, `data <id>`, or `files` (JSON lines on the checkpoint volume: `walk`, `read`, `write`), so
-  that the checkpoint triggers are read through the engine, not from a host path. A write follows no
-  symbolic link a client may have planted, and lands in a folder of the volume, never at its root.
+- SERVICE_PORT, published: the harness's connections, each starting with one line: the run's secret,
+  then what it is: `control`, `data <id>`, or `files` (JSON lines on the checkpoint volume: `walk`,
+  `read`, `write`), so that the checkpoint triggers are read through the engine, not from a host path.
+  A connection without the secret is closed at once: whoever else reaches the published port can neither
+  steer the run (replace its control, claim a client) nor read or write its files. Client ids are random.
+  A write follows no symbolic link a client may have planted, and lands in a folder of the volume, never
+  at its root.
 
-    python3 -m harness.gate.relay [BROKERS]
+    HARNESS_RUN_SECRET=... python3 -m harness.gate.relay [BROKERS]
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
-import itertools
+import hmac
 import json
 import os
+import secrets
+import socket
 import stat
 import sys
 
@@ -34,21 +39,35 @@ CHUNK = 65536
 LINE_LIMIT = 2**20  # the longest line the service port reads: a file written through it is base64 in one line
 READY = "HARNESS-RELAY-READY"
 UNCLAIMED_S = 30.0  # a client the harness has not claimed by then is closed
+SECRET_ENV = "HARNESS_RUN_SECRET"
+
+
+def keep_alive(sock: socket.socket | None) -> None:
+    """TCP keepalive after 30 s idle, every 10 s, 6 probes: a control or reaper connection idles for
+    minutes, and a NAT or firewall entry dropped meanwhile must end it, not leave it hanging."""
+    if sock is None:
+        return
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 6)):
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
 
 
 class Relay:
     """Client connections waiting for the harness, and the one control connection announcing them."""
 
-    def __init__(self) -> None:
-        self.ids = itertools.count(1)
-        self.waiting: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+    def __init__(self, secret: str) -> None:
+        if not secret:
+            raise ValueError(f"the relay needs the run's secret ({SECRET_ENV})")
+        self.secret = secret
+        self.waiting: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
 
     async def on_client(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.control is None:  # no harness: nobody can route this client
             writer.close()
             return
-        number = next(self.ids)
+        number = secrets.token_hex(8)  # not guessable: only the harness, told on control, claims it
         address, port = writer.get_extra_info("peername")[:2]
         self.waiting[number] = (reader, writer)
         self.control.write(f"{number} {address} {port} {broker}\n".encode())
@@ -57,11 +76,16 @@ class Relay:
             writer.close()
 
     async def on_service(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        line = (await reader.readline()).decode().split()
+        words = (await reader.readline()).decode(errors="replace").split()
+        if not words or not hmac.compare_digest(words[0].encode(), self.secret.encode()):
+            writer.close()  # not the harness of this run
+            return
+        line = words[1:]
+        keep_alive(writer.get_extra_info("socket"))
         if line == ["control"]:
             await self.serve_control(reader, writer)
-        elif len(line) == 2 and line[0] == "data" and line[1].isdigit():
-            client = self.waiting.pop(int(line[1]), None)
+        elif len(line) == 2 and line[0] == "data":
+            client = self.waiting.pop(line[1], None)
             if client is None:
                 writer.close()
                 return
@@ -72,7 +96,8 @@ class Relay:
             writer.close()
 
     async def serve_control(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """One harness at a time; when it goes, the clients waiting for it go too."""
+        """One harness at a time (a reconnection with the secret replaces the old control); when it goes,
+        the clients waiting for it go too."""
         if self.control is not None:
             self.control.close()
         self.control = writer
@@ -181,10 +206,10 @@ async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     writer.close()
 
 
-async def listen(host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
+async def listen(secret: str, host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
                  service_port: int = SERVICE_PORT) -> list[asyncio.Server]:
     """A client server per broker (the nth port for broker n), then the service server, listening."""
-    relay = Relay()
+    relay = Relay(secret)
     servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=LINE_LIMIT)
                for n, port in enumerate(client_ports, 1)]
     servers.append(await asyncio.start_server(relay.on_service, host, service_port, limit=LINE_LIMIT))
@@ -192,7 +217,7 @@ async def listen(host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_
 
 
 async def main(brokers: int) -> None:
-    servers = await listen(client_ports=tuple(CLIENT_PORT + n for n in range(brokers)))
+    servers = await listen(os.environ.get(SECRET_ENV, ""), client_ports=tuple(CLIENT_PORT + n for n in range(brokers)))
     print(READY, flush=True)
     await asyncio.gather(*(server.serve_forever() for server in servers))
 

@@ -8,7 +8,7 @@ import json
 import socket
 import threading
 
-from harness.gate.relay import LINE_LIMIT
+from harness.gate.relay import LINE_LIMIT, keep_alive
 
 PATH_ROOM = 4096  # the request's path and JSON around the data
 MAX_WRITE = (LINE_LIMIT - PATH_ROOM) // 4 * 3  # the largest file one write carries (base64 takes 4 bytes per 3)
@@ -17,8 +17,9 @@ MAX_WRITE = (LINE_LIMIT - PATH_ROOM) // 4 * 3  # the largest file one write carr
 class RelayFiles:
     """Blocking file operations on the run's checkpoint volume; one connection, shared by threads."""
 
-    def __init__(self, host: str, port: int, timeout: float = 30.0) -> None:
+    def __init__(self, host: str, port: int, secret: str, timeout: float = 30.0) -> None:
         self.address = (host, port)
+        self.secret = secret
         self.timeout = timeout
         self._lock = threading.Lock()
         self._connection: socket.socket | None = None
@@ -30,7 +31,8 @@ class RelayFiles:
                 try:
                     if self._connection is None:
                         self._connection = socket.create_connection(self.address, timeout=self.timeout)
-                        self._connection.sendall(b"files\n")
+                        keep_alive(self._connection)
+                        self._connection.sendall(f"{self.secret} files\n".encode())
                         self._replies = self._connection.makefile("rb")
                     self._connection.sendall(json.dumps(request).encode() + b"\n")
                     line = self._replies.readline()  # type: ignore[union-attr]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from harness.errors import InfrastructureError
 from harness.faults.schedule import Schedule
 from harness.history import History
 from harness.progress import say
@@ -24,8 +25,10 @@ class ConsumptionWait:
     """Follows the checkpoint's offsets against the input's end offsets."""
 
     def __init__(self, name: str, folder: CheckpointFolder, topic: str, target: Callable[[], dict[int, int] | None],
-                 schedule: Schedule, supervisor: DriverSupervisor, stall_timeout: float, history: History) -> None:
-        """`target`: the input's end offsets, or None while live input is still being produced."""
+                 schedule: Schedule, supervisor: DriverSupervisor, stall_timeout: float, history: History,
+                 broken: Callable[[], str | None] = lambda: None) -> None:
+        """`target`: the input's end offsets, or None while live input is still being produced; `broken`:
+        why the harness itself can no longer run the scenario (its gate lost the relay), else None."""
         self.name = name
         self.folder = folder
         self.topic = topic
@@ -34,6 +37,7 @@ class ConsumptionWait:
         self.supervisor = supervisor
         self.stall_timeout = stall_timeout
         self.history = history
+        self.broken = broken
 
     def run(self) -> dict | None:
         """Phase 1: until the input is consumed and every fault fired (or the input ran out first).
@@ -58,6 +62,8 @@ class ConsumptionWait:
         next_report = 0.0
         last_said: tuple | None = None
         while True:
+            if (why := self.broken()) is not None:  # the harness's own failure: exit 3, never a verdict
+                raise InfrastructureError(f"{self.name}: {why}")
             now = time.monotonic()
             listing = folder.listing()  # one round trip to the relay for every question below
             consumed = folder.consumed(self.topic, listing=listing)

@@ -288,7 +288,7 @@ class Scenario:
                 say(f"{self.name}: producing {self.workload.records} records to {input_topic} at {self.rate:g}/s")
                 input_.start()
             incomplete = ConsumptionWait(self.name, folder, input_topic, input_.target, schedule, supervisor,
-                                         self.stall_timeout, self.history).run()
+                                         self.stall_timeout, self.history, lambda: gate.failure).run()
             seconds["consume"] = time.monotonic() - started
         finally:
             input_.stop()

@@ -9,6 +9,8 @@ import pytest
 
 from harness.gate import relay
 
+SECRET = "unit-secret"  # the run's secret the relay of these tests takes
+
 
 @pytest.fixture
 def relay_ports():
@@ -16,7 +18,7 @@ def relay_ports():
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    servers = asyncio.run_coroutine_threadsafe(relay.listen("127.0.0.1", (0,), 0), loop).result(timeout=5)
+    servers = asyncio.run_coroutine_threadsafe(relay.listen(SECRET, "127.0.0.1", (0,), 0), loop).result(timeout=5)
     yield tuple(server.sockets[0].getsockname()[1] for server in servers)
     for server in servers:
         loop.call_soon_threadsafe(server.close)

@@ -22,6 +22,7 @@ from harness.faults.spec import parse_step
 from harness.gate.protocol import parse_request
 from harness.gate.proxy import GateEvent, Hold, KafkaGate, Peer
 from harness.history import History
+from suites.unit.conftest import SECRET
 
 pytestmark = pytest.mark.unit
 
@@ -116,7 +117,7 @@ def gate(relay_ports):
     broker = FakeBroker()
     events: list[tuple[str, dict]] = []
     running = KafkaGate(("127.0.0.1", relay_ports[1]), lambda ip: Peer("unit", "executors", ip),
-                        lambda peer: ("127.0.0.1", broker.port))
+                        lambda peer: ("127.0.0.1", broker.port), SECRET)
     running.record = lambda type, **fields: events.append((type, fields))
     running.start()
     running.broker, running.events, running.client_port = broker, events, relay_ports[0]  # type: ignore[attr-defined]
@@ -260,7 +261,8 @@ def test_produce_names_the_partitions_it_writes_without_decoding_records(version
 
 
 def test_a_plain_write_to_the_output_is_produce_sent_as_it_arrives_and_produce_as_answered() -> None:
-    gate = KafkaGate(("127.0.0.1", 1), lambda address: Peer("w", "executors", address), lambda peer: ("127.0.0.1", 1))
+    gate = KafkaGate(("127.0.0.1", 1), lambda address: Peer("w", "executors", address), lambda peer: ("127.0.0.1", 1),
+                     SECRET)
     gate.outputs = {"out"}
     data = ProduceRequest.TopicProduceData
 
@@ -272,3 +274,32 @@ def test_a_plain_write_to_the_output_is_produce_sent_as_it_arrives_and_produce_a
     assert points("out", -1) == ("produce.sent", "produce")
     assert points("markers", -1) == (None, "produce")  # a write the harness does not read: no hold before the broker
     assert points("out", 0) == ("produce", None)  # no response to hold
+
+
+def test_the_gate_says_so_when_its_control_connection_closes(relay_ports) -> None:
+    """A gate whose relay went away can route no client: every later scenario would stall into
+    `incomplete`; the scenario's wait raises the harness's own failure instead (exit 3)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    events: list[str] = []
+    gate = KafkaGate(("127.0.0.1", port), lambda ip: Peer("unit", "executors", ip), lambda peer: ("127.0.0.1", 1),
+                     SECRET)
+    gate.record = lambda type, **fields: events.append(type)
+
+    def relay_then_gone() -> None:
+        connection, _ = listener.accept()
+        assert connection.makefile("rb").readline() == f"{SECRET} control\n".encode()
+        connection.sendall(b"ready\n")
+        time.sleep(0.2)
+        connection.close()
+
+    thread = threading.Thread(target=relay_then_gone)
+    thread.start()
+    gate.start()
+    thread.join()
+    deadline = time.monotonic() + 5
+    while gate.failure is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gate.stop()
+    listener.close()
+    assert gate.failure is not None and "control connection" in gate.failure and "gate.lost" in events

@@ -10,6 +10,7 @@ import pytest
 
 from harness.gate import relay
 from harness.gate.relay_files import RelayFiles
+from suites.unit.conftest import SECRET
 
 pytestmark = pytest.mark.unit
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.unit
 def test_files_written_walked_and_read_through_the_service_port(relay_ports, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(relay, "ROOT", str(tmp_path.resolve()))
-    files = RelayFiles("127.0.0.1", relay_ports[1])
+    files = RelayFiles("127.0.0.1", relay_ports[1], SECRET)
     root = str(tmp_path.resolve())
     assert files.walk(f"{root}/query") == []
     files.write(f"{root}/query/offsets/0", b"v1\n{}\n")
@@ -34,3 +35,26 @@ def test_files_written_walked_and_read_through_the_service_port(relay_ports, tmp
 def test_a_client_is_closed_while_no_harness_is_attached(relay_ports) -> None:
     with socket.create_connection(("127.0.0.1", relay_ports[0]), timeout=5) as client:
         assert client.recv(1) == b""  # nobody could route it: closed, not left hanging
+
+
+@pytest.mark.parametrize("first_line", [b"files\n", b"control\n", b"data 1\n", b"wrong-secret files\n",
+                                        b"wrong-secret control\n", b"\n"])
+def test_a_connection_without_the_runs_secret_is_closed_before_anything(relay_ports, first_line: bytes) -> None:
+    """Whoever reaches the published port, without the run's secret, can neither read nor write a file,
+    nor take the control connection, nor claim a client of the system under test."""
+    with socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) as stranger:
+        stranger.sendall(first_line + b'{"op": "walk", "path": "/checkpoints"}\n')
+        assert stranger.recv(100) == b""  # closed, nothing answered
+
+
+def test_clients_are_announced_under_ids_no_one_can_guess(relay_ports) -> None:
+    with socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) as control:
+        control.sendall(f"{SECRET} control\n".encode())
+        replies = control.makefile("rb")
+        assert replies.readline() == b"ready\n"
+        ids = []
+        for _ in range(2):
+            with socket.create_connection(("127.0.0.1", relay_ports[0]), timeout=5):
+                ids.append(replies.readline().split()[0])
+        assert all(len(i) == 16 for i in ids) and ids[0] != ids[1]
+        assert not any(i.isdigit() for i in ids)
