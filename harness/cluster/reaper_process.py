@@ -109,6 +109,7 @@ def main() -> None:
     server = socket.create_server(("0.0.0.0", PORT))
     print("REAPER-READY", flush=True)
     harness = the_harness(server, secret)
+    server.close()  # one harness: later connections are refused, not left waiting
     if harness is not None:
         keep_alive(harness)
         harness.settimeout(None)
