@@ -77,6 +77,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("brokers", "1", "Kafka brokers in the cluster (1 to 5): with 3 or more, every topic has 3 replicas "
             "and min.insync.replicas=2, and the broker fault classes (coordinator, leader, controller, ISR) "
             "join the matrix", broker_count),
+    Setting("registry", "", "a registry (host[:port][/path], e.g. 127.0.0.1:5000/eo) that every command pulls "
+            "the images it needs from before building any: only what it lacks is built here (`eo-harness images "
+            "push REGISTRY` fills it; credentials are the engine's, `docker login`)"),
     Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
             "(modulo their number); default: every worker on the default engine"),
 )}

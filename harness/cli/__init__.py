@@ -29,8 +29,9 @@ def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
     root = argparse.ArgumentParser(prog="eo-harness", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in ("reports", "kafka", "spark", "brokers"):
-        add_setting(root, name, metavar={"reports": "DIR", "brokers": "N"}.get(name, "VERSION"), default=None)
+    for name in ("reports", "kafka", "spark", "brokers", "registry"):
+        add_setting(root, name, metavar={"reports": "DIR", "brokers": "N", "registry": "REGISTRY"}.get(name, "VERSION"),
+                    default=None)
     commands = root.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands)
@@ -41,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    for name in ("reports", "kafka", "spark", "brokers"):  # the environment carries them to every part of the run
+    for name in ("reports", "kafka", "spark", "brokers", "registry"):  # the environment carries them to every part
         asked = getattr(args, name)
         if asked:
             os.environ[SETTINGS[name].env] = os.path.abspath(asked) if name == "reports" else str(asked)

@@ -1,4 +1,5 @@
-"""Every image the cluster needs, built locally with no registry; tags are hashes of their inputs."""
+"""Every image the cluster needs: pulled from the `registry` setting's registry when it has them (no build
+tools needed), else built locally; tags are hashes of their inputs, the same on every host."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from pathlib import Path
 from docker.errors import ImageNotFound
 
 from harness import versions
+from harness.cluster import registry as registries
 from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars, fetch_wheels
 from harness.errors import ImageBuildFailed
 from harness.progress import say, step
+from harness.settings import from_environment
 
 PACKAGE = Path(str(resources.files("harness")))  # a clone's harness/ or an installed one: the same files
 DOCKERFILES = PACKAGE / "images"  # package data: the image build inputs
@@ -41,6 +44,7 @@ class Image:
     pins: tuple[str, ...]
     stage: Callable[[Path, Path], None] | None  # (context dir, log) -> None; None for the base
     parent: Image | None = None
+    tools: tuple[str, ...] = ()  # the programs on PATH that building it takes
 
     @property
     def tag(self) -> str:
@@ -107,8 +111,10 @@ def _stage_toxiproxy(context: Path, log: Path) -> None:
 
 
 KAFKA_SCALA = "2.13"  # Kafka's own Scala build; Spark's follows its version (Stack.scala)
-BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None)
-TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE)
+MAVEN = ("mvn", "java")
+BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None,
+             tools=("debootstrap",))
+TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
 
 
 @dataclass(frozen=True)
@@ -129,8 +135,8 @@ class Images:
 def current() -> Images:
     """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
     stack = versions.stack()
-    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE)
-    spark = Image("spark", (stack.spark, stack.connector), partial(_stage_spark, stack), BASE)
+    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
+    spark = Image("spark", (stack.spark, stack.connector), partial(_stage_spark, stack), BASE, MAVEN)
     return Images(stack, BASE, kafka, spark, TOXIPROXY)
 
 
@@ -148,18 +154,55 @@ def missing() -> list[Image]:
     return [image for image in current().all if not present(image)]
 
 
+def tools_missing(image: Image) -> list[str]:
+    """The programs building `image` takes that this host lacks (its parent's too, when that is not present)."""
+    lacking = [tool for tool in image.tools if shutil.which(tool) is None]
+    if image.parent is not None and not present(image.parent):
+        lacking += [tool for tool in tools_missing(image.parent) if tool not in lacking]
+    return lacking
+
+
 def build_all() -> None:
-    """Build every image of this run's versions that is not present; an unchanged tree builds nothing."""
+    """Every image of this run's versions present: pulled from the registry setting's registry when it has
+    them, built here otherwise; an unchanged tree pulls and builds nothing."""
     started = time.monotonic()
     wanted = current()
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}")
+    registry = registries.checked_registry(from_environment("registry")) if from_environment("registry") else ""
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}"
+        + (f", from {registry} where it has them" if registry else ""))
     with _building():
         for image in wanted.all:
             if present(image):
                 say(f"image {image.tag}: present")
                 continue
-            _build(image)
+            _obtain(image, registry)
     say(f"images ready in {time.monotonic() - started:.1f} s")
+
+
+def _obtain(image: Image, registry: str) -> None:
+    """Pull `image` from `registry`, else build it; a host that can do neither is told what it lacks."""
+    why = "no registry given (the `registry` setting)"
+    if registry:
+        pulling = time.monotonic()
+        why = registries.pull(registry, image.tag)
+        if why is None:
+            say(f"image {image.tag}: pulled from {registry} in {time.monotonic() - pulling:.1f} s")
+            return
+    lacking = tools_missing(image)
+    if lacking:
+        raise ImageBuildFailed(f"image {image.tag} cannot be had here: {why}, and building it takes "
+                               f"{', '.join(lacking)} (not on PATH); push the images from a host that builds them "
+                               "(`eo-harness images push REGISTRY`) and give that registry, or install those")
+    say(f"image {image.tag}: {why}; building it")
+    _build(image)
+
+
+def push_all(registry: str) -> None:
+    """Every image of this run's versions, built or pulled first where missing, pushed to `registry`."""
+    build_all()
+    for image in current().all:
+        seconds = registries.push(registry, image.tag)
+        say(f"image {image.tag}: pushed to {registry} in {seconds:.1f} s")
 
 
 @contextmanager
