@@ -9,6 +9,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -171,30 +172,49 @@ def build_all() -> None:
     say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}"
         + (f", from {registry} where it has them" if registry else ""))
     with _building():
+        to_build = []
         for image in wanted.all:
             if present(image):
                 say(f"image {image.tag}: present")
-                continue
-            _obtain(image, registry)
+            elif not _pulled(image, registry):
+                to_build.append(image)
+        _build_at_once(to_build)
     say(f"images ready in {time.monotonic() - started:.1f} s")
 
 
-def _obtain(image: Image, registry: str) -> None:
-    """Pull `image` from `registry`, else build it; a host that can do neither is told what it lacks."""
+def _pulled(image: Image, registry: str) -> bool:
+    """Whether `image` came from `registry`; False when it is to be built here, bad news in one line when
+    this host cannot build it (what it lacks)."""
     why = "no registry given (the `registry` setting)"
     if registry:
         pulling = time.monotonic()
         why = registries.pull(registry, image.tag)
         if why is None:
             say(f"image {image.tag}: pulled from {registry} in {time.monotonic() - pulling:.1f} s")
-            return
+            return True
     lacking = tools_missing(image)
     if lacking:
         raise ImageBuildFailed(f"image {image.tag} cannot be had here: {why}, and building it takes "
                                f"{', '.join(lacking)} (not on PATH); push the images from a host that builds them "
                                "(`eo-harness images push REGISTRY`) and give that registry, or install those")
     say(f"image {image.tag}: {why}; building it")
-    _build(image)
+    return False
+
+
+def _build_at_once(to_build: list[Image]) -> None:
+    """Build these images at once: each fetches its inputs from its own source (Debian, Maven, Go's proxy,
+    PyPI) while the others do, and waits for its parent's build only for its `docker build`. The first
+    failure is raised once every build has ended (a thread cannot be stopped halfway)."""
+    if not to_build:
+        return
+    with ThreadPoolExecutor(max_workers=len(to_build), thread_name_prefix="image") as pool:
+        builds: dict[str, Future[None]] = {}
+        for image in to_build:  # parents first (`Images.all`)
+            parent = builds.get(image.parent.name) if image.parent is not None else None
+            builds[image.name] = pool.submit(_build, image, parent)
+        wait(builds.values())
+    for build in builds.values():
+        build.result()
 
 
 def push_all(registry: str) -> None:
@@ -220,7 +240,9 @@ def _building() -> Iterator[None]:
         yield
 
 
-def _build(image: Image) -> None:
+def _build(image: Image, parent: Future[None] | None = None) -> None:
+    """Build `image`: its inputs fetched on the host, then (once `parent`, its parent's build, if any, is
+    done) its `docker build`."""
     work = cache_dir() / "build" / image.name
     work.mkdir(parents=True, exist_ok=True)
     log = cache_dir() / "logs" / f"{image.name}-{image.digest}.log"
@@ -228,7 +250,7 @@ def _build(image: Image) -> None:
     log.write_text("")
     with step(f"image {image.tag}: build (log: {log})"):
         if image.stage is None:
-            rootfs.build_base(image.tag, work, cache_dir() / "wheels", log)
+            rootfs.build_base(image.tag, work, cache_dir() / "wheels", cache_dir() / "debootstrap", log)
             return
         context = work / "context"
         if context.exists():
@@ -237,6 +259,8 @@ def _build(image: Image) -> None:
         with step(f"{image.name}: fetch inputs on the host"):
             image.stage(context, log)
         assert image.parent is not None
+        if parent is not None and parent.exception() is not None:  # that failure is raised from its own build
+            raise ImageBuildFailed(f"image {image.tag}: not built, as its parent {image.parent.tag} failed")
         _docker_build(image, context, log)
         shutil.rmtree(context)
 

@@ -4,6 +4,8 @@ and doctor's two answers: can this host build, can it run."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from harness.cluster import images
@@ -39,8 +41,10 @@ class Host:
         self.local, self.registry, self.built, self.pulled = local, registry, [], []
         monkeypatch.setattr(images, "present", lambda image: image.tag in self.local)
         monkeypatch.setattr(images.registries, "pull", self.pull)
-        monkeypatch.setattr(images, "_build", self.build)
+        monkeypatch.setattr(images, "_build_at_once", lambda todo: self.built.extend(i.name for i in todo))
         monkeypatch.setattr(images.shutil, "which", lambda tool: f"/usr/bin/{tool}" if tool in tools else None)
+        monkeypatch.setattr(images, "_building", contextlib.nullcontext)
+        monkeypatch.setattr(images, "from_environment", lambda name: REGISTRY if registry else "")
 
     def pull(self, registry: str, tag: str) -> str | None:
         if tag not in self.registry:
@@ -49,24 +53,18 @@ class Host:
         self.local.add(tag)
         return None
 
-    def build(self, image: images.Image) -> None:
-        self.built.append(image.name)
-        self.local.add(image.tag)
-
 
 def test_what_the_registry_has_is_pulled_and_only_the_rest_built(monkeypatch: pytest.MonkeyPatch) -> None:
     wanted = images.current()
     host = Host(monkeypatch, set(), {wanted.base.tag, wanted.spark.tag}, {"debootstrap", "mvn", "java", "go"})
-    for image in wanted.all:
-        images._obtain(image, REGISTRY)
+    images.build_all()
     assert host.pulled == [wanted.base.tag, wanted.spark.tag] and host.built == ["kafka", "toxiproxy"]
 
 
 def test_without_a_registry_everything_missing_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     wanted = images.current()
     host = Host(monkeypatch, {wanted.base.tag}, set(), {"mvn", "java", "go"})  # no debootstrap: base is present
-    for image in wanted.all[1:]:
-        images._obtain(image, "")
+    images.build_all()
     assert host.built == ["kafka", "spark", "toxiproxy"] and host.pulled == []
 
 
@@ -76,9 +74,9 @@ def test_a_host_that_can_neither_pull_nor_build_is_told_what_it_lacks(monkeypatc
     with pytest.raises(ImageBuildFailed, match=f"^image {wanted.kafka.tag} cannot be had here: not in {REGISTRY}, "
                                                "and building it takes mvn, debootstrap \\(not on PATH\\); push the "
                                                "images from a host that builds them"):
-        images._obtain(wanted.kafka, REGISTRY)  # its base is not present either: that build's tools count too
+        images._pulled(wanted.kafka, REGISTRY)  # its base is not present either: that build's tools count too
     with pytest.raises(ImageBuildFailed, match="cannot be had here: no registry given \\(the `registry` setting\\)"):
-        images._obtain(wanted.toxiproxy, "")
+        images._pulled(wanted.toxiproxy, "")
 
 
 def test_doctor_says_what_this_host_can_do_and_exactly_what_it_lacks() -> None:
