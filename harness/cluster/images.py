@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -256,6 +257,8 @@ def _build(image: Image, parent: Future[None] | None = None) -> None:
         if context.exists():
             shutil.rmtree(context)
         shutil.copytree(DOCKERFILES / image.name, context)
+        if parent is not None:  # its parent's build is the longest: this one's fetch takes what CPU it leaves
+            yield_cpu()
         with step(f"{image.name}: fetch inputs on the host"):
             image.stage(context, log)
         assert image.parent is not None
@@ -263,6 +266,17 @@ def _build(image: Image, parent: Future[None] | None = None) -> None:
             raise ImageBuildFailed(f"image {image.tag}: not built, as its parent {image.parent.tag} failed")
         _docker_build(image, context, log)
         shutil.rmtree(context)
+
+
+FETCH_NICENESS = 10  # below the base's debootstrap: fetching at once must not slow the build everything waits on
+
+
+def yield_cpu() -> None:
+    """Lower this thread's scheduling priority, and so that of every process it starts (Linux: a nice value
+    is a thread's, and a child process inherits its creator's). Fetches are mostly CPU here (Go's compile,
+    pyspark's wheel, Maven): at equal priority, on two cores they slowed debootstrap more than they saved."""
+    thread = threading.get_native_id()
+    os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + FETCH_NICENESS)
 
 
 def _docker_build(image: Image, context: Path, log: Path) -> None:

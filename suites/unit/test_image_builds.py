@@ -1,9 +1,12 @@
 """Images built at once, without Docker: every image fetches its inputs while the others do, a child's
 `docker build` waits for its parent's build, and a parent that fails is the one error said (its children
-are not built)."""
+are not built); a fetch beside its parent's build runs at a lower priority than that build."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -69,3 +72,19 @@ def test_a_child_whose_parent_is_present_is_built_at_once(monkeypatch: pytest.Mo
     builds = Builds(monkeypatch, tmp_path)
     images._build_at_once(builds.children())
     assert "base" not in builds.times and {f"docker {n}" for n in ("kafka", "spark", "toxiproxy")} <= set(builds.times)
+
+
+def test_a_fetch_beside_its_parents_build_runs_below_it() -> None:
+    """Processes a fetching thread starts run at its lower priority; the process itself keeps its own."""
+    niceness: list[int] = []
+
+    def fetch() -> None:
+        images.yield_cpu()
+        niceness.append(int(subprocess.run([sys.executable, "-c", "import os; print(os.nice(0))"],
+                                           capture_output=True, text=True, check=True).stdout))
+
+    before = os.nice(0)
+    thread = threading.Thread(target=fetch)
+    thread.start()
+    thread.join()
+    assert niceness == [before + images.FETCH_NICENESS] and os.nice(0) == before
