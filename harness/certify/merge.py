@@ -30,6 +30,8 @@ SHARED = (("sink_source_sha256", "sink source (sha256)"), ("pipeline_source_sha2
           ("shipped", "shipped code"), ("versions", "versions"), ("seed", "seed"), ("brokers", "brokers"),
           ("matrix", "matrix (quick or full)"), ("restarts", "restarts"))
 
+SHARD_KEYS = ("index", "count", "observation", "workload")  # what `certify --shard` adds
+
 
 @dataclass(frozen=True)
 class ShardCertificate:
@@ -58,6 +60,10 @@ def read_shard(folder: Path) -> ShardCertificate:
         raise BadInput(f"{path}: not a readable certificate ({error})") from None
     if not isinstance(certificate, dict) or not isinstance(certificate.get("shard"), dict):
         raise BadInput(f"{path} is not a shard's certificate (one written by `certify --shard K/N`)")
+    lacking = [key for key in (*(key for key, _ in SHARED), "sink", "pipeline", "scenarios") if key not in certificate]
+    lacking += [f"shard.{key}" for key in SHARD_KEYS if key not in certificate["shard"]]
+    if lacking:
+        raise BadInput(f"{path}: a shard's certificate without {', '.join(lacking)} (written by another version?)")
     return ShardCertificate(folder, certificate)
 
 

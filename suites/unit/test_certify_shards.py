@@ -189,6 +189,12 @@ def test_a_folder_without_a_shards_certificate_is_refused(tmp_path: Path) -> Non
     single_run(tmp_path)
     with pytest.raises(BadInput, match="is not a shard's certificate"):
         read_shard(tmp_path / "single")
+    folder = write_shard(tmp_path / "old", 1, 2)
+    certificate = json.loads((folder / "certificate.json").read_text())
+    del certificate["seed"], certificate["shard"]["workload"]
+    (folder / "certificate.json").write_text(json.dumps(certificate))
+    with pytest.raises(BadInput, match="a shard's certificate without seed, shard.workload \\(written by another"):
+        read_shard(folder)
 
 
 def test_the_command_refuses_in_one_line_with_status_2_and_merges_with_0(tmp_path: Path) -> None:
