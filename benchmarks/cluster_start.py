@@ -7,9 +7,9 @@ where a scenario's time goes.
 their figures compare (the machine is noisy); a scenario's phases (the reference sink, its coordinator
 killed at a commit) are printed for each.
 
---cold removes the harness's images and build cache first and times `images build` from nothing
-(host caches of Maven, Go and pip stay as they are). Peak memory is the largest sum of every
-container's memory use, sampled each second while the smoke scenario runs.
+--cold removes the harness's images and build cache first (its wheels and debootstrap's packages) and
+times `images build` from nothing (host caches of Maven, Go and pip stay as they are). Peak memory is
+the largest sum of every container's memory use, sampled each second while the smoke scenario runs.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def cold_build() -> float:
             client.images.remove(image.tag, force=True)
     shutil.rmtree(images.cache_dir() / "build", ignore_errors=True)
     shutil.rmtree(images.cache_dir() / "wheels", ignore_errors=True)
+    shutil.rmtree(images.cache_dir() / "debootstrap", ignore_errors=True)
     started = time.monotonic()
     images.build_all()
     return time.monotonic() - started

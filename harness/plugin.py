@@ -86,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
     if settings.given(config, "sink") and settings.given(config, "brokers") is None:
         os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
-    for name in ("kafka", "spark", "brokers", "restarts"):  # the session's cluster and scenarios follow them
+    for name in ("kafka", "spark", "brokers", "restarts", "registry"):  # the session's cluster, images, scenarios
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:

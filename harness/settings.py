@@ -88,6 +88,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "and min.insync.replicas=2, and the broker fault classes (coordinator, leader, controller, ISR) "
             "join the matrix; a full certification (certify without --quick, pytest --sink) runs on "
             f"{FULL_CERTIFICATION_BROKERS} unless given", broker_count, pytest=True),
+    Setting("registry", "", "a registry (host[:port][/path], e.g. 127.0.0.1:5000/eo) that every command pulls "
+            "the images it needs from before building any: only what it lacks is built here (`eo-harness images "
+            "push REGISTRY` fills it; credentials are the engine's, `docker login`)", pytest=True),
     Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
             "(modulo their number); default: every worker on the default engine", pytest=True),
 )}

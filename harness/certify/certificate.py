@@ -51,11 +51,18 @@ def verdict(classes: list[dict], rows: list[Row], quick: bool) -> str:
     return f"not certified: passed {passed} of {len(classes)} applicable fault classes, {untried} not tried"
 
 
+def shard_verdict(shard: dict, rows: list[Row], quick: bool) -> str:
+    """A shard's one line: never a certification, whatever it ran; its merge with the others may be."""
+    passed = sum(r.outcome == PASS for r in rows)
+    return (f"shard {shard['index']}/{shard['count']} of the {'quick' if quick else 'full'} matrix: {passed} of its "
+            f"{len(rows)} scenarios passed (not a certification: `certify merge` the shards' folders)")
+
+
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
-                      rows: list[Row], restarts: int) -> dict:
+                      rows: list[Row], restarts: int, shard: dict | None = None) -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
-    certificate as written."""
-    folder.mkdir(parents=True, exist_ok=True)
+    certificate as written. A shard's (`shard`: its index, count, observation and workload) certifies
+    nothing alone and carries what `certify merge` checks and draws the space from."""
     classes = coverage(seen, rows)
     certificate = {
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
@@ -63,41 +70,54 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "shipped": {what: code.shipment.to_dict() for what, code in (("sink", sink), ("pipeline", pipeline.code))
                     if code.shipment is not None},  # the bytes every row ran, hashed once, every file of a package
-        "verdict": verdict(classes, rows, quick),
-        "certified": certified(classes, rows),
+        "verdict": shard_verdict(shard, rows, quick) if shard else verdict(classes, rows, quick),
+        "certified": certified(classes, rows) and shard is None,
         "matrix": "quick" if quick else "full", "seed": seed,
         "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
         "versions": {"harness": harness.__version__, **asdict(versions.stack()),
                      "confluent_kafka": version("confluent-kafka")},
-        "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
-                       "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,
-                       "error": r.error, "phases": r.phases, "worker": r.worker, "engine": r.engine,
-                       **({"ways": r.ways} if r.ways else {})}
-                      for r in rows],
+        "scenarios": [scenario_entry(r) for r in rows],
+        **({"shard": shard} if shard else {}),
     }
-    write_new_evidence(folder / CERTIFICATE, json.dumps(certificate, indent=2))
-    write_evidence(folder / "junit.xml", _junit(sink, rows))
-    write_evidence(folder / "index.html", _html(certificate))
+    write_certificate_files(folder, certificate)
     return certificate
 
 
-def _junit(sink: CodeSpec, rows: list[Row]) -> str:
-    failures = sum(r.outcome in (FAIL, INEFFECTIVE) for r in rows)
-    errors = sum(r.outcome == UNKNOWN for r in rows)
+def scenario_entry(row: Row) -> dict:
+    """A row as certificate.json lists it."""
+    return {"name": row.scenario.name, "faults": list(row.scenario.faults), "outcome": row.outcome,
+            "anomalies": row.anomalies, "seconds": round(row.seconds, 1), "report": row.report, "error": row.error,
+            "phases": row.phases, "worker": row.worker, "engine": row.engine,
+            **({"ways": row.ways} if row.ways else {})}
+
+
+def write_certificate_files(folder: Path, certificate: dict) -> None:
+    """The three files of a certificate folder, from the certificate (a run's or a merge of shards')."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_new_evidence(folder / CERTIFICATE, json.dumps(certificate, indent=2))
+    write_evidence(folder / "junit.xml", _junit(certificate))
+    write_evidence(folder / "index.html", _html(certificate))
+
+
+def _junit(certificate: dict) -> str:
+    scenarios = certificate["scenarios"]
+    failures = sum(s["outcome"] in (FAIL, INEFFECTIVE) for s in scenarios)
+    errors = sum(s["outcome"] == UNKNOWN for s in scenarios)
     cases = []
-    for r in rows:
+    for s in scenarios:
         body = ""
-        if r.outcome == FAIL:
-            body = f"<failure message={quoteattr(', '.join(f'{k}={v}' for k, v in r.anomalies.items()))}/>"
-        elif r.outcome == INEFFECTIVE:
-            body = f"<failure message={quoteattr('ineffective: ' + (r.error or 'the fault did not do what it says'))}/>"
-        elif r.outcome == UNKNOWN:
-            body = f"<error message={quoteattr(r.error or 'unknown')}/>"
-        cases.append(f'<testcase classname={quoteattr(sink.spec)} name={quoteattr(r.scenario.name)} '
-                     f'time="{r.seconds:.1f}">{body}</testcase>')
-    return (f'<?xml version="1.0" encoding="utf-8"?><testsuite name={quoteattr("certify " + sink.spec)} '
-            f'tests="{len(rows)}" failures="{failures}" errors="{errors}">{"".join(cases)}</testsuite>\n')
+        if s["outcome"] == FAIL:
+            body = f"<failure message={quoteattr(', '.join(f'{k}={v}' for k, v in s['anomalies'].items()))}/>"
+        elif s["outcome"] == INEFFECTIVE:
+            why = s["error"] or "the fault did not do what it says"
+            body = f"<failure message={quoteattr('ineffective: ' + why)}/>"
+        elif s["outcome"] == UNKNOWN:
+            body = f"<error message={quoteattr(s['error'] or 'unknown')}/>"
+        cases.append(f'<testcase classname={quoteattr(certificate["sink"])} name={quoteattr(s["name"])} '
+                     f'time="{s["seconds"]:.1f}">{body}</testcase>')
+    return (f'<?xml version="1.0" encoding="utf-8"?><testsuite name={quoteattr("certify " + certificate["sink"])} '
+            f'tests="{len(scenarios)}" failures="{failures}" errors="{errors}">{"".join(cases)}</testsuite>\n')
 
 
 def _html(certificate: dict) -> str:
@@ -165,6 +185,8 @@ def _found(scenario: dict) -> str:
 
 
 def _evidence(scenario: dict) -> str:
-    """The link to a scenario's report (none for a row no worker ran), and which worker ran it."""
+    """The link to a scenario's report (none for a row no worker ran), and which worker and shard ran it."""
     link = f"<a href={quoteattr(scenario['report'])}>report</a>" if scenario["report"] else "-"
-    return link + (f" ({escape(scenario['worker'])} on {escape(scenario['engine'])})" if scenario["worker"] else "")
+    ran_by = [f"{scenario['worker']} on {scenario['engine']}"] if scenario["worker"] else []
+    ran_by += [f"shard {scenario['shard']}"] if scenario.get("shard") else []  # a merged certificate's rows
+    return link + (f" ({escape(', '.join(ran_by))})" if ran_by else "")

@@ -13,6 +13,7 @@ from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificat
 from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX
 from harness.certify.pool import certify_spread, spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
+from harness.certify.shards import Shard, shard_of
 from harness.certify.worker import CertifyJob
 from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
@@ -28,9 +29,9 @@ from harness.subject.shipment import check_unchanged, shipments
 
 
 def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int = 1,
-            docker_hosts: str = "") -> int:
+            docker_hosts: str = "", shard: Shard | None = None) -> int:
     """Certify `run.sink` with `run.pipeline` (a full matrix on 3 brokers unless the `brokers` setting says
-    otherwise); the exit status: 1 a row failed or was ineffective, 3
+    otherwise), or run one shard of it; the exit status: 1 a row failed or was ineffective, 3
     (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0."""
     if not quick:  # on fewer brokers a full certification could never say "certified"
         os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
@@ -39,6 +40,9 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     sink = resolve_sink(run.sink)
     if dry_run:
         print_plan(sink, pipeline, quick)
+        if shard is not None:
+            print(f"shard {shard.name}: its own baseline, then rows i of the plan after it where i % {shard.count} "
+                  f"== {shard.index - 1}")
         if workers > 1:
             print("\n".join(spread_note(engines)))
         return EXIT_OK
@@ -47,21 +51,23 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
                        "overwritten; give another folder")
     started = time.monotonic()
     if workers > 1:
-        folder, seen, rows = certify_spread(CertifyJob(run, shipments()), sink, engines, quick, out)
+        folder, seen, rows = certify_spread(CertifyJob(run, shipments()), sink, engines, quick, out, shard)
     else:
         if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
             os.environ["DOCKER_HOST"] = engines[0]
-        folder, seen, rows = _on_one_cluster(run, quick, out)
+        folder, seen, rows = _on_one_cluster(run, quick, out, shard)
     for code, what in ((sink, "sink"), (pipeline.code, "pipeline")):  # what the rows ran is what is attested
         if code.shipment is not None:
             check_unchanged(code.shipment, what, code.spec)
-    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts)
+    certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts,
+                                    shard_section(shard, seen, run) if shard else None)
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)
     print(f"{sink.spec} with pipeline {pipeline.name}: {certificate['verdict']}, "
           f"{passed}/{len(rows)} scenarios passed, {'quick' if quick else 'full'} matrix, {minutes} min {secs} s")
-    status = certification_status([r.outcome for r in rows], quick, certificate["certified"])
+    # a shard never certifies alone: its rows decide its status, the merged certificate the certification's
+    status = certification_status([r.outcome for r in rows], quick or shard is not None, certificate["certified"])
     if status == EXIT_NOT_EVERY_CLASS:
         untried = [c["class"] for c in certificate["classes"] if c["outcome"] == NOT_TRIED]
         print(f"not certified, exit {EXIT_NOT_EVERY_CLASS}: {len(untried)} applicable classes not tried "
@@ -85,9 +91,17 @@ def matrix_exit_status(outcomes: list[str]) -> int:
     return EXIT_OK
 
 
-def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None) -> tuple[Path, Observation, list[Row]]:
-    """Every row in turn on one cluster in this process: the certificate folder, what the baseline
-    showed, the rows."""
+def shard_section(shard: Shard, seen: Observation, run: MatrixRun) -> dict:
+    """What a shard's certificate adds: which shard, what its baseline showed (the merge draws the space
+    from it and refuses shards whose spaces differ) and the workload every shard must share."""
+    return {"index": shard.index, "count": shard.count, "observation": seen.to_dict(),
+            "workload": {"records": run.records, "rate": run.rate, "stall_timeout": run.stall_timeout}}
+
+
+def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None,
+                    shard: Shard | None) -> tuple[Path, Observation, list[Row]]:
+    """Every row (of the shard) in turn on one cluster in this process: the certificate folder, what the
+    baseline showed, the rows."""
     rows: list[Row] = []
     with session() as opened:
         folder = out or certificate_dir(opened.cluster.run_id)
@@ -95,7 +109,7 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None) -> tuple[Path
         rows.append(baseline)
         print_row(baseline, 1, None)
         seen = observed(result)
-        plan = plan_after_baseline(run.sink, seen, quick)
+        plan = shard_of(shard, plan_after_baseline(run.sink, seen, quick))
         for n, row in enumerate(plan, start=2):
             outcome, _ = run_row(opened.cluster, run, row)
             rows.append(outcome)

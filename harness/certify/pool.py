@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.certify.matrix import BASELINE, MatrixScenario
 from harness.certify.rows import Row, plan_after_baseline, print_row
+from harness.certify.shards import Shard, shard_of
 from harness.certify.tally import Failed, Finished, Tally, Took, Worker
 from harness.certify.worker import Job, serve
 from harness.cluster.engine import docker_hosts as parse_docker_hosts
@@ -48,8 +49,8 @@ def spread_note(engines: list[str]) -> list[str]:
             "the baseline runs first, then each worker takes the next row when it finishes one"]
 
 
-def certify_spread(job: Job, sink: CodeSpec, engines: list[str], quick: bool,
-                   out: Path | None) -> tuple[Path, Observation, list[Row]]:
+def certify_spread(job: Job, sink: CodeSpec, engines: list[str], quick: bool, out: Path | None,
+                   shard: Shard | None = None) -> tuple[Path, Observation, list[Row]]:
     """The matrix over one worker per engine: the certificate folder, what the baseline showed, every row (unknown
     where no worker could finish it)."""
     run_id = new_run_id()
@@ -58,7 +59,7 @@ def certify_spread(job: Job, sink: CodeSpec, engines: list[str], quick: bool,
         say(line)
     pool = Pool(job, workers, (out or certificate_dir(run_id)).resolve())
     try:
-        seen, rows = pool.certify(sink, quick)
+        seen, rows = pool.certify(sink, quick, shard)
     except BaseException:
         pool.stop(cut_short=True)
         raise
@@ -81,15 +82,16 @@ class Pool:
         self.tally = Tally(workers, folder)
         self.printed = 0
 
-    def certify(self, sink: CodeSpec, quick: bool) -> tuple[Observation, list[Row]]:
-        """The baseline, then the rows it calls for; returns what the baseline showed and every row in plan order."""
+    def certify(self, sink: CodeSpec, quick: bool, shard: Shard | None = None) -> tuple[Observation, list[Row]]:
+        """The baseline, then the rows it calls for (the shard's share of them); returns what the baseline
+        showed and every row in plan order."""
         baseline = BASELINE
         self.tasks.put(baseline)
         for process in self.processes:
             process.start()
         self._collect([baseline], None)
         seen = self.tally.observed(baseline)
-        plan = plan_after_baseline(sink.spec, seen, quick)
+        plan = shard_of(shard, plan_after_baseline(sink.spec, seen, quick))
         for row in [*plan, *[None] * len(self.processes)]:  # None: no more rows, remove your cluster
             self.tasks.put(row)
         self._collect(plan, len(plan) + 1)

@@ -1,4 +1,5 @@
-"""`certify`: the certification matrix of a sink (with a pipeline), its certificate and exit status."""
+"""`certify`: the certification matrix of a sink (with a pipeline), its certificate and exit status; one
+shard of it (`--shard K/N`), and `certify merge DIR...` joining the shards' certificates into one."""
 
 from __future__ import annotations
 
@@ -6,13 +7,22 @@ import argparse
 from pathlib import Path
 
 from harness.certify.certification import certify
+from harness.certify.merge import merge
 from harness.certify.rows import MatrixRun
+from harness.certify.shards import Shard
 from harness.cli.options import add_setting, refuse_renamed
+from harness.errors import BadInput
+
+MERGE = "merge"
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate")
-    add_setting(parser, "sink", required=True)
+    parser = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate",
+                                 usage="%(prog)s --sink SINK [options]\n       %(prog)s merge DIR... [--out DIR]")
+    add_setting(parser, "sink", no_default=True)
+    parser.add_argument("merge", nargs="*", metavar="merge DIR",
+                        help="join the certificates of every shard (`--shard K/N`) of one certification into one, "
+                             "in --out")
     parser.add_argument("--quick", action="store_true",
                         help="a covering subset of the rows, on 1 broker unless --brokers is given: not a "
                              "certification (exit 0 when every row tried passed)")
@@ -27,11 +37,31 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="spread the rows after the baseline over N worker processes, each with its own cluster")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
+    parser.add_argument("--shard", type=str, metavar="K/N",
+                        help="run shard K of N: its own baseline, then the rows i after it where i %% N == K-1 "
+                             "(every shard's certificate joined by `certify merge`)")
     parser.add_argument("--dry-run", action="store_true", help="print the scenarios it would run, run none")
     parser.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
+    if args.merge:
+        return _merge(args)
+    if args.sink is None:
+        raise BadInput("certify needs --sink (or `certify merge DIR...` to join shards' certificates)")
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
                     restarts=args.restarts)
-    return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts)
+    shard = Shard.parse(args.shard) if args.shard is not None else None
+    return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts, shard)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """`certify merge DIR...`: every other option but --out belongs to running a matrix, not to merging."""
+    word, *folders = args.merge
+    if word != MERGE:
+        raise BadInput(f"certify takes no argument {word!r}: `certify --sink SINK` runs, `certify merge DIR...` joins")
+    if not folders:
+        raise BadInput("certify merge needs the shards' certificate folders: certify merge DIR... [--out DIR]")
+    if args.shard is not None or args.dry_run or args.quick or args.workers != 1:
+        raise BadInput("certify merge takes the shards' folders and --out only (the shards' certificates say the rest)")
+    return merge([Path(folder) for folder in folders], args.out)

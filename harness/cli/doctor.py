@@ -1,4 +1,6 @@
-"""Prerequisite checks, one line each with ok/missing and the fix; `--fix` installs and starts dockerd."""
+"""Prerequisite checks, one line each with ok/missing and the fix, then whether this host can build the
+images and whether it can run scenarios (exactly what is missing when not); `--fix` installs and starts
+dockerd, and fetches a registry binary for the CI suite's registry test."""
 
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import versions
-from harness.errors import EXIT_INFRASTRUCTURE
+from harness.cluster.images import cache_dir
+from harness.cluster.readiness import readiness
+from harness.errors import EXIT_INFRASTRUCTURE, BadInput
 from harness.progress import say
+from harness.settings import from_environment
 
 DOCKERD_LOG = Path("/var/log/eo-harness-dockerd.log")
+REGISTRY_PACKAGE = "docker-registry"  # Debian's registry (distribution 2.8): the CI suite's pull test runs one
 
 
 @dataclass(frozen=True)
@@ -45,14 +51,6 @@ def _go() -> bool:
         return False
     return go_is_new_enough(subprocess.run(["go", "version"], capture_output=True, text=True, timeout=30).stdout)
 
-
-def _images_present() -> bool:
-    from harness.cluster import images
-
-    return _engine_answers() and not images.missing()
-
-
-IMAGES = Check("images present", _images_present, "python -m harness images build")
 CHECKS = (
     Check("docker client", lambda: shutil.which("docker") is not None, "apt-get install docker.io"),
     Check("dockerd", lambda: shutil.which("dockerd") is not None, "python -m harness doctor --fix"),
@@ -64,8 +62,15 @@ CHECKS = (
           "install an official Go release (Debian 12's golang-go is too old to build toxiproxy)"),
     Check("chromium", lambda: shutil.which("chromium") is not None,  # the CI suite's check of the report
           "python -m harness doctor --fix"),
-    IMAGES,
+    Check("docker-registry", lambda: registry_binary() is not None,  # the CI suite's registry test
+          "python -m harness doctor --fix"),
 )
+
+
+def registry_binary() -> str | None:
+    """The registry binary: on PATH, else the one `doctor --fix` unpacked into the harness's cache."""
+    unpacked = cache_dir() / "tools" / REGISTRY_PACKAGE / "usr" / "bin" / REGISTRY_PACKAGE
+    return shutil.which(REGISTRY_PACKAGE) or (str(unpacked) if unpacked.is_file() else None)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -79,15 +84,21 @@ def command(args: argparse.Namespace) -> int:
 
 
 def run(fix: bool) -> int:
-    """Print each check; with `fix`, install what apt can and start dockerd first."""
+    """Print each check, then what this host can do; with `fix`, install what apt can and start dockerd
+    first. Exit 0 when it can run scenarios (its images present, pulled or built), else 3."""
     if fix:
         install_engine()
-    essential_missing = False
     for check in CHECKS:
         ok = check.ok()
-        essential_missing |= not ok and check is not IMAGES
         print(f"{check.name:<26} {'ok' if ok else 'missing':<8} {'' if ok else 'fix: ' + check.fix}")
-    return EXIT_INFRASTRUCTURE if essential_missing else 0
+    try:
+        ready = readiness(from_environment("registry"))
+    except BadInput as error:  # a malformed registry setting: said as what this host lacks
+        print(f"{'can run scenarios':<26} no: {error}")
+        return EXIT_INFRASTRUCTURE
+    print(f"{'can build images':<26} {ready.build_line()}")
+    print(f"{'can run scenarios':<26} {ready.run_line()}")
+    return 0 if ready.can_run else EXIT_INFRASTRUCTURE
 
 
 def install_engine() -> None:
@@ -102,6 +113,8 @@ def install_engine() -> None:
             ["apt-get", "install", "-y", "-q", "docker.io", "debootstrap", "chromium"],
             check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
         )
+    if registry_binary() is None:
+        unpack_registry()
     if not _engine_answers():
         say(f"starting dockerd (log: {DOCKERD_LOG}) ...")
         with DOCKERD_LOG.open("ab") as log:
@@ -112,3 +125,15 @@ def install_engine() -> None:
                 say(f"dockerd did not answer within 60 s; see {DOCKERD_LOG}")
                 return
             time.sleep(1)
+
+
+def unpack_registry() -> None:
+    """Debian's registry binary unpacked into the harness's cache, not installed: the package would start a
+    service on every address, and the test runs its own on loopback only."""
+    folder = cache_dir() / "tools"
+    folder.mkdir(parents=True, exist_ok=True)
+    say(f"fetching {REGISTRY_PACKAGE} (unpacked into {folder}, no service installed) ...")
+    subprocess.run(["apt-get", "download", "-q", REGISTRY_PACKAGE], cwd=folder, check=True, stdout=subprocess.DEVNULL)
+    package = max(folder.glob(f"{REGISTRY_PACKAGE}_*.deb"))
+    subprocess.run(["dpkg-deb", "-x", str(package), str(folder / REGISTRY_PACKAGE)], check=True)
+    package.unlink()

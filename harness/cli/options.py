@@ -11,19 +11,21 @@ from typing import Any
 from harness.settings import RENAMED, SETTINGS, help_text
 
 # Settings every command takes, before or after its name: `eo-harness --brokers 3 certify` or `certify --brokers 3`.
-GLOBAL = ("reports", "kafka", "spark", "brokers")
-METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION"}
+GLOBAL = ("reports", "kafka", "spark", "brokers", "registry")
+METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION", "registry": "REGISTRY"}
 
 
-def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = False, **overrides: object) -> None:
+def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = False, no_default: bool = False,
+                **overrides: object) -> None:
     """`--name` of the table's setting `name` on `parser`; `required` only when its environment variable
-    does not give it (the table says every setting has one)."""
+    does not give it (the table says every setting has one); `no_default`: None unless the flag or the
+    environment gives it (the command says what is missing, as `certify merge` needs no sink)."""
     setting = SETTINGS[name]
     given = os.environ.get(setting.env)
     options: dict[str, object] = {"type": setting.type, "default": setting.type(given or setting.default),
                                   "help": help_text(setting), "dest": name}
-    if required:
-        options.update(default=setting.type(given) if given else None, required=not given,
+    if required or no_default:
+        options.update(default=setting.type(given) if given else None, required=required and not given,
                        help=f"{setting.help} (env {setting.env}; required unless that is set)")
     if setting.choices:
         options["choices"] = setting.choices

@@ -1,7 +1,8 @@
 """Fetch build inputs on the host (containers reach no registry): Debian, wheels, Maven jars, Go binaries.
 
-Registry addresses come from the host's own configuration (apt sources, pip's and Go's settings,
-Maven's built-in central repository), never from constants in this repository.
+Images fetch at once (harness.cluster.images), each from its own source; Maven runs one at a time, as
+two would share its local repository. Registry addresses come from the host's own configuration (apt
+sources, pip's and Go's settings, Maven's built-in central repository), never from constants here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
@@ -65,6 +67,9 @@ def _maven_settings(work: Path) -> Path:
     return settings
 
 
+_MAVEN = threading.Lock()  # one Maven at a time: images fetched at once share its local repository, not safe to share
+
+
 def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Path) -> None:
     """Resolve the runtime dependencies of `pom` into `dest` (versions stripped from file names)."""
     work = dest.parent
@@ -76,7 +81,8 @@ def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Pat
         "dependency:copy-dependencies", f"-DoutputDirectory={dest}",
         "-DincludeScope=runtime", "-Dmdep.stripVersion=true",
     ] + [f"-D{key}={value}" for key, value in properties.items()]
-    run_logged(command, log, f"maven {pom.parent.name}")
+    with _MAVEN:
+        run_logged(command, log, f"maven {pom.parent.name}")
 
 
 def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Path) -> None:

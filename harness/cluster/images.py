@@ -1,4 +1,5 @@
-"""Every image the cluster needs, built locally with no registry; tags are hashes of their inputs."""
+"""Every image the cluster needs: pulled from the `registry` setting's registry when it has them (no build
+tools needed), else built locally; tags are hashes of their inputs, the same on every host."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import fcntl
 import hashlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -17,11 +20,13 @@ from pathlib import Path
 from docker.errors import ImageNotFound
 
 from harness import versions
+from harness.cluster import registry as registries
 from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars, fetch_wheels
 from harness.errors import ImageBuildFailed
 from harness.progress import say, step
+from harness.settings import from_environment
 
 PACKAGE = Path(str(resources.files("harness")))  # a clone's harness/ or an installed one: the same files
 DOCKERFILES = PACKAGE / "images"  # package data: the image build inputs
@@ -41,6 +46,7 @@ class Image:
     pins: tuple[str, ...]
     stage: Callable[[Path, Path], None] | None  # (context dir, log) -> None; None for the base
     parent: Image | None = None
+    tools: tuple[str, ...] = ()  # the programs on PATH that building it takes
 
     @property
     def tag(self) -> str:
@@ -107,8 +113,10 @@ def _stage_toxiproxy(context: Path, log: Path) -> None:
 
 
 KAFKA_SCALA = "2.13"  # Kafka's own Scala build; Spark's follows its version (Stack.scala)
-BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None)
-TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE)
+MAVEN = ("mvn", "java")
+BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None,
+             tools=("debootstrap",))
+TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
 
 
 @dataclass(frozen=True)
@@ -129,8 +137,8 @@ class Images:
 def current() -> Images:
     """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
     stack = versions.stack()
-    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE)
-    spark = Image("spark", (stack.spark, stack.connector), partial(_stage_spark, stack), BASE)
+    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
+    spark = Image("spark", (stack.spark, stack.connector), partial(_stage_spark, stack), BASE, MAVEN)
     return Images(stack, BASE, kafka, spark, TOXIPROXY)
 
 
@@ -148,18 +156,74 @@ def missing() -> list[Image]:
     return [image for image in current().all if not present(image)]
 
 
+def tools_missing(image: Image) -> list[str]:
+    """The programs building `image` takes that this host lacks (its parent's too, when that is not present)."""
+    lacking = [tool for tool in image.tools if shutil.which(tool) is None]
+    if image.parent is not None and not present(image.parent):
+        lacking += [tool for tool in tools_missing(image.parent) if tool not in lacking]
+    return lacking
+
+
 def build_all() -> None:
-    """Build every image of this run's versions that is not present; an unchanged tree builds nothing."""
+    """Every image of this run's versions present: pulled from the registry setting's registry when it has
+    them, built here otherwise; an unchanged tree pulls and builds nothing."""
     started = time.monotonic()
     wanted = current()
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}")
+    registry = registries.checked_registry(from_environment("registry")) if from_environment("registry") else ""
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}"
+        + (f", from {registry} where it has them" if registry else ""))
     with _building():
+        to_build = []
         for image in wanted.all:
             if present(image):
                 say(f"image {image.tag}: present")
-                continue
-            _build(image)
+            elif not _pulled(image, registry):
+                to_build.append(image)
+        _build_at_once(to_build)
     say(f"images ready in {time.monotonic() - started:.1f} s")
+
+
+def _pulled(image: Image, registry: str) -> bool:
+    """Whether `image` came from `registry`; False when it is to be built here, bad news in one line when
+    this host cannot build it (what it lacks)."""
+    why = "no registry given (the `registry` setting)"
+    if registry:
+        pulling = time.monotonic()
+        why = registries.pull(registry, image.tag)
+        if why is None:
+            say(f"image {image.tag}: pulled from {registry} in {time.monotonic() - pulling:.1f} s")
+            return True
+    lacking = tools_missing(image)
+    if lacking:
+        raise ImageBuildFailed(f"image {image.tag} cannot be had here: {why}, and building it takes "
+                               f"{', '.join(lacking)} (not on PATH); push the images from a host that builds them "
+                               "(`eo-harness images push REGISTRY`) and give that registry, or install those")
+    say(f"image {image.tag}: {why}; building it")
+    return False
+
+
+def _build_at_once(to_build: list[Image]) -> None:
+    """Build these images at once: each fetches its inputs from its own source (Debian, Maven, Go's proxy,
+    PyPI) while the others do, and waits for its parent's build only for its `docker build`. The first
+    failure is raised once every build has ended (a thread cannot be stopped halfway)."""
+    if not to_build:
+        return
+    with ThreadPoolExecutor(max_workers=len(to_build), thread_name_prefix="image") as pool:
+        builds: dict[str, Future[None]] = {}
+        for image in to_build:  # parents first (`Images.all`)
+            parent = builds.get(image.parent.name) if image.parent is not None else None
+            builds[image.name] = pool.submit(_build, image, parent)
+        wait(builds.values())
+    for build in builds.values():
+        build.result()
+
+
+def push_all(registry: str) -> None:
+    """Every image of this run's versions, built or pulled first where missing, pushed to `registry`."""
+    build_all()
+    for image in current().all:
+        seconds = registries.push(registry, image.tag)
+        say(f"image {image.tag}: pushed to {registry} in {seconds:.1f} s")
 
 
 @contextmanager
@@ -177,7 +241,9 @@ def _building() -> Iterator[None]:
         yield
 
 
-def _build(image: Image) -> None:
+def _build(image: Image, parent: Future[None] | None = None) -> None:
+    """Build `image`: its inputs fetched on the host, then (once `parent`, its parent's build, if any, is
+    done) its `docker build`."""
     work = cache_dir() / "build" / image.name
     work.mkdir(parents=True, exist_ok=True)
     log = cache_dir() / "logs" / f"{image.name}-{image.digest}.log"
@@ -185,17 +251,32 @@ def _build(image: Image) -> None:
     log.write_text("")
     with step(f"image {image.tag}: build (log: {log})"):
         if image.stage is None:
-            rootfs.build_base(image.tag, work, cache_dir() / "wheels", log)
+            rootfs.build_base(image.tag, work, cache_dir() / "wheels", cache_dir() / "debootstrap", log)
             return
         context = work / "context"
         if context.exists():
             shutil.rmtree(context)
         shutil.copytree(DOCKERFILES / image.name, context)
+        if parent is not None:  # its parent's build is the longest: this one's fetch takes what CPU it leaves
+            yield_cpu()
         with step(f"{image.name}: fetch inputs on the host"):
             image.stage(context, log)
         assert image.parent is not None
+        if parent is not None and parent.exception() is not None:  # that failure is raised from its own build
+            raise ImageBuildFailed(f"image {image.tag}: not built, as its parent {image.parent.tag} failed")
         _docker_build(image, context, log)
         shutil.rmtree(context)
+
+
+FETCH_NICENESS = 10  # below the base's debootstrap: fetching at once must not slow the build everything waits on
+
+
+def yield_cpu() -> None:
+    """Lower this thread's scheduling priority, and so that of every process it starts (Linux: a nice value
+    is a thread's, and a child process inherits its creator's). Fetches are mostly CPU here (Go's compile,
+    pyspark's wheel, Maven): at equal priority, on two cores they slowed debootstrap more than they saved."""
+    thread = threading.get_native_id()
+    os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + FETCH_NICENESS)
 
 
 def _docker_build(image: Image, context: Path, log: Path) -> None:

@@ -1,4 +1,5 @@
 """The base image: a Debian root file system from debootstrap with Java 17 and a Python venv, imported.
+Debootstrap's packages are kept between builds (its cache folder), as Maven's and Go's own caches are.
 
 No registry is reachable, so the base cannot come `FROM` anything: it is bootstrapped from the
 host's Debian mirror, the venv is filled from wheels fetched on the host, and the tree is imported.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness import versions
@@ -19,26 +21,29 @@ CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": 
 VENV = "/opt/venv"
 
 
-def build_base(tag: str, work: Path, wheels: Path, log: Path) -> None:
-    """Bootstrap Debian into `work`, install the pinned Python packages, import it as `tag`."""
+def build_base(tag: str, work: Path, wheels: Path, debs: Path, log: Path) -> None:
+    """Bootstrap Debian into `work` (its packages kept in `debs` for the next build) while the pinned
+    Python packages' wheels are fetched, install them, import the tree as `tag`."""
     if shutil.which("debootstrap") is None:
         raise ImageBuildFailed("debootstrap is not installed: run `python -m harness doctor --fix`")
     rootfs = work / "rootfs"
     if rootfs.exists():
         shutil.rmtree(rootfs)
     requirements = versions.image_python_requirements()
-    with step("base: debootstrap Debian " + versions.DEBIAN_SUITE):
-        run_logged(
-            [
-                "debootstrap", "--variant=minbase",
-                "--include=" + ",".join(versions.DEBIAN_PACKAGES),
-                versions.DEBIAN_SUITE, str(rootfs), debian_mirror(),
-            ],
-            log,
-            "debootstrap",
-        )
-    with step("base: fetch Python wheels on the host"):
-        fetch_wheels(requirements, wheels, log)
+    debs.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="base") as pool:  # a Debian mirror and PyPI at once
+        fetched = pool.submit(_fetch_wheels, requirements, wheels, log)
+        with step("base: debootstrap Debian " + versions.DEBIAN_SUITE):
+            run_logged(
+                [
+                    "debootstrap", "--variant=minbase", f"--cache-dir={debs.resolve()}",
+                    "--include=" + ",".join(versions.DEBIAN_PACKAGES),
+                    versions.DEBIAN_SUITE, str(rootfs), debian_mirror(),
+                ],
+                log,
+                "debootstrap",
+            )
+        fetched.result()
     with step("base: install the Python venv"):
         shutil.copytree(wheels, rootfs / "tmp" / "wheels")
         chroot = ["chroot", str(rootfs)]
@@ -70,6 +75,11 @@ def build_base(tag: str, work: Path, wheels: Path, log: Path) -> None:
         if tar.wait() != 0:
             raise ImageBuildFailed(f"step 'docker import' failed: tar of {rootfs} failed; log: {log}")
     shutil.rmtree(rootfs)
+
+
+def _fetch_wheels(requirements: list[str], wheels: Path, log: Path) -> None:
+    with step("base: fetch Python wheels on the host"):
+        fetch_wheels(requirements, wheels, log)
 
 
 def _java_home(rootfs: Path) -> str:

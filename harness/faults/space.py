@@ -58,6 +58,18 @@ class Observation:
         points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce", "produce.sent")
         return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 
+    def to_dict(self) -> dict:
+        """As JSON: a shard's certificate carries it, so that merging shards draws the space again."""
+        return {"senders": {point: sorted(roles) for point, roles in sorted(self.senders.items())},
+                "transaction_timeout_s": self.transaction_timeout_s, "stateful": self.stateful,
+                "counts": dict(sorted(self.counts.items())), "brokers": self.brokers}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Observation:
+        """From `to_dict`'s JSON."""
+        return cls({point: frozenset(roles) for point, roles in data["senders"].items()},
+                   data["transaction_timeout_s"], data["stateful"], dict(data["counts"]), data["brokers"])
+
     @property
     def kind(self) -> str:
         return kind_from_points(set(self.senders))

@@ -31,7 +31,7 @@ from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
-VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "brokers": "3"}
+VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "brokers": "3", "registry": "127.0.0.1:5000/eo"}
 REQUIRED = {"run": [], "certify": ["--sink", "s"], "explore": ["--sink", "s"], "shrink": ["folder"],
             "check": ["--bootstrap", "b", "--input", "i", "--output", "o"], "images": ["build"],
             "engine": ["stop", "n"]}
