@@ -39,7 +39,8 @@ MARKERS = {
                   "started for the tests that ask for n",
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
-OPTIONS = ("stall_timeout", "sink", "rate", "restarts", "reports", "kafka", "spark", "brokers", "docker_hosts")
+OPTIONS = ("stall_timeout", "sink", "output", "rate", "restarts", "reports", "kafka", "spark", "brokers",
+           "docker_hosts")
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
 USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
@@ -62,7 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker}: {text}")
     terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
     os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
-    for name in ("kafka", "spark", "brokers", "restarts"):  # the session's cluster and scenarios follow them
+    for name in ("kafka", "spark", "brokers", "restarts", "output"):  # the session's cluster and scenarios follow them
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:
@@ -218,6 +219,8 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
 
         result = eo_scenario(pipeline="pipelines/orders.py", sink="sinks/upsert.py:sink",
                              faults=["kill:driver@txn.commit"], records=50_000)
+        result = eo_scenario(sink="sinks/delta_upsert.py:sink", output="delta",
+                             faults=["kill:driver@table.committed:2"])
         assert result.exactly_once, result.summary()
     """
     test_id = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")

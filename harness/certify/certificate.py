@@ -8,7 +8,6 @@ pass, says so; a quick run says how many classes it passed of how many apply."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -64,7 +63,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "matrix": "quick" if quick else "full", "seed": seed,
         "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
-        "versions": {"harness": harness.__version__, **asdict(versions.stack()),
+        "versions": {"harness": harness.__version__, **versions.stack().described(),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [{"name": r.scenario.name, "faults": list(r.scenario.faults), "outcome": r.outcome,
                        "anomalies": r.anomalies, "seconds": round(r.seconds, 1), "report": r.report,

@@ -17,6 +17,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "seed")
     add_setting(parser, "records")
     add_setting(parser, "pipeline")
+    add_setting(parser, "output")
     parser.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/certificate/)")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "rate", metavar="R")
@@ -30,5 +31,5 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace) -> int:
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.rate,
-                    restarts=args.restarts)
+                    restarts=args.restarts, output=args.output)
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts)

@@ -5,8 +5,9 @@
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
-              | batch.planned | batch.committed | state.committed | time
+              | batch.planned | batch.committed | state.committed | table.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time)
+                (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet)
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms (pause, partition, isolate, delay)
@@ -48,13 +49,15 @@ TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "follo
 GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
-BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS)  # checkpoint points: they take a batch id
+TABLE_POINTS = ("table.committed",)  # a table output's version holding batch N, before Spark's commits/N
+BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS, *TABLE_POINTS)  # they take a batch id
 POINTS = (*GATE_POINTS, *BATCH_POINTS, "time")
 TRANSACTION_POINTS = tuple(p for p in GATE_POINTS if p.startswith("txn."))
 ROLES = ("driver", "executors")
 TIMED = ("pause", "partition", "isolate", "delay")
 TRANSACTIONAL = "transactional"  # a sink's kind: it writes in Kafka transactions (txn.* points apply)
 PLAIN = "plain"  # it writes with plain produce requests (the produce point applies)
+TABLE = "table"  # it writes a table (harness.output: delta): the table points apply, Kafka's write points not
 
 STEP = re.compile(
     r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z_.]+)"

@@ -34,9 +34,10 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
              records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
              rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
              partitions: int = 4, max_offsets_per_trigger: int | None = None,
-             speculation: bool = False, restarts: int | None = None) -> Scenario:
+             speculation: bool = False, restarts: int | None = None, output: str | None = None) -> Scenario:
     """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
-    Unset numbers come from the environment (HARNESS_RECORDS, ...) or their defaults (harness.settings)."""
+    Unset numbers and the output (kafka, delta) come from the environment (HARNESS_RECORDS, HARNESS_OUTPUT, ...)
+    or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
     steps = parse_schedule([str(step) for step in faults])
@@ -45,7 +46,8 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     return Scenario(cluster, name, loaded, code, oracle_for(cluster, loaded), steps, workload, partitions,
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
                     max_offsets_per_trigger, state_store, rate, speculation,
-                    restarts if restarts is not None else settings.from_environment("restarts"))
+                    restarts if restarts is not None else settings.from_environment("restarts"),
+                    output or settings.from_environment("output"))
 
 
 @dataclass(frozen=True)

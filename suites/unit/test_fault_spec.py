@@ -25,6 +25,7 @@ pytestmark = pytest.mark.unit
     [
         ("kill:sender@txn.pre_commit#2", FaultStep("kill", "sender", "txn.pre_commit", nth=2)),
         ("kill:driver@batch.committed:3", FaultStep("kill", "driver", "batch.committed", number=3)),
+        ("kill:driver@table.committed:2", FaultStep("kill", "driver", "table.committed", number=2)),
         ("partition:executors@txn.commit/10s", FaultStep("partition", "executors", "txn.commit", duration=10)),
         ("pause:executor@txn.pre_commit/40s", FaultStep("pause", "executor", "txn.pre_commit", duration=40)),
         ("delay:sender@txn.commit/500ms", FaultStep("delay", "sender", "txn.commit", duration=0.5)),

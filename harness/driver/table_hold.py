@@ -1,0 +1,87 @@
+"""Holds the driver at a Delta table's commit point, for the harness to decide what happens there.
+
+Delta commits on the driver: the JVM renames `_delta_log/<version>.json` into place, then returns to
+Spark, which writes the checkpoint's `commits/<batch>` soon after (milliseconds). No poll from outside
+lands a fault in that window, so a thread of the Python driver watches the log with inotify, stops
+the JVM (its parent process) with SIGSTOP the moment a new version appears, and says so in a file
+beside the table (`<holds>/<token>-<version>.held`). The harness reads it through the relay, fires
+whatever fault the point triggers (a killed driver dies held: the crash of apache/paimon#9666), then
+answers `<token>-<version>.release`, and the JVM goes on (SIGCONT). A harness that never answers
+does not stall the stream for longer than RELEASE_AFTER_S.
+
+Standard library only (it runs in the driver container); Linux's inotify through ctypes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import signal
+import struct
+import threading
+import time
+import uuid
+
+VERSION_FILE = re.compile(r"^(\d{20})\.json$")
+IN_CLOSE_WRITE, IN_MOVED_TO = 0x00000008, 0x00000080
+EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
+POLL_S = 0.01
+RELEASE_AFTER_S = 60.0
+
+
+def holds_folder(table: str) -> str:
+    """Where the holds of a table's commits are said and answered."""
+    return f"{table.rstrip('/')}-holds"
+
+
+class CommitHold(threading.Thread):
+    """Stops `pid` (the driver's JVM) at each new version of the table's log until the harness answers."""
+
+    def __init__(self, table: str, pid: int) -> None:
+        super().__init__(name="table-commit-hold", daemon=True)
+        self.log = f"{table.rstrip('/')}/_delta_log"
+        self.holds = holds_folder(table)
+        self.pid = pid
+        self.token = uuid.uuid4().hex[:8]  # this driver's: a restarted one is answered afresh
+
+    def run(self) -> None:
+        while not os.path.isdir(self.log):  # the first write creates the log (version 0 is not held)
+            time.sleep(POLL_S)
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        fd = libc.inotify_init1(0)
+        if fd < 0 or libc.inotify_add_watch(fd, self.log.encode(), IN_CLOSE_WRITE | IN_MOVED_TO) < 0:
+            print(f"HARNESS-HOLD-ERROR inotify: errno {ctypes.get_errno()}", flush=True)
+            return
+        seen = {name for name in os.listdir(self.log) if VERSION_FILE.match(name)}
+        os.makedirs(self.holds, exist_ok=True)
+        while True:
+            data = os.read(fd, 65536)
+            for name in _names(data):
+                if VERSION_FILE.match(name) and name not in seen:
+                    seen.add(name)
+                    self.hold(int(name[:20]))
+
+    def hold(self, version: int) -> None:
+        os.kill(self.pid, signal.SIGSTOP)
+        try:
+            said = f"{self.holds}/{self.token}-{version}"
+            with open(said + ".part", "w") as file:
+                file.write(str(version))
+            os.replace(said + ".part", said + ".held")
+            deadline = time.monotonic() + RELEASE_AFTER_S
+            while not os.path.exists(said + ".release") and time.monotonic() < deadline:
+                time.sleep(POLL_S)
+        finally:
+            os.kill(self.pid, signal.SIGCONT)
+
+
+def _names(data: bytes) -> list[str]:
+    """The file names of a read's inotify events."""
+    names, at = [], 0
+    while at < len(data):
+        _, _, _, length = EVENT.unpack_from(data, at)
+        at += EVENT.size
+        names.append(data[at:at + length].rstrip(b"\0").decode())
+        at += length
+    return names
