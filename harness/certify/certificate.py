@@ -55,7 +55,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
     folder.mkdir(parents=True, exist_ok=True)
     classes = coverage(seen, rows)
     certificate = {
-        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
+        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind, "output": seen.output,
         "transaction_timeout_s": seen.transaction_timeout_s, "brokers": seen.brokers,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "verdict": verdict(classes, rows, quick),
@@ -114,7 +114,8 @@ def _html(certificate: dict) -> str:
         "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective,.not-tried{color:#b9770e}"
         f"</style></head><body><h1>{escape(certificate['sink'])} with pipeline {escape(certificate['pipeline'])}: "
         f"{escape(certificate['verdict'])}</h1>"
-        f"<p>sink kind: {escape(certificate['sink_kind'])}; sink source sha256 "
+        f"<p>sink kind: {escape(certificate['sink_kind'])}; output: {escape(certificate['output'])}; "
+        f"sink source sha256 "
         f"<code>{escape(certificate['sink_source_sha256'])}</code></p>"
         f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); pipeline source "
         f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
@@ -130,8 +131,9 @@ def _html(certificate: dict) -> str:
 
 
 def _versions(versions: dict[str, str]) -> str:
-    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, confluent-kafka 2.16.1`."""
-    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "confluent_kafka": "confluent-kafka"}
+    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, Delta Lake 4.0.1, confluent-kafka 2.16.1`."""
+    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "delta": "Delta Lake",
+             "confluent_kafka": "confluent-kafka"}
     return ", ".join(f"{names.get(name, name)} {version}" for name, version in versions.items())
 
 

@@ -106,6 +106,8 @@ def main() -> None:
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)
+    if args.hold_table_commits:  # before the query starts: a restarted query's first commit may be a replay's
+        CommitHold(args.table_path, os.getppid()).start()  # the JVM that runs this app is its parent
     try:
         query = (
             writer.option("checkpointLocation", args.checkpoint)
@@ -115,8 +117,6 @@ def main() -> None:
     except AnalysisException as error:  # a plan Spark refuses to stream: the pipeline's, or its sink's
         print(f"HARNESS-QUERY-ERROR the query cannot start: {str(error).splitlines()[0]}", flush=True)
         raise SystemExit(2) from None
-    if args.hold_table_commits:
-        CommitHold(args.table_path, os.getppid()).start()  # the JVM that runs this app is its parent
     print(f"HARNESS-QUERY-STARTED id={query.id}", flush=True)
     try:
         query.awaitTermination()

@@ -9,7 +9,8 @@ whatever fault the point triggers (a killed driver dies held: the crash of apach
 answers `<token>-<version>.release`, and the JVM goes on (SIGCONT). A harness that never answers
 does not stall the stream for longer than RELEASE_AFTER_S.
 
-Standard library only (it runs in the driver container); Linux's inotify through ctypes.
+The JVM must not be its container's PID 1, which ignores SIGSTOP sent from inside (harness.cluster.spark
+runs the driver under the engine's init). Standard library only; Linux's inotify through ctypes.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class CommitHold(threading.Thread):
         self.token = uuid.uuid4().hex[:8]  # this driver's: a restarted one is answered afresh
 
     def run(self) -> None:
+        if self.pid == 1:  # SIGSTOP would be ignored: say so rather than pretend to hold
+            print("HARNESS-HOLD-ERROR the JVM is PID 1 of its container: table commits cannot be held", flush=True)
+            return
         while not os.path.isdir(self.log):  # the first write creates the log (version 0 is not held)
             time.sleep(POLL_S)
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
