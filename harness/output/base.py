@@ -31,3 +31,7 @@ class Output(Protocol):
 
     def commits(self) -> list[Commit]:
         """The store's own commit history (empty where it keeps none the harness reads: Kafka)."""
+
+    def commit_of(self, partition: int) -> int | None:
+        """The store's commit (a table version) that holds the records read as `partition`, once read; None
+        where a partition is not one commit's (Kafka)."""

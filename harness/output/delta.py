@@ -37,6 +37,8 @@ class DeltaTable:
         self.files = files
         self.where = path
         self.log = DeltaLog(files, path)
+        self.versions: list[int] = []  # partition (a file of the snapshot) -> the version that added it
+        self._history: list[Commit] | None = None
 
     def prepare(self) -> None:
         """Nothing to make (the sink's first write creates the table); a table already there is refused."""
@@ -48,14 +50,17 @@ class DeltaTable:
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """The rows of the latest snapshot: file i of the snapshot is partition i, a row's index in it its
-        offset (a file is one task's write, in its order, so per-key order holds within a partition)."""
+        offset (a file is one task's write, in its order, so per-key order holds within a partition), the
+        commit time of the version that added it its timestamp (where reports place a record)."""
         snapshot = self.log.snapshot()
         if snapshot is None:
             raise BadInput(f"the sink wrote no Delta table at {self.where} (looked for {self.where}/_delta_log/ "
                            "on the run's volume): write to the context's table_path")
         records = Records()
-        for partition, (_, path) in enumerate(snapshot.files):
-            rows = self._rows(partition, path)
+        self.versions = [version for version, _ in snapshot.files]
+        committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
+        for partition, (version, path) in enumerate(snapshot.files):
+            rows = self._rows(partition, path, committed_ms.get(version, 0))
             for start in range(0, len(rows), BATCH):
                 batch = rows[start:start + BATCH]
                 records.extend(batch)
@@ -65,7 +70,7 @@ class DeltaTable:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
 
-    def _rows(self, partition: int, path: str) -> list[OutputRecord]:
+    def _rows(self, partition: int, path: str, timestamp_ms: int) -> list[OutputRecord]:
         import pyarrow.parquet as pq
 
         data = io.BytesIO(self.files.read_bytes(self.log.data_path(path)))
@@ -77,11 +82,17 @@ class DeltaTable:
                            "or binary")
         table = pq.read_table(data, columns=list(COLUMNS))
         keys, values = (_as_bytes(table.column(c).to_pylist()) for c in COLUMNS)
-        return [OutputRecord(partition, offset, key, value or b"")  # a null value: empty, so `unreadable`
+        return [OutputRecord(partition, offset, key, value or b"", timestamp_ms)  # a null value: `unreadable`
                 for offset, (key, value) in enumerate(zip(keys, values, strict=True))]
 
     def commits(self) -> list[Commit]:
-        return self.log.history()
+        """Every version of the log, read once (the read places its rows by their versions' times)."""
+        if self._history is None:
+            self._history = self.log.history()
+        return self._history
+
+    def commit_of(self, partition: int) -> int | None:
+        return self.versions[partition]
 
 
 def _as_bytes(column: list) -> list[bytes | None]:

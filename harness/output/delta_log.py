@@ -47,6 +47,7 @@ class Commit:
     added: tuple[str, ...] = ()  # data files added, as the log names them
     removed: tuple[str, ...] = ()
     deletion_vectors: bool = False  # an add carries a deletion vector (rows of the file deleted)
+    timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
 
     @property
     def batch(self) -> int | None:
@@ -77,6 +78,7 @@ def parse_commit(version: int, text: str) -> Commit:
         elif "commitInfo" in action:
             info = action["commitInfo"]
             fields["operation"] = info.get("operation")
+            fields["timestamp_ms"] = int(info.get("timestamp") or 0)
             parameters = info.get("operationParameters") or {}
             fields["query_id"] = parameters.get("queryId")
             if parameters.get("epochId") not in (None, ""):

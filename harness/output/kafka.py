@@ -30,3 +30,6 @@ class KafkaTopic:
 
     def commits(self) -> list[Commit]:
         return []
+
+    def commit_of(self, partition: int) -> int | None:
+        return None

@@ -36,6 +36,7 @@ from harness.gate.proxy import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.output.base import Output
+from harness.output.delta_log import Commit
 from harness.output.outputs import output_for
 from harness.progress import say
 from harness.report import write_scenario_page
@@ -43,7 +44,7 @@ from harness.report.folders import run_report_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
-from harness.run.explain import EVENT_TYPES, Explainer, explain
+from harness.run.explain import EVENT_TYPES, Explainer, explain, explain_by_commits
 from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
@@ -223,7 +224,7 @@ class Scenario:
         finally:
             self.history.close()
         if result.verdict.anomalies and self.pipeline.identity is not None and result.output == "kafka":
-            self._explain(result, self.pipeline.identity)  # from the broker's log: a table's has its own evidence
+            self._explain(result, self.pipeline.identity)  # from the broker's log (a table's: see _run)
         events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
         summary = result.to_dict()
@@ -332,8 +333,11 @@ class Scenario:
         read = output.read(on_batch=output_check.feed)
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)
-        verdict = self._with_commit_history(output_check.verdict(read, incomplete), output,
-                                            tables.held_batches if tables is not None else {})
+        commits = output.commits()
+        held = tables.held_batches if tables is not None else {}
+        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, held)
+        if commits and verdict.anomalies and self.pipeline.identity is not None:
+            self._explain_by_commits(verdict, read, output, commits, held, self.pipeline.identity)
         self.unfired = [str(step) for step in schedule.unfired()]
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
@@ -348,16 +352,26 @@ class Scenario:
         )
         return result
 
-    def _with_commit_history(self, verdict: Verdict, output: Output, held: dict[int, int]) -> Verdict:
+    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], held: dict[int, int]) -> Verdict:
         """The verdict with what the store's own history shows (harness.checker.commits): a batch
         committed twice, its versions named; a version's batch is the one it names, else the one Spark ran
         while its driver was held there (`held`: version -> batch, from harness.run.table_watch)."""
-        commits = output.commits()
         if not commits:
             return verdict
         self.history.record("table.history", versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
                                                          "operation": c.operation} for c in commits])
         return with_commit_history(verdict, batches_committed_twice(commits, held))
+
+    def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
+                            held: dict[int, int], identity: Callable[[bytes], str]) -> None:
+        """Each duplicate example of a table output explained by the versions that hold its copies; one
+        that cannot be explained is said on the console, never the verdict's concern."""
+        batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **held}
+        try:
+            explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
+                               output.commit_of, batches)
+        except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
+            say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
 
     def _explain(self, result: ScenarioResult, identity: Callable[[bytes], str]) -> None:
         """Each duplicate and lost example explained from the broker's log (harness.run.explain); one that

@@ -16,7 +16,7 @@ from harness.client.workload import Workload
 from harness.cluster import images
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.topology import Cluster
-from harness.errors import HarnessError
+from harness.errors import BadInput, HarnessError
 from harness.faults.spec import FaultStep, parse_schedule
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -40,6 +40,10 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
+    output = output or settings.from_environment("output")
+    if code.output is not None and code.output != output:
+        raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
+                       f"--output {code.output} (HARNESS_OUTPUT), not {output}")
     steps = parse_schedule([str(step) for step in faults])
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))
@@ -47,7 +51,7 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
                     max_offsets_per_trigger, state_store, rate, speculation,
                     restarts if restarts is not None else settings.from_environment("restarts"),
-                    output or settings.from_environment("output"))
+                    output)
 
 
 @dataclass(frozen=True)

@@ -172,3 +172,14 @@ def test_a_table_already_there_is_refused_before_the_run() -> None:
     with pytest.raises(BadInput, match="already exists"):
         DeltaTable(files, TABLE).prepare()
     DeltaTable(StandInFiles(), TABLE).prepare()
+
+
+def test_a_sink_says_the_output_it_writes_and_is_refused_against_another(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from harness.run.session import scenario
+    from harness.subject.code_spec import resolve_sink
+
+    assert resolve_sink("delta_streaming").output == "delta" and resolve_sink("builtin_kafka").output is None
+    assert {resolve_sink(name).output for name in ("delta_foreach_batch_txn", "bad_delta_blind_append",
+                                                   "bad_delta_app_id_per_restart")} == {"delta"}
+    with pytest.raises(BadInput, match="writes the delta output .*--output delta"):
+        scenario(None, "x", sink="delta_streaming", output="kafka")  # type: ignore[arg-type]

@@ -168,3 +168,28 @@ def test_inotify_events_give_their_file_names() -> None:
     raw = struct.pack("iIII", 1, 0x80, 0, 32) + b"00000000000000000003.json".ljust(32, b"\0")
     raw += struct.pack("iIII", 1, 0x8, 0, 16) + b"x.crc".ljust(16, b"\0")
     assert _names(raw) == ["00000000000000000003.json", "x.crc"]
+
+
+def test_a_duplicate_in_a_table_is_explained_by_the_versions_that_hold_its_copies() -> None:
+    from harness.checker.verdict import Anomaly
+    from harness.client.records import OutputRecord, Records
+    from harness.run.explain import explain_by_commits
+
+    records = Records([OutputRecord(0, 0, b"k", b"a"), OutputRecord(1, 0, b"k", b"b"), OutputRecord(2, 0, b"k", b"a")])
+    duplicate = Anomaly("duplicate")
+    duplicate.add({"id": "a"})
+    verdict = Verdict(FAIL, AT_LEAST_ONCE, {"duplicate": duplicate}, 2, 3, 2)
+    explain_by_commits(verdict, records, ["a", "b", "a"], [2, 3, 5].__getitem__, {2: 2, 5: 2})
+    assert duplicate.examples[0]["explanation"] == "read 2 times: written by table versions 2 (batch 2) and 5 (batch 2)"
+
+
+def test_table_versions_are_drawn_on_the_output_lane() -> None:
+    from harness.report.swimlanes import swimlanes_svg
+
+    events = [{"t": 1.0, "type": "scenario.start"},
+              {"t": 2.0, "type": "table.committed", "version": 2, "batch": 2, "by": "running", "held": True,
+               "point": True},
+              {"t": 3.0, "type": "table.committed", "version": 3, "batch": 2, "by": "txn", "held": False,
+               "point": False}]
+    svg = swimlanes_svg(events, {}, {})
+    assert "table version 2: batch 2 (running), driver held" in svg and "table version 3: batch 2 (txn)<" in svg

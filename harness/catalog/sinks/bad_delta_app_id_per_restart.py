@@ -9,6 +9,8 @@ commit log is appended a second time. Must produce: `duplicate` and `batch_commi
 
 import uuid
 
+OUTPUT = "delta"  # the output it writes (harness.output): run and certify it with --output delta
+
 
 class PerStartAppend:
     """Appends with the batch id as the transaction version of an app id made when the query starts."""

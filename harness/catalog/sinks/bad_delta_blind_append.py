@@ -6,6 +6,8 @@ time (apache/iceberg#8809, apache/paimon#9666). Must produce: `duplicate` and `b
 (kill-driver-table.committed: `kill:driver@table.committed:2`).
 """
 
+OUTPUT = "delta"  # the output it writes (harness.output): run and certify it with --output delta
+
 
 def append(frame, batch_id: int, table: str) -> None:  # type: ignore[no-untyped-def]
     frame.write.format("delta").mode("append").save(table)

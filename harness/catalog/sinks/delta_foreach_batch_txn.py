@@ -3,6 +3,8 @@ delta output: each batch is appended with `txnAppId` (the sink's id, the same ac
 restarts) and `txnVersion` (the batch id), so Delta skips a batch whose version it already committed
 for that app. Expected: exactly-once under every fault."""
 
+OUTPUT = "delta"  # the output it writes (harness.output): run and certify it with --output delta
+
 
 class TxnAppend:
     """Appends a batch with its batch id as the Delta transaction version of a stable app id."""
