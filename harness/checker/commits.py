@@ -12,18 +12,18 @@ from harness.output.delta_log import Commit
 NAME = "batch_committed_twice"
 
 
-def batches_committed_twice(commits: Iterable[Commit], held: Mapping[int, int]) -> Anomaly | None:
+def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int]) -> Anomaly | None:
     """Batches held by more than one commit. A commit's batch is the one its log entry names, else the
-    one Spark was running while the driver was held at it (`held`: version -> batch, exact because the
-    driver could not move on; a version seen without a hold is not attributed, so no guess accuses a
-    sink). An example names the batch, its versions, and how each named its batch."""
+    one Spark was running when it committed (`running`: version -> batch, from the commit's time and the
+    batches' planning times: harness.run.table_watch); a version of neither is not attributed, so no
+    guess accuses a sink. An example names the batch, its versions, and how each named its batch."""
     by_batch: dict[int, list[Commit]] = {}
     said: dict[int, str] = {}
     for commit in commits:
-        batch = commit.batch if commit.batch is not None else held.get(commit.version)
+        batch = commit.batch if commit.batch is not None else running.get(commit.version)
         if batch is None:
             continue
-        said[commit.version] = commit.said_by or "held while Spark ran the batch"
+        said[commit.version] = commit.said_by or "committed while Spark ran the batch"
         by_batch.setdefault(batch, []).append(commit)
     anomaly = Anomaly(NAME)
     for batch, found in sorted(by_batch.items()):

@@ -2,7 +2,8 @@
 
 Delta commits on the driver: the JVM renames `_delta_log/<version>.json` into place, then returns to
 Spark, which writes the checkpoint's `commits/<batch>` soon after (milliseconds). No poll from outside
-lands a fault in that window, so a thread of the Python driver watches the log with inotify, stops
+lands a fault in that window, so a thread of the Python driver watches the log with inotify (and lists it every
+10 ms, should an event be missed), stops
 the JVM (its parent process) with SIGSTOP the moment a new version appears, and says so in a file
 beside the table (`<holds>/<token>-<version>.held`). The harness reads it through the relay, fires
 whatever fault the point triggers (a killed driver dies held: the crash of apache/paimon#9666), then
@@ -18,15 +19,14 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import select
 import signal
-import struct
 import threading
 import time
 import uuid
 
 VERSION_FILE = re.compile(r"^(\d{20})\.json$")
 IN_CLOSE_WRITE, IN_MOVED_TO = 0x00000008, 0x00000080
-EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 POLL_S = 0.01
 RELEASE_AFTER_S = 60.0
 
@@ -57,14 +57,14 @@ class CommitHold(threading.Thread):
         if fd < 0 or libc.inotify_add_watch(fd, self.log.encode(), IN_CLOSE_WRITE | IN_MOVED_TO) < 0:
             print(f"HARNESS-HOLD-ERROR inotify: errno {ctypes.get_errno()}", flush=True)
             return
-        seen = {name for name in os.listdir(self.log) if VERSION_FILE.match(name)}
+        seen = set(new_versions(self.log, set()))
         os.makedirs(self.holds, exist_ok=True)
-        while True:
-            data = os.read(fd, 65536)
-            for name in _names(data):
-                if VERSION_FILE.match(name) and name not in seen:
-                    seen.add(name)
-                    self.hold(int(name[:20]))
+        while True:  # woken by the log's events, and every POLL_S in case one is missed
+            if select.select([fd], [], [], POLL_S)[0]:
+                os.read(fd, 65536)
+            for version in new_versions(self.log, seen):
+                seen.add(version)
+                self.hold(version)
 
     def hold(self, version: int) -> None:
         os.kill(self.pid, signal.SIGSTOP)
@@ -80,12 +80,7 @@ class CommitHold(threading.Thread):
             os.kill(self.pid, signal.SIGCONT)
 
 
-def _names(data: bytes) -> list[str]:
-    """The file names of a read's inotify events."""
-    names, at = [], 0
-    while at < len(data):
-        _, _, _, length = EVENT.unpack_from(data, at)
-        at += EVENT.size
-        names.append(data[at:at + length].rstrip(b"\0").decode())
-        at += length
-    return names
+def new_versions(log: str, seen: set[int]) -> list[int]:
+    """The versions in the log folder not seen yet, in order."""
+    found = (VERSION_FILE.match(name) for name in os.listdir(log))
+    return sorted(v for v in (int(m[1]) for m in found if m) if v not in seen)

@@ -334,10 +334,10 @@ class Scenario:
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)
         commits = output.commits()
-        held = tables.held_batches if tables is not None else {}
-        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, held)
+        running = tables.attributed if tables is not None else {}
+        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, running)
         if commits and verdict.anomalies and self.pipeline.identity is not None:
-            self._explain_by_commits(verdict, read, output, commits, held, self.pipeline.identity)
+            self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity)
         self.unfired = [str(step) for step in schedule.unfired()]
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
@@ -352,21 +352,21 @@ class Scenario:
         )
         return result
 
-    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], held: dict[int, int]) -> Verdict:
+    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int]) -> Verdict:
         """The verdict with what the store's own history shows (harness.checker.commits): a batch
         committed twice, its versions named; a version's batch is the one it names, else the one Spark ran
-        while its driver was held there (`held`: version -> batch, from harness.run.table_watch)."""
+        when it committed (`running`: version -> batch, from harness.run.table_watch)."""
         if not commits:
             return verdict
         self.history.record("table.history", versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
                                                          "operation": c.operation} for c in commits])
-        return with_commit_history(verdict, batches_committed_twice(commits, held))
+        return with_commit_history(verdict, batches_committed_twice(commits, running))
 
     def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
-                            held: dict[int, int], identity: Callable[[bytes], str]) -> None:
+                            running: dict[int, int], identity: Callable[[bytes], str]) -> None:
         """Each duplicate example of a table output explained by the versions that hold its copies; one
         that cannot be explained is said on the console, never the verdict's concern."""
-        batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **held}
+        batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **running}
         try:
             explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
                                output.commit_of, batches)

@@ -3,10 +3,12 @@ while Spark's `commits/N` does not exist yet. Watched through the relay, like th
 (harness.run.checkpoint).
 
 A version's batch is the one its log entry names (a `txn` action, Spark's sink's `epochId`), else the
-batch Spark is running when it appears: the last one planned. With the driver held at each commit
-(harness.driver.table_hold: the JVM stopped until answered) that is exact, and the point's fault lands
-before Spark can write its commit log; without a hold (no step at the point) the versions are only
-recorded, as they are seen.
+batch Spark was running when it committed: the last one planned before the commit's time (Delta's
+`commitInfo.timestamp` against Spark's `batchTimestampMs` in `offsets/N`, both the driver's clock; batch
+N+1 is planned only after batch N committed, and a re-run keeps its batch's time). That holds however
+late the harness looks. The driver is held at each commit (harness.driver.table_hold: the JVM stopped
+until answered), so the point's fault lands before Spark can write its commit log; a version whose
+batch Spark had committed by then (a hold said late, under load) is recorded but is not the point.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ class TableWatcher:
         self.interval = interval
         self.seen: set[int] = set()
         self.answered: set[str] = set()
-        self.held_batches: dict[int, int] = {}  # version -> the batch Spark ran while its driver was held there
+        self.attributed: dict[int, int] = {}  # version -> the batch Spark ran when it committed (it named none)
+        self._planned_ms: dict[int, int] = {}
         self._first_seen: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="table-watcher", daemon=True)
@@ -124,11 +127,11 @@ class TableWatcher:
             return
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
-        if batch is None and planned:
-            batch, by = planned[-1], "running"
+        if batch is None:
+            batch, by = self._running_at(commit.timestamp_ms, planned), "running"
+            if batch is not None:
+                self.attributed[version] = batch
         point = batch is not None and batch not in committed
-        if hold is not None and by == "running" and batch is not None:
-            self.held_batches[version] = batch
         event = self.history.record(POINT, version=version, batch=batch, by=by, app_id=commit.app_id,
                                     operation=commit.operation, held=hold is not None, point=point)
         if point and hold is not None:
@@ -137,6 +140,19 @@ class TableWatcher:
             self.on_commit(event, _NoHold())
         elif hold is not None:
             hold.release()
+
+
+    def _running_at(self, committed_ms: int, planned: list[int]) -> int | None:
+        """The last batch planned at or before a commit's time (None when none was, or times are unknown)."""
+        for batch in reversed(planned):
+            if batch not in self._planned_ms:
+                at = self.folder.planned_at_ms(batch)
+                if at is None:
+                    continue
+                self._planned_ms[batch] = at
+            if self._planned_ms[batch] <= committed_ms:
+                return batch
+        return None
 
 
 class _NoHold:

@@ -10,7 +10,7 @@ import pytest
 
 from harness.checker.commits import batches_committed_twice, with_commit_history
 from harness.checker.verdict import AT_LEAST_ONCE, EXACTLY_ONCE, FAIL, PASS, Verdict
-from harness.driver.table_hold import _names
+from harness.driver.table_hold import new_versions
 from harness.faults.schedule import Schedule
 from harness.faults.space import Observation, space
 from harness.faults.spec import TABLE as TABLE_KIND
@@ -39,8 +39,10 @@ class Settled:
 
 
 def batches(files: StandInFiles, planned: list[int], committed: list[int]) -> None:
+    """offsets/N planned at N * 1000 ms (Spark's batchTimestampMs), commits/N."""
     for n in planned:
-        files.write(f"{CHECKPOINT}/offsets/{n}", b"v1\n{}\n")
+        metadata = f'{{"batchWatermarkMs":0,"batchTimestampMs":{n * 1000}}}'
+        files.write(f"{CHECKPOINT}/offsets/{n}", f"v1\n{metadata}\n{{}}\n".encode())
     for n in committed:
         files.write(f"{CHECKPOINT}/commits/{n}", b"v1\n")
 
@@ -49,16 +51,20 @@ def watcher(files: StandInFiles, history: History, settled: Settled) -> TableWat
     return TableWatcher(files, TABLE, CheckpointFolder(files, CHECKPOINT), history, settled, held=True)
 
 
-def test_a_held_version_without_a_batch_id_is_the_batch_spark_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def committed_at(ms: int) -> dict:
+    return {"commitInfo": {"timestamp": ms, "operation": "WRITE"}}
+
+
+def test_a_version_without_a_batch_id_is_the_batch_spark_ran_when_it_committed(tmp_path) -> None:  # type: ignore[no-untyped-def]
     files, settled = StandInFiles(), Settled()
     history = History(tmp_path / "history.jsonl")
     watch = watcher(files, history, settled)
-    files.write(log_path(0), entry(add("a.parquet")))
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(500)))
     batches(files, [0], [])
     files.write(f"{TABLE}-holds/abc-0.held", b"0")
     watch.poll()
     assert settled.events[0]["batch"] == 0 and settled.events[0]["by"] == "running" and settled.events[0]["held"]
-    assert watch.held_batches == {0: 0}
+    assert watch.attributed == {0: 0}
     settled.holds[0].release()
     assert f"{TABLE}-holds/abc-0.release" in files.data  # the driver goes on
 
@@ -77,16 +83,23 @@ def test_a_new_version_waits_for_its_hold_to_be_said(tmp_path) -> None:  # type:
     files, settled = StandInFiles(), Settled()
     history = History(tmp_path / "history.jsonl")
     watch = watcher(files, history, settled)
-    batches(files, [0, 1], [0])
-    files.write(log_path(0), entry(add("a.parquet")))
-    files.write(log_path(1), entry(add("b.parquet")))
+    batches(files, [0, 1, 2], [0])
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(900)))  # looked at late: batch 2 is planned
+    files.write(log_path(1), entry(add("b.parquet"), committed_at(1500)))
     files.write(f"{TABLE}-holds/t-0.held", b"0")
     watch.poll()
-    assert [e["version"] for e in settled.events] == [0]  # version 1's hold is not said yet
+    assert [e["version"] for e in settled.events] == [] and len(history_events(tmp_path, history)) == 1
     files.write(f"{TABLE}-holds/t-1.held", b"1")
     watch.poll()
-    assert [(e["version"], e["batch"]) for e in settled.events] == [(0, 1), (1, 1)]
+    assert [(e["version"], e["batch"]) for e in settled.events] == [(1, 1)]  # version 0: batch 0, committed
+    assert watch.attributed == {0: 0, 1: 1}
     history.close()
+
+
+def history_events(tmp_path, history: History) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The table.committed events recorded so far."""
+    history._file.flush()
+    return read_history(tmp_path / "history.jsonl", ("table.committed",))
 
 
 def test_the_schedule_fires_at_table_committed_and_the_fault_settles_the_hold(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -133,12 +146,12 @@ def test_a_batch_in_two_versions_is_named_with_them() -> None:
     assert batches_committed_twice([commit(0, 0, by_epoch=True), commit(1, 1, by_epoch=True)], {}) is None
 
 
-def test_a_blind_append_is_attributed_only_where_its_driver_was_held() -> None:
+def test_a_blind_append_is_attributed_only_where_its_batch_is_known() -> None:
     blind = [commit(0), commit(1), commit(2), commit(3)]
     assert batches_committed_twice(blind, {}) is None  # nothing said, nothing guessed
     anomaly = batches_committed_twice(blind, {1: 1, 2: 2, 3: 2})
     assert anomaly is not None and anomaly.examples[0]["versions"] == [2, 3]
-    assert anomaly.examples[0]["batch_named_by"] == ["held while Spark ran the batch"] * 2
+    assert anomaly.examples[0]["batch_named_by"] == ["committed while Spark ran the batch"] * 2
 
 
 def test_the_history_s_anomaly_fails_a_verdict_whose_rows_looked_right() -> None:
@@ -162,12 +175,11 @@ def test_a_table_sink_s_space_is_drawn_from_its_table_commits_not_kafka_s_points
                                                                                                output="delta"))}
 
 
-def test_inotify_events_give_their_file_names() -> None:
-    import struct
-
-    raw = struct.pack("iIII", 1, 0x80, 0, 32) + b"00000000000000000003.json".ljust(32, b"\0")
-    raw += struct.pack("iIII", 1, 0x8, 0, 16) + b"x.crc".ljust(16, b"\0")
-    assert _names(raw) == ["00000000000000000003.json", "x.crc"]
+def test_the_hold_finds_new_versions_in_the_log_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for name in ("00000000000000000000.json", "00000000000000000002.json", "00000000000000000001.crc",
+                 ".00000000000000000003.json.1a2b.tmp", "00000000000000000001.json"):
+        (tmp_path / name).write_text("")
+    assert new_versions(str(tmp_path), {0}) == [1, 2]
 
 
 def test_a_duplicate_in_a_table_is_explained_by_the_versions_that_hold_its_copies() -> None:
