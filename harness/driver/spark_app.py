@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import os
+import subprocess
 import sys
 
 from pyspark.errors import AnalysisException, StreamingQueryException
@@ -18,7 +19,6 @@ from pyspark.sql.streaming import DataStreamWriter
 
 from harness.driver.sink import SinkContext
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
-from harness.driver.table_hold import CommitHold
 
 # Speculative copies of slow tasks, as users turn it on against stragglers: once half of a stage's tasks
 # are done, a task running half again as long as they did runs a second time elsewhere, and both
@@ -107,7 +107,8 @@ def main() -> None:
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)
     if args.hold_table_commits:  # before the query starts: a restarted query's first commit may be a replay's
-        CommitHold(args.table_path, os.getppid()).start()  # the JVM that runs this app is its parent
+        # the JVM that runs this app is its parent (harness.driver.table_hold)
+        subprocess.Popen([sys.executable, "-m", "harness.driver.table_hold", args.table_path, str(os.getppid())])
     try:
         query = (
             writer.option("checkpointLocation", args.checkpoint)

@@ -2,16 +2,19 @@
 
 Delta commits on the driver: the JVM renames `_delta_log/<version>.json` into place, then returns to
 Spark, which writes the checkpoint's `commits/<batch>` soon after (milliseconds). No poll from outside
-lands a fault in that window, so a thread of the Python driver watches the log with inotify (and lists it every
-10 ms, should an event be missed), stops
-the JVM (its parent process) with SIGSTOP the moment a new version appears, and says so in a file
-beside the table (`<holds>/<token>-<version>.held`). The harness reads it through the relay, fires
-whatever fault the point triggers (a killed driver dies held: the crash of apache/paimon#9666), then
-answers `<token>-<version>.release`, and the JVM goes on (SIGCONT). A harness that never answers
-does not stall the stream for longer than RELEASE_AFTER_S.
+lands a fault in that window, so a process beside the driver watches the log with inotify (and lists
+it every 10 ms, should an event be missed), stops the driver's JVM with SIGSTOP the moment a new
+version appears, and says so in a file beside the table (`<holds>/<token>-<version>.held`). The
+harness reads it through the relay, fires whatever fault the point triggers (a killed driver dies
+held: the crash of apache/paimon#9666), then answers `<token>-<version>.release`, and the JVM goes on
+(SIGCONT). A harness that never answers does not stall the stream for longer than RELEASE_AFTER_S.
 
-The JVM must not be its container's PID 1, which ignores SIGSTOP sent from inside (harness.cluster.spark
-runs the driver under the engine's init). Standard library only; Linux's inotify through ctypes.
+A process of its own, not a thread of the Python driver: nothing in pyspark's process (its threads,
+its output piped through the stopped JVM) can delay it. The JVM must not be its container's PID 1,
+which ignores SIGSTOP sent from inside (harness.cluster.spark runs the driver under the engine's
+init). Standard library only; Linux's inotify through ctypes.
+
+    python3 -m harness.driver.table_hold TABLE_PATH JVM_PID
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import os
 import re
 import select
 import signal
-import threading
+import sys
 import time
 import uuid
 
@@ -36,11 +39,10 @@ def holds_folder(table: str) -> str:
     return f"{table.rstrip('/')}-holds"
 
 
-class CommitHold(threading.Thread):
+class CommitHold:
     """Stops `pid` (the driver's JVM) at each new version of the table's log until the harness answers."""
 
     def __init__(self, table: str, pid: int) -> None:
-        super().__init__(name="table-commit-hold", daemon=True)
         self.log = f"{table.rstrip('/')}/_delta_log"
         self.holds = holds_folder(table)
         self.pid = pid
@@ -84,3 +86,7 @@ def new_versions(log: str, seen: set[int]) -> list[int]:
     """The versions in the log folder not seen yet, in order."""
     found = (VERSION_FILE.match(name) for name in os.listdir(log))
     return sorted(v for v in (int(m[1]) for m in found if m) if v not in seen)
+
+
+if __name__ == "__main__":
+    CommitHold(sys.argv[1], int(sys.argv[2])).run()
