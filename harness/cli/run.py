@@ -11,6 +11,7 @@ from harness.cli.options import add_setting
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput
 from harness.faults.spec import (
+    TABLE,
     TRANSACTIONAL,
     FaultStep,
     parse_schedule,
@@ -73,7 +74,8 @@ def command(args: argparse.Namespace) -> int:
     with session() as opened:
         if args.random_faults:
             kind = observed_kind(opened.cluster, args)
-            steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL)
+            steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL,
+                                    table=kind == TABLE)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
                               rate=args.rate, restarts=args.restarts, output=args.output)

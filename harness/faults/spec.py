@@ -189,11 +189,12 @@ def schedule_from_json(text: str) -> list[FaultStep]:
     return [FaultStep(**step) for step in json.loads(text)]
 
 
-def random_schedule(seed: int, steps: int = 1, transactional: bool = True) -> list[FaultStep]:
+def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False) -> list[FaultStep]:
     """A reproducible random schedule: same seed, same steps (never at a state point, which a
-    stateless pipeline never reaches)."""
+    stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit."""
     rng = random.Random(seed)
-    points = (*TRANSACTION_POINTS, *STREAM_POINTS) if transactional else ("produce", *STREAM_POINTS)
+    writes = TABLE_POINTS if table else TRANSACTION_POINTS if transactional else ("produce",)
+    points = (*writes, *STREAM_POINTS)
     schedule = []
     for _ in range(steps):
         point = rng.choice(points)

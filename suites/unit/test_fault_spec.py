@@ -128,6 +128,9 @@ def test_random_schedules_are_seeded_and_valid() -> None:
     for seed in range(50):
         for step in random_schedule(seed, 3, transactional=seed % 2 == 0):
             assert parse_step(str(step)) == step
+    table = [step for seed in range(50) for step in random_schedule(seed, 3, table=True)]
+    assert {step.point for step in table} == {"table.committed", "batch.planned", "batch.committed"}
+    assert all(parse_step(str(step)) == step for step in table)
 
 
 def test_a_random_nemesis_is_seeded_spread_over_the_run_and_parses() -> None:
