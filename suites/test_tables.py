@@ -35,6 +35,7 @@ def assert_killed_at_the_table_commit(result: ScenarioResult) -> None:
     assert [e["restart"] for e in result.events("container.start")] == [0, 1], "driver not restarted"
 
 
+@pytest.mark.gate
 def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster) -> None:
     result = run(cluster, "delta-streaming-kill-driver-table-committed", "delta_streaming", AT_TABLE_COMMIT)
 
@@ -45,6 +46,7 @@ def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_
     assert result.to_dict()["versions"]["delta"] and result.to_dict()["output"]["kind"] == "delta"
 
 
+@pytest.mark.gate
 def test_blind_append_commits_the_replayed_batch_twice(cluster) -> None:
     result = run(cluster, "delta-blind-append-kill-driver-table-committed", "bad_delta_blind_append",
                  AT_TABLE_COMMIT)
