@@ -293,7 +293,7 @@ class Scenario:
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
         watcher.start()
-        tables = (TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit, held=True).start()
+        tables = (TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
                   if output.name == "delta" else None)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
                       if len(kafka.brokers) > 1 else None)

@@ -62,14 +62,13 @@ class TableWatcher:
     batch not yet in Spark's commit log), and must settle the hold; the others are released here."""
 
     def __init__(self, files: _Files, table: str, folder: CheckpointFolder, history: History,
-                 on_commit: Callable[[dict, TableHold], None], held: bool, interval: float = 0.05) -> None:
+                 on_commit: Callable[[dict, TableHold], None], interval: float = 0.05) -> None:
         self.files = files
         self.log = DeltaLog(files, table)  # type: ignore[arg-type]
         self.holds = holds_folder(table)
         self.folder = folder
         self.history = history
         self.on_commit = on_commit
-        self.held = held
         self.interval = interval
         self.seen: set[int] = set()
         self.answered: set[str] = set()
@@ -105,26 +104,29 @@ class TableWatcher:
                 continue
             hold_name = holds.pop(version, None)
             waited = now - self._first_seen.setdefault(version, now)
-            if hold_name is None and self.held and not final and version > 0 and waited < HELD_WITHIN_S:
+            if hold_name is None and not final and version > 0 and waited < HELD_WITHIN_S:
                 break  # its hold is being said: wait for it, and keep the versions in order
-            self.seen.add(version)
             hold = None
             if hold_name is not None:
                 self.answered.add(hold_name)
                 hold = TableHold(self.files, f"{self.holds}/{hold_name}", version)
-            self._observed(version, hold)
-        for name in holds.values():  # holds of versions already recorded (a restarted driver's rescan)
-            self.answered.add(name)
-            self.files.write(f"{self.holds}/{name.removesuffix('.held')}.release", b"")
+            if not self._observed(version, hold):
+                break  # the relay did not answer: looked at again next time
+            self.seen.add(version)
+        for version, name in holds.items():  # holds said late, of versions already recorded unheld
+            if version in self.seen:
+                self.answered.add(name)
+                self.files.write(f"{self.holds}/{name.removesuffix('.held')}.release", b"")
 
-    def _observed(self, version: int, hold: TableHold | None) -> None:
+    def _observed(self, version: int, hold: TableHold | None) -> bool:
+        """Record a version (and settle its hold); False when the relay did not answer (it is let go)."""
         try:
             commit = self.log.commit(version)
             listing = self.folder.listing()
         except OSError:
             if hold is not None:
                 hold.release()
-            return
+            return False
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
         if batch is None:
@@ -140,7 +142,7 @@ class TableWatcher:
             self.on_commit(event, _NoHold())
         elif hold is not None:
             hold.release()
-
+        return True
 
     def _running_at(self, committed_ms: int, planned: list[int]) -> int | None:
         """The last batch planned at or before a commit's time (None when none was, or times are unknown)."""

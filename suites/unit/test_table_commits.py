@@ -48,7 +48,7 @@ def batches(files: StandInFiles, planned: list[int], committed: list[int]) -> No
 
 
 def watcher(files: StandInFiles, history: History, settled: Settled) -> TableWatcher:
-    return TableWatcher(files, TABLE, CheckpointFolder(files, CHECKPOINT), history, settled, held=True)
+    return TableWatcher(files, TABLE, CheckpointFolder(files, CHECKPOINT), history, settled)
 
 
 def committed_at(ms: int) -> dict:
@@ -205,3 +205,18 @@ def test_table_versions_are_drawn_on_the_output_lane() -> None:
                "point": False}]
     svg = swimlanes_svg(events, {}, {})
     assert "table version 2: batch 2 (running), driver held" in svg and "table version 3: batch 2 (txn)<" in svg
+
+
+def test_a_hold_said_late_is_released_and_a_later_one_waits_its_turn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0, 1], [])
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(100)))
+    watch.poll(final=True)  # version 0 recorded without a hold
+    files.write(log_path(1), entry(add("b.parquet"), committed_at(1100)))
+    files.write(f"{TABLE}-holds/t-0.held", b"0")  # said late
+    files.write(f"{TABLE}-holds/t-2.held", b"2")  # not in the log yet: stays held
+    watch.poll()
+    assert f"{TABLE}-holds/t-0.release" in files.data and f"{TABLE}-holds/t-2.release" not in files.data
+    history.close()
