@@ -32,7 +32,7 @@ from harness.interrupt import run_script
 from harness.run.reference import Nondeterministic
 from harness.run.session import session
 from harness.settings import SETTINGS
-from harness.subject.code_spec import catalog
+from harness.subject.code_spec import catalog, resolve_sink
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,8 @@ class Subject:
     name: str
 
     def run(self, records: int, **rate: float) -> MatrixRun:
-        if self.kind == "sink":
-            return MatrixRun(self.name, records=records, **rate)
+        if self.kind == "sink":  # a table sink against its table (the OUTPUT it declares)
+            return MatrixRun(self.name, records=records, output=resolve_sink(self.name).output or "kafka", **rate)
         return MatrixRun(SETTINGS["sink"].default, pipeline=self.name, records=records, **rate)
 
 

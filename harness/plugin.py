@@ -86,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
     if settings.given(config, "sink") and settings.given(config, "brokers") is None:
         os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
-    for name in ("kafka", "spark", "brokers", "restarts", "registry"):  # the session's cluster, images, scenarios
+    for name in ("kafka", "spark", "brokers", "restarts", "registry", "output"):  # the cluster, images, scenarios
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:
@@ -271,6 +271,8 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
 
         result = eo_scenario(pipeline="pipelines/orders.py", sink="sinks/upsert.py:sink",
                              faults=["kill:driver@txn.commit"], records=50_000)
+        result = eo_scenario(sink="sinks/delta_upsert.py:sink", output="delta",
+                             faults=["kill:driver@table.committed:2"])
         assert result.exactly_once, result.summary()
     """
     test_id = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)).strip("-._")

@@ -34,13 +34,16 @@ GO_FOR_TOXIPROXY = (1, 23)  # its go.mod's `go` line: older Go cannot build it (
 # connector and token-provider jars are both published (4.1+ lack the token provider).
 KAFKA_VERSIONS = ("4.1.1", "3.9.1")
 SPARK_VERSIONS = ("4.0.0", "3.5.7")
+# Delta Lake's release for each Spark line (a Delta release is built against one Spark line; 4.1 and later
+# need pyspark 4.0.1 or newer): its jars go into the Spark image for table outputs.
+DELTA_VERSIONS = {"4.0": "4.0.1", "3.5": "3.3.2"}
 KAFKA_ENV = "HARNESS_KAFKA"
 SPARK_ENV = "HARNESS_SPARK"
 
 
 @dataclass(frozen=True)
 class Stack:
-    """The Kafka and Spark versions of a run."""
+    """The Kafka and Spark versions of a run (Delta's follows Spark's line)."""
 
     kafka: str
     spark: str
@@ -53,6 +56,23 @@ class Stack:
     @property
     def connector(self) -> str:
         return f"org.apache.spark:spark-sql-kafka-0-10_{self.scala}:{self.spark}"
+
+    @property
+    def delta(self) -> str:
+        """Delta Lake's release for this Spark line; BadInput for a line no Delta release is known for."""
+        line = ".".join(self.spark.split(".")[:2])
+        if line not in DELTA_VERSIONS:
+            raise BadInput(f"Spark {self.spark}: no Delta Lake release known for its line "
+                           f"(known: {', '.join(f'Spark {k}: Delta {v}' for k, v in DELTA_VERSIONS.items())})")
+        return DELTA_VERSIONS[line]
+
+    @property
+    def delta_jar(self) -> str:
+        return f"io.delta:delta-spark_{self.scala}:{self.delta}"
+
+    def described(self) -> dict[str, str]:
+        """The versions a result and a certificate name."""
+        return {"kafka": self.kafka, "spark": self.spark, "delta": self.delta}
 
 
 def stack() -> Stack:

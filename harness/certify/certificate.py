@@ -8,7 +8,6 @@ pass, says so; a quick run says how many classes it passed of how many apply."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -65,7 +64,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
     nothing alone and carries what `certify merge` checks and draws the space from."""
     classes = coverage(seen, rows)
     certificate = {
-        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
+        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind, "output": seen.output,
         "transaction_timeout_s": seen.transaction_timeout_s, "brokers": seen.brokers,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "shipped": {what: code.shipment.to_dict() for what, code in (("sink", sink), ("pipeline", pipeline.code))
@@ -75,7 +74,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "matrix": "quick" if quick else "full", "seed": seed,
         "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
-        "versions": {"harness": harness.__version__, **asdict(versions.stack()),
+        "versions": {"harness": harness.__version__, **versions.stack().described(),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [scenario_entry(r) for r in rows],
         **({"shard": shard} if shard else {}),
@@ -139,7 +138,8 @@ def _html(certificate: dict) -> str:
         "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective,.not-tried{color:#b9770e}"
         f"</style></head><body><h1>{escape(certificate['sink'])} with pipeline {escape(certificate['pipeline'])}: "
         f"{escape(certificate['verdict'])}</h1>"
-        f"<p>sink kind: {escape(certificate['sink_kind'])}; sink source sha256 "
+        f"<p>sink kind: {escape(certificate['sink_kind'])}; output: {escape(certificate['output'])}; "
+        f"sink source sha256 "
         f"<code>{escape(certificate['sink_source_sha256'])}</code></p>"
         f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); pipeline source "
         f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
@@ -165,8 +165,9 @@ def _files(files: dict[str, str]) -> str:
 
 
 def _versions(versions: dict[str, str]) -> str:
-    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, confluent-kafka 2.16.1`."""
-    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "confluent_kafka": "confluent-kafka"}
+    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, Delta Lake 4.0.1, confluent-kafka 2.16.1`."""
+    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "delta": "Delta Lake",
+             "confluent_kafka": "confluent-kafka"}
     return ", ".join(f"{names.get(name, name)} {version}" for name, version in versions.items())
 
 

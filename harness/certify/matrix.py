@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.faults.space import MIN_BROKERS, ROLES, FaultClass, Observation, space
-from harness.faults.spec import PLAIN, TRANSACTIONAL
+from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL
 
 ANY = "any"
 
@@ -53,9 +53,9 @@ def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:
 
 
 def _matrix(brokers: int = 1) -> list[MatrixScenario]:
-    """Every row on `brokers` brokers: those of both kinds of sink with a stateful pipeline, each once."""
+    """Every row on `brokers` brokers: those of every kind of sink with a stateful pipeline, each once."""
     rows: dict[str, MatrixScenario] = {BASELINE.name: BASELINE}
-    for kind in (TRANSACTIONAL, PLAIN):
+    for kind in (TRANSACTIONAL, PLAIN, TABLE):
         for row in rows_for(Observation.assumed(kind, stateful=True, brokers=brokers), quick=False):
             shared = rows.get(row.name)
             rows[row.name] = row if shared is None else replace(row, applies_to=ANY)

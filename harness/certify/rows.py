@@ -33,6 +33,7 @@ class MatrixRun:
     stall_timeout: float = field(default_factory=lambda: from_environment("stall_timeout"))
     rate: float = field(default_factory=lambda: from_environment("live_rate"))
     restarts: int = field(default_factory=lambda: from_environment("restarts"))
+    output: str = field(default_factory=lambda: from_environment("output"))  # kafka or delta (harness.output)
 
 
 @dataclass
@@ -56,7 +57,7 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
                     state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
-                    restarts=run.restarts)
+                    restarts=run.restarts, output=run.output)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:

@@ -39,6 +39,9 @@ MEANINGS = {
     "crash_loop": "the query kept failing on its own: every restart the supervisor allowed failed again "
                   "(the exceptions are the examples)",
     "query_failed": "the query failed on its own and restarts are off (no supervisor): the output stops there",
+    "batch_committed_twice": "the output store's own history holds one streaming batch in two commits (two "
+                             "table versions): a replay committed again, even where a key or an upsert hides "
+                             "the duplicate rows",
 }
 
 
@@ -103,7 +106,7 @@ def classify(anomalies: Mapping[str, Anomaly], changelog: bool = False) -> str:
     model's (`divergent`, `wrong_value`) breaks every guarantee; an incomplete
     run with nothing else wrong names none (it is undecided, not at-most-once).
     """
-    duplicated = "duplicate" in anomalies
+    duplicated = "duplicate" in anomalies or "batch_committed_twice" in anomalies
     lost = "lost" in anomalies
     if any(name in anomalies for name in ("unexpected", "unreadable", "divergent", "wrong_value")) or (
         duplicated and lost

@@ -29,6 +29,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "seed")
     add_setting(parser, "records")
     add_setting(parser, "pipeline")
+    add_setting(parser, "output")
     parser.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/certificate/)")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "live_rate", metavar="R")
@@ -50,7 +51,7 @@ def command(args: argparse.Namespace) -> int:
     if args.sink is None:
         raise BadInput("certify needs --sink (or `certify merge DIR...` to join shards' certificates)")
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts)
+                    restarts=args.restarts, output=args.output)
     shard = Shard.parse(args.shard) if args.shard is not None else None
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts, shard)
 

@@ -13,6 +13,7 @@ from harness.errors import BadInput
 from harness.evidence import write_evidence
 from harness.faults.glossary import parse_steps
 from harness.faults.spec import (
+    TABLE,
     TRANSACTIONAL,
     FaultStep,
     random_schedule,
@@ -30,6 +31,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("run", help="run one scenario: a pipeline, a sink, a fault schedule; write its report")
     add_setting(parser, "pipeline")
     add_setting(parser, "sink")
+    add_setting(parser, "output")
     parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
                         help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
     parser.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")
@@ -63,7 +65,7 @@ def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
     """Whether the sink writes in transactions, seen at the gate in a fault-free run (as certify does)."""
     baseline = scenario(cluster, f"{args.name}-baseline", pipeline=args.pipeline, sink=args.sink,
                         records=args.records, seed=args.seed, stall_timeout=args.stall_timeout,
-                        state_store=args.state_store).run()
+                        state_store=args.state_store, output=args.output).run()
     kind = baseline.sink_kind
     say(f"sink {args.sink}: observed kind '{kind}' in its baseline; drawing {kind} fault points")
     return kind
@@ -77,10 +79,11 @@ def command(args: argparse.Namespace) -> int:
     with session() as opened:
         if args.random_faults:
             kind = observed_kind(opened.cluster, args)
-            steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL)
+            steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL,
+                                    table=kind == TABLE)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
-                              rate=args.input_rate, restarts=args.restarts)
+                              rate=args.input_rate, restarts=args.restarts, output=args.output)
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))

@@ -87,7 +87,7 @@ def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
         fetch_maven_jars(
             DOCKERFILES / "spark" / "pom.xml",
             context / "jars",
-            {"spark.version": stack.spark, "scala.binary": stack.scala},
+            {"spark.version": stack.spark, "scala.binary": stack.scala, "delta.version": stack.delta},
             log,
         )
     (context / "wheels").mkdir()
@@ -138,7 +138,7 @@ def current() -> Images:
     """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
     stack = versions.stack()
     kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
-    spark = Image("spark", (stack.spark, stack.connector), partial(_stage_spark, stack), BASE, MAVEN)
+    spark = Image("spark", (stack.spark, stack.connector, stack.delta_jar), partial(_stage_spark, stack), BASE, MAVEN)
     return Images(stack, BASE, kafka, spark, TOXIPROXY)
 
 

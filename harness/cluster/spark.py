@@ -84,6 +84,10 @@ class SparkDriver(Service):
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_env("PYTHONPATH", SOURCE)
+        # the engine's init as PID 1, so that the driver's JVM is not: a PID namespace's init ignores every
+        # signal it has no handler for, SIGSTOP too, and the app stops its JVM at a table commit
+        # (harness.driver.table_hold); the init passes the nemesis's SIGTERM on, a SIGKILL ends them all
+        self._kwargs["init"] = True
         conf = {
             "spark.driver.host": alias,
             "spark.driver.bindAddress": "0.0.0.0",

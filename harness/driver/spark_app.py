@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import os
+import subprocess
 import sys
 
 from pyspark.errors import AnalysisException, StreamingQueryException
@@ -24,6 +25,10 @@ from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 # attempts may write (half, not Spark's three quarters: a stage here has four tasks on two cores).
 SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms",
                "spark.speculation.multiplier": "1.5", "spark.speculation.quantile": "0.5"}
+# Delta Lake's SQL extension and catalog (its jars are in the image): a table output's session needs them
+# for Delta's commands (MERGE, DESCRIBE HISTORY) and its catalog tables; format("delta") alone would not.
+DELTA = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
 
 
 def arguments() -> argparse.Namespace:
@@ -42,6 +47,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--marker-topic", required=True)
     parser.add_argument("--state-store", choices=sorted(STATE_STORES), default=DEFAULT_STATE_STORE)
     parser.add_argument("--speculation", action="store_true", help="run a copy of a slow task elsewhere")
+    parser.add_argument("--output", choices=("kafka", "delta"), default="kafka", help="where the sink writes")
+    parser.add_argument("--table-path", default="", help="output delta: the table's path on the shared volume")
+    parser.add_argument("--hold-table-commits", action="store_true",
+                        help="stop the JVM at each new table version until the harness answers (table.committed)")
     return parser.parse_args()
 
 
@@ -71,7 +80,8 @@ def build_writer(spark: SparkSession, args: argparse.Namespace, output, context:
 def main() -> None:
     args = arguments()
     builder = SparkSession.builder.appName(f"harness:{args.pipeline}")
-    for key, value in (SPECULATION if args.speculation else {}).items():  # read when the context starts
+    static = {**(SPECULATION if args.speculation else {}), **(DELTA if args.output == "delta" else {})}
+    for key, value in static.items():  # read when the context starts
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     pipeline = import_shipped(spark, args.pipeline, args.pipeline_file)
@@ -91,10 +101,14 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - reported to the harness, which names the pipeline
         print(f"HARNESS-PIPELINE-ERROR transform raised {error.__class__.__name__}: {error}", flush=True)
         raise SystemExit(2) from None
-    context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic)
+    context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic,
+                          args.output, args.table_path)
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)
+    if args.hold_table_commits:  # before the query starts: a restarted query's first commit may be a replay's
+        # the JVM that runs this app is its parent (harness.driver.table_hold)
+        subprocess.Popen([sys.executable, "-m", "harness.driver.table_hold", args.table_path, str(os.getppid())])
     try:
         query = (
             writer.option("checkpointLocation", args.checkpoint)

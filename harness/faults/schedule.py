@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from harness.faults.nemesis import Nemesis
 from harness.faults.spec import BATCH_POINTS, FaultStep
-from harness.gate.proxy import GateEvent, Hold
+from harness.gate.proxy import GateEvent, Held, Hold
 from harness.history import History
 
 
@@ -126,6 +126,15 @@ class Schedule:
         index = self._match(event["type"], None, event["batch"])
         if index is not None:
             self._pool.submit(self._carry_out, index, None, None)
+
+    def on_table_commit(self, event: dict, hold: Held) -> None:
+        """A table version at its commit point (harness.run.table_watch), its driver held: a step that
+        fires there settles the hold once carried out (a killed driver dies held); else it goes on."""
+        index = self._match(event["type"], None, event["batch"])
+        if index is None:
+            hold.release()
+        else:
+            self._pool.submit(self._carry_out, index, None, hold)
 
     def start_clock(self) -> None:
         """Arm the `time` steps, counted from now (the stream started)."""

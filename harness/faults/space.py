@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from harness.cluster.spark import NETWORK_TIMEOUT_S
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
-from harness.faults.spec import TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
+from harness.faults.spec import TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
 
 DEFAULT_TRANSACTION_TIMEOUT_S = 60.0  # librdkafka's transaction.timeout.ms default, when no InitProducerId showed one
 ABOVE_MARGIN_S = 10.0  # "just above" a timeout: past it with room for the broker's abort to land
@@ -36,25 +36,34 @@ class Observation:
     stateful: bool = False
     counts: dict[str, int] = field(default_factory=dict)
     brokers: int = 1  # Kafka brokers it ran on: from MIN_BROKERS on, the broker classes apply
+    output: str = "kafka"  # where the sink wrote (harness.output): a table's sink is of kind `table`
 
     @classmethod
-    def from_events(cls, events: Iterable[dict], stateful: bool, brokers: int = 1) -> Observation:
-        """From a run's history events (its `point` events) on a cluster of `brokers` brokers."""
+    def from_events(cls, events: Iterable[dict], stateful: bool, brokers: int = 1,
+                    output: str = "kafka") -> Observation:
+        """From a run's history events (its gate `point` events, and a table output's `table.committed`
+        versions that came before Spark's commit: the driver commits a table) on `brokers` brokers."""
         senders: dict[str, set[str]] = {}
         counts: dict[str, int] = {}
         timeouts = []
         for event in events:
-            if event["type"] == "point":
+            if event["type"] in TABLE_POINTS and event["point"]:
+                senders.setdefault(event["type"], set()).add("driver")
+                counts[event["type"]] = counts.get(event["type"], 0) + 1
+            elif event["type"] == "point":
                 senders.setdefault(event["point"], set()).add(event["role"])
                 counts[event["point"]] = counts.get(event["point"], 0) + 1
                 if event.get("transaction_timeout_ms"):
                     timeouts.append(event["transaction_timeout_ms"] / 1000)
         return cls({p: frozenset(r) for p, r in senders.items()}, min(timeouts) if timeouts else None, stateful,
-                   counts, brokers)
+                   counts, brokers, output)
 
     @classmethod
     def assumed(cls, kind: str, stateful: bool, brokers: int = 1) -> Observation:
         """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet)."""
+        if kind == TABLE:
+            return cls({p: frozenset({"driver"}) for p in TABLE_POINTS}, None, stateful, brokers=brokers,
+                       output="delta")
         points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce", "produce.sent")
         return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 
@@ -72,7 +81,8 @@ class Observation:
 
     @property
     def kind(self) -> str:
-        return kind_from_points(set(self.senders))
+        """transactional or plain (Kafka writes, as the gate saw them), or table (a table output)."""
+        return TABLE if self.output != "kafka" else kind_from_points(set(self.senders))
 
     @property
     def timeout_s(self) -> float:
@@ -112,7 +122,9 @@ class FaultClass:
 def space(seen: Observation) -> list[FaultClass]:
     """Every fault class that applies to what the baseline showed, in the order the matrix runs them."""
     classes: list[FaultClass] = []
-    if seen.kind == TRANSACTIONAL:
+    if seen.kind == TABLE:
+        classes += _table(seen)
+    elif seen.kind == TRANSACTIONAL:
         classes += _transactional(seen)
     else:
         classes += _plain(seen)
@@ -213,6 +225,18 @@ def _plain(seen: Observation) -> list[FaultClass]:
         held = "produce.sent" if _executors_write(seen, "produce.sent") else None
         out.append(_speculation(seen, held, "#1", "produce", "#1"))
     return out
+
+
+def _table(seen: Observation) -> list[FaultClass]:
+    """A table sink writes no Kafka: its commit point is the table's (a new version holding batch N, the
+    driver held there before Spark's commit log has N: harness.run.table_watch)."""
+    if "table.committed" not in seen.senders:
+        return []
+    return [FaultClass("kill", "driver", "table.committed", "any", "instant", "kill-driver-table.committed",
+                       ("kill:driver@table.committed:2",),
+                       "SIGKILL the driver once batch 2 is committed to the table, before Spark's commit log has it "
+                       "(apache/paimon#9666): the restarted query runs batch 2 again and must not commit it twice",
+                       quick=True)]
 
 
 def _executors_write(seen: Observation, point: str) -> bool:

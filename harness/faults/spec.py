@@ -5,8 +5,9 @@
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
-              | batch.planned | batch.committed | state.committed | time
+              | batch.planned | batch.committed | state.committed | table.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time)
+                (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet)
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms (pause, partition, isolate, delay)
@@ -49,13 +50,15 @@ TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "follo
 GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
-BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS)  # checkpoint points: they take a batch id
+TABLE_POINTS = ("table.committed",)  # a table output's version holding batch N, before Spark's commits/N
+BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS, *TABLE_POINTS)  # they take a batch id
 POINTS = (*GATE_POINTS, *BATCH_POINTS, "time")
 TRANSACTION_POINTS = tuple(p for p in GATE_POINTS if p.startswith("txn."))
 ROLES = ("driver", "executors")
 TIMED = ("pause", "partition", "isolate", "delay")
 TRANSACTIONAL = "transactional"  # a sink's kind: it writes in Kafka transactions (txn.* points apply)
 PLAIN = "plain"  # it writes with plain produce requests (the produce point applies)
+TABLE = "table"  # it writes a table (harness.output: delta): the table points apply, Kafka's write points not
 
 STEP = re.compile(
     r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z_.]+)"
@@ -229,11 +232,12 @@ def schedule_from_json(text: str) -> list[FaultStep]:
     return _in_order([checked(FaultStep(**step), spec) for step, spec in zip(steps, specs, strict=True)], specs)
 
 
-def random_schedule(seed: int, steps: int = 1, transactional: bool = True) -> list[FaultStep]:
+def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False) -> list[FaultStep]:
     """A reproducible random schedule: same seed, same steps (never at a state point, which a
-    stateless pipeline never reaches)."""
+    stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit."""
     rng = random.Random(seed)
-    points = (*TRANSACTION_POINTS, *STREAM_POINTS) if transactional else ("produce", *STREAM_POINTS)
+    writes = TABLE_POINTS if table else TRANSACTION_POINTS if transactional else ("produce",)
+    points = (*writes, *STREAM_POINTS)
     schedule = []
     for _ in range(steps):
         point = rng.choice(points)

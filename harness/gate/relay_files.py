@@ -52,8 +52,12 @@ class RelayFiles:
         """Every file under `path`, relative to it; none when it does not exist."""
         return list(self._ask({"op": "walk", "path": path})["files"])
 
+    def read_bytes(self, path: str) -> bytes:
+        """A file whole (the relay's `read` carries any bytes: base64 in its JSON reply)."""
+        return base64.b64decode(self._ask({"op": "read", "path": path})["data"])
+
     def read_text(self, path: str) -> str:
-        return base64.b64decode(self._ask({"op": "read", "path": path})["data"]).decode()
+        return self.read_bytes(path).decode()
 
     def write(self, path: str, data: bytes) -> None:
         """Write a file whole (a reader polling for it never sees it half written); folders are made."""

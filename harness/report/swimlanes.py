@@ -2,8 +2,8 @@
 executor container and one per broker, each transaction a bar from its first write to its commit or
 abort (colored by outcome), plain produce requests as ticks, a query's own failures as crosses, fault
 windows shaded and labelled across the lane they hit (a broker fault on the broker it resolved to),
-leader and coordinator changes marked on the broker that took over, and the anomalies marked in an
-output lane at the time their record was written (found by its partition and offset)."""
+leader and coordinator changes marked on the broker that took over, a table output's versions and the
+anomalies marked in an output lane at the time their record was written (found by its partition and offset)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
     parts += _query_failures(events, lanes, x, y)
     parts += _task_attempts(events, lanes, x, y)
     parts += _takeovers(events, lanes, x, y)
+    parts += _table_versions(events, x, y("output"))
     parts += _anomalies(anomalies, written_ms, x, y("output"))
     parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{height - 26}" y2="{height - 26}" stroke="#333"/>'
                  f'<text x="{LEFT}" y="{height - 10}">0 s</text>'
@@ -67,6 +68,20 @@ def _lanes(events: list[dict]) -> list[str]:
         if name and name not in nodes:
             seen[name] = None
     return ["batches", *seen, *nodes, "output"]
+
+
+def _table_versions(events: list[dict], x, top: float) -> list[str]:  # type: ignore[no-untyped-def]
+    """A table output's versions on the output lane, as they appeared: those holding a batch Spark had not
+    committed yet (the table.committed point) dark, the others light."""
+    parts = []
+    for event in events:
+        if event["type"] == "table.committed":
+            color = "#16a085" if event.get("point") else "#a3e4d7"
+            parts.append(f'<rect x="{x(event["t"]) - 1:.1f}" y="{top + 2}" width="3" height="{LANE - 4}" '
+                         f'fill="{color}"><title>table version {event.get("version")}: batch {event.get("batch")} '
+                         f'({escape(str(event.get("by")))}){", driver held" if event.get("held") else ""}'
+                         f'</title></rect>')
+    return parts
 
 
 def _batches(events: list[dict], x, top: float) -> list[str]:  # type: ignore[no-untyped-def]

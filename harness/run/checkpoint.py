@@ -61,6 +61,15 @@ class CheckpointFolder:
                 offsets[topic] = {int(p): int(o) for p, o in partitions.items()}
         return offsets
 
+    def planned_at_ms(self, batch: int) -> int | None:
+        """When Spark planned a batch (`batchTimestampMs` in the metadata line of `offsets/N`), None when
+        unreadable. A re-run of the batch after a restart keeps it: it reuses `offsets/N`."""
+        try:
+            lines = self.files.read_text(f"{self.path}/offsets/{batch}").splitlines()
+            return int(json.loads(lines[1])["batchTimestampMs"])
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return None
+
     def state_committed(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
         """Batch ids with a state store version written by some task: version V holds the state after
         batch V - 1 (`<V>.delta` or `<V>.snapshot` of the default provider, `<V>.zip` or `<V>.changelog`

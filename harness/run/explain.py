@@ -125,3 +125,21 @@ def explain(verdict: Verdict, explainer: Explainer, records: Records, identities
         for example in lost.examples:
             if "id" in example:
                 example["explanation"] = explainer.lost(places.get(example["id"], []))
+
+
+def explain_by_commits(verdict: Verdict, records: Records, identities: Iterable[str],
+                       commit_of: Callable[[int], int | None], batch_of: dict[int, int]) -> None:
+    """Add an `explanation` to each duplicate example of a table output: the table versions that hold
+    its copies and the batch each version committed (`batch_of`: version -> batch, where known)."""
+    duplicates = verdict.anomalies.get("duplicate")
+    if not duplicates:
+        return
+    places = copies(records, identities, {e["id"] for e in duplicates.examples if "id" in e})
+    for example in duplicates.examples:
+        found = places.get(example.get("id"))
+        if not found:
+            continue
+        versions = sorted({v for v in (commit_of(partition) for partition, _ in found) if v is not None})
+        named = [f"{v} (batch {batch_of[v]})" if v in batch_of else str(v) for v in versions]
+        example["explanation"] = (f"read {len(found)} times: written by table version{'s' if len(named) > 1 else ''} "
+                                  f"{' and '.join(named)}")

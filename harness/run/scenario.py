@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from harness import versions
+from harness.checker.commits import batches_committed_twice, with_commit_history
 from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
@@ -33,16 +34,21 @@ from harness.faults.spec import FaultStep
 from harness.gate.proxy import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
+from harness.output.base import Output
+from harness.output.delta_log import Commit
+from harness.output.outputs import output_for
 from harness.progress import say
 from harness.report import write_scenario_page
 from harness.report.folders import scenario_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
-from harness.run.explain import EVENT_TYPES, Explainer, explain
+from harness.run.explain import EVENT_TYPES, Explainer, explain, explain_by_commits
 from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
+from harness.run.table_watch import POINT as TABLE_POINT
+from harness.run.table_watch import TableWatcher
 from harness.subject.code_spec import CodeSpec
 from harness.subject.pipeline import Pipeline
 
@@ -65,6 +71,8 @@ class ScenarioResult:
     phases: dict = field(default_factory=dict)  # where the time went (see harness.run.phases)
     judgement: Judgement | None = None  # the outcome, from the one judge (harness.checker.judge)
     brokers: int = 1  # Kafka brokers in the cluster it ran on
+    output: str = "kafka"  # where the sink wrote (harness.output): kafka or delta
+    where: str = ""  # the output's topic or table path
 
     @property
     def outcome(self) -> str:
@@ -80,7 +88,7 @@ class ScenarioResult:
     @property
     def observation(self) -> Observation:
         """What this run showed of the sink and pipeline: the fault space is drawn from a baseline's."""
-        return Observation.from_events(self.events("point"), self.stateful, self.brokers)
+        return Observation.from_events(self.events("point", TABLE_POINT), self.stateful, self.brokers, self.output)
 
     @property
     def exactly_once(self) -> bool:
@@ -113,10 +121,11 @@ class ScenarioResult:
                      "open_transactions": self.read.open_transactions},
             "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
             "stateful": self.stateful,
+            "output": {"kind": self.output, "where": self.where},
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
-            "versions": asdict(versions.stack()),
+            "versions": versions.stack().described(),
         }
 
 
@@ -174,11 +183,13 @@ class Scenario:
         rate: float,
         speculation: bool = False,
         restarts: int = 3,
+        output: str = "kafka",
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
         records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks.
-        `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor)."""
+        `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor).
+        `output`: where the sink writes and the harness reads (harness.output: kafka or delta)."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -197,6 +208,7 @@ class Scenario:
         self.rate = rate
         self.speculation = speculation
         self.restarts = restarts
+        self.output = output
         self.report_dir = scenario_dir(cluster.run_id, name)
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -210,8 +222,8 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
-        if result.verdict.anomalies and self.pipeline.identity is not None:
-            self._explain(result, self.pipeline.identity)
+        if result.verdict.anomalies and self.pipeline.identity is not None and result.output == "kafka":
+            self._explain(result, self.pipeline.identity)  # from the broker's log (a table's: see _run)
         events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
         summary = result.to_dict()
@@ -232,6 +244,7 @@ class Scenario:
                             pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
+                            output=self.output,
                             rate=self.rate,
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
@@ -248,6 +261,8 @@ class Scenario:
         checkpoint = self.cluster.checkpoint(self.name)
         files = self.cluster.files
         assert files is not None
+        output = output_for(self.output, kafka.bootstrap_direct, output_topic, files, checkpoint)
+        output.prepare()
         driver_args = [
             "--pipeline", self.pipeline.code.module,
             "--bootstrap", kafka.bootstrap_chaos,
@@ -260,6 +275,8 @@ class Scenario:
             "--marker-topic", marker_topic,
             "--state-store", self.state_store,
             *(["--speculation"] if self.speculation else []),
+            "--output", output.name, *output.sink_arguments(),
+            *(["--hold-table-commits"] if output.name == "delta" else []),
         ]
         for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
             if code.shipped:
@@ -275,6 +292,8 @@ class Scenario:
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
         watcher.start()
+        tables = (TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
+                  if output.name == "delta" else None)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
                       if len(kafka.brokers) > 1 else None)
         incomplete = None
@@ -297,6 +316,8 @@ class Scenario:
             nemesis.heal_all()
             nemesis.close()
             watcher.stop()
+            if tables is not None:
+                tables.stop()
             if leadership is not None:
                 leadership.stop()
             supervisor.retire()
@@ -308,10 +329,14 @@ class Scenario:
         started = time.monotonic()
         consumed = partial(self._consumed_input, folder, input_topic) if incomplete else None
         output_check = self.oracle.check(self.workload, sends, consumed)
-        read = CommittedReader(kafka.bootstrap_direct).read(output_topic, count_uncommitted=True,
-                                                            on_batch=output_check.feed)
-        self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted)
-        verdict = output_check.verdict(read, incomplete)
+        read = output.read(on_batch=output_check.feed)
+        self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
+                            output=output.name, where=output.where)
+        commits = output.commits()
+        running = tables.attributed if tables is not None else {}
+        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, running)
+        if commits and verdict.anomalies and self.pipeline.identity is not None:
+            self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity)
         self.unfired = [str(step) for step in schedule.unfired()]
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
@@ -322,8 +347,30 @@ class Scenario:
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
+            output=output.name, where=output.where,
         )
         return result
+
+    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int]) -> Verdict:
+        """The verdict with what the store's own history shows (harness.checker.commits): a batch
+        committed twice, its versions named; a version's batch is the one it names, else the one Spark ran
+        when it committed (`running`: version -> batch, from harness.run.table_watch)."""
+        if not commits:
+            return verdict
+        self.history.record("table.history", versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
+                                                         "operation": c.operation} for c in commits])
+        return with_commit_history(verdict, batches_committed_twice(commits, running))
+
+    def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
+                            running: dict[int, int], identity: Callable[[bytes], str]) -> None:
+        """Each duplicate example of a table output explained by the versions that hold its copies; one
+        that cannot be explained is said on the console, never the verdict's concern."""
+        batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **running}
+        try:
+            explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
+                               output.commit_of, batches)
+        except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
+            say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
 
     def _explain(self, result: ScenarioResult, identity: Callable[[bytes], str]) -> None:
         """Each duplicate and lost example explained from the broker's log (harness.run.explain); one that

@@ -16,7 +16,7 @@ from harness.client.workload import Workload
 from harness.cluster import images
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.topology import Cluster
-from harness.errors import HarnessError
+from harness.errors import BadInput, HarnessError
 from harness.evidence import write_evidence
 from harness.faults.spec import FaultStep, parse_schedule
 from harness.report import write_index
@@ -35,18 +35,24 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
              records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
              rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
              partitions: int = 4, max_offsets_per_trigger: int | None = None,
-             speculation: bool = False, restarts: int | None = None) -> Scenario:
+             speculation: bool = False, restarts: int | None = None, output: str | None = None) -> Scenario:
     """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
-    Unset numbers come from the environment (HARNESS_RECORDS, ...) or their defaults (harness.settings)."""
+    Unset numbers and the output (kafka, delta) come from the environment (HARNESS_RECORDS, HARNESS_OUTPUT, ...)
+    or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
+    output = output or settings.from_environment("output")
+    if code.output is not None and code.output != output:
+        raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
+                       f"--output {code.output} (HARNESS_OUTPUT), not {output}")
     steps = parse_schedule([str(step) for step in faults])
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))
     return Scenario(cluster, name, loaded, code, oracle_for(cluster, loaded), steps, workload, partitions,
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
                     max_offsets_per_trigger, state_store, rate, speculation,
-                    restarts if restarts is not None else settings.from_environment("restarts"))
+                    restarts if restarts is not None else settings.from_environment("restarts"),
+                    output)
 
 
 @dataclass(frozen=True)

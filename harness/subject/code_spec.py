@@ -38,6 +38,16 @@ class CodeSpec:
         return hashlib.sha256(self.source.read_bytes()).hexdigest()
 
     @property
+    def output(self) -> str | None:
+        """The output the code says it writes (a module-level `OUTPUT = "delta"`, read without importing
+        it), None where it says none: a sink run against another output would be judged on nothing."""
+        for node in ast.parse(self.source.read_text()).body:
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "OUTPUT" for t in node.targets)
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                return node.value.value
+        return None
+
+    @property
     def argument(self) -> str:
         """How the driver's app runner is told the code: module:attribute."""
         return f"{self.module}:{self.attribute}"

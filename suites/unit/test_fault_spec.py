@@ -26,6 +26,7 @@ pytestmark = pytest.mark.unit
     [
         ("kill:sender@txn.pre_commit#2", FaultStep("kill", "sender", "txn.pre_commit", nth=2)),
         ("kill:driver@batch.committed:3", FaultStep("kill", "driver", "batch.committed", number=3)),
+        ("kill:driver@table.committed:2", FaultStep("kill", "driver", "table.committed", number=2)),
         ("partition:executors@txn.commit/10s", FaultStep("partition", "executors", "txn.commit", duration=10)),
         ("pause:executor@txn.pre_commit/40s", FaultStep("pause", "executor", "txn.pre_commit", duration=40)),
         ("delay:sender@txn.commit/500ms", FaultStep("delay", "sender", "txn.commit", duration=0.5)),
@@ -128,6 +129,9 @@ def test_random_schedules_are_seeded_and_valid() -> None:
     for seed in range(50):
         for step in random_schedule(seed, 3, transactional=seed % 2 == 0):
             assert parse_step(str(step)) == step
+    table = [step for seed in range(50) for step in random_schedule(seed, 3, table=True)]
+    assert {step.point for step in table} == {"table.committed", "batch.planned", "batch.committed"}
+    assert all(parse_step(str(step)) == step for step in table)
 
 
 def test_a_random_nemesis_is_seeded_spread_over_the_run_and_parses() -> None:

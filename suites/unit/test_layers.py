@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "harness.interrupt", "harness.settings", "harness.quiet", "harness.evidence")),
     ("gate", ("harness.gate",)),
     ("client", ("harness.client",)),
+    ("output", ("harness.output",)),  # where a sink writes: a topic (the client's reader) or a table
     ("cluster", ("harness.cluster",)),
     ("faults", ("harness.faults",)),
     ("checker", ("harness.checker",)),

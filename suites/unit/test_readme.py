@@ -13,7 +13,7 @@ from harness.catalog import sinks
 from harness.certify.certificate import verdict
 from harness.certify.matrix import BASELINE, rows_for
 from harness.faults.space import MIN_BROKERS, Observation
-from harness.faults.spec import PLAIN, TRANSACTIONAL
+from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL
 from harness.reference_docs import class_counts
 
 pytestmark = pytest.mark.unit
@@ -55,7 +55,7 @@ def test_what_catches_each_known_bad_sink_is_what_the_quick_matrix_runs(text: st
     for sink, says in table.items():
         rows = re.findall(r"`([a-z][\w.-]+-[\w.-]+)`", says)
         for row in rows:
-            kind = PLAIN if row.endswith("produce") else TRANSACTIONAL
+            kind = PLAIN if row.endswith("produce") else TABLE if "table." in row else TRANSACTIONAL
             quick_on = {n: {r.name for r in rows_for(Observation.assumed(kind, False, n), quick=True)}
                         for n in (1, MIN_BROKERS)}
             if says.startswith("quick:"):

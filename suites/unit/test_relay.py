@@ -27,6 +27,9 @@ def test_files_written_walked_and_read_through_the_service_port(relay_ports, tmp
     assert files.read_text(f"{root}/query/offsets/0") == "v1\n{}\n"
     with pytest.raises(OSError, match="FileNotFoundError"):
         files.read_text(f"{root}/query/offsets/1")
+    parquet = bytes(range(256)) * 3  # a table's data file: any bytes, whole
+    files.write(f"{root}/query-table/part-0.parquet", parquet)
+    assert files.read_bytes(f"{root}/query-table/part-0.parquet") == parquet
     with pytest.raises(OSError, match="outside"):
         files.walk("/etc")
     files.close()

@@ -1,0 +1,47 @@
+"""`batch_committed_twice`: the store's own commit history shows one streaming batch committed in two
+commits (two Delta versions), whatever the rows show: a key or an upsert can hide the duplicate rows
+of a replayed batch; its second commit cannot hide."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from harness.checker.verdict import EFFECTIVELY_ONCE, FAIL, UNKNOWN, Anomaly, Verdict, classify
+from harness.output.delta_log import Commit
+
+NAME = "batch_committed_twice"
+
+
+def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int]) -> Anomaly | None:
+    """Batches held by more than one commit. A commit's batch is the one its log entry names, else the
+    one Spark was running when it committed (`running`: version -> batch, from the commit's time and the
+    batches' planning times: harness.run.table_watch); a version of neither is not attributed, so no
+    guess accuses a sink. An example names the batch, its versions, and how each named its batch."""
+    by_batch: dict[int, list[Commit]] = {}
+    said: dict[int, str] = {}
+    for commit in commits:
+        batch = commit.batch if commit.batch is not None else running.get(commit.version)
+        if batch is None:
+            continue
+        said[commit.version] = commit.said_by or "committed while Spark ran the batch"
+        by_batch.setdefault(batch, []).append(commit)
+    anomaly = Anomaly(NAME)
+    for batch, found in sorted(by_batch.items()):
+        if len(found) > 1:
+            anomaly.add({"batch": batch, "versions": [c.version for c in found],
+                         "app_ids": [c.app_id for c in found], "operations": [c.operation for c in found],
+                         "batch_named_by": [said[c.version] for c in found],
+                         "explanation": f"batch {batch} was committed {len(found)} times: table versions "
+                                        f"{', '.join(str(c.version) for c in found)}"}, weight=len(found) - 1)
+    return anomaly if anomaly.count else None
+
+
+def with_commit_history(verdict: Verdict, anomaly: Anomaly | None) -> Verdict:
+    """The verdict with the history's anomaly: a fail on its evidence (a crashed checker stays unknown)."""
+    if anomaly is None:
+        return verdict
+    anomalies = {**verdict.anomalies, NAME: anomaly}
+    crashed = verdict.outcome == UNKNOWN and "incomplete" not in verdict.anomalies
+    return Verdict(UNKNOWN if crashed else FAIL, classify(anomalies, verdict.guarantee == EFFECTIVELY_ONCE),
+                   anomalies, verdict.expected, verdict.observed, verdict.distinct,
+                   verdict.error if crashed else None, verdict.oracle)

@@ -1,0 +1,185 @@
+"""A Delta table's transaction log as data: its versions (`_delta_log/<20 digits>.json`, one action per
+line) and classic checkpoints (`<v>.checkpoint.parquet`, or `<v>.checkpoint.<k>.<n>.parquet` in n
+parts), the latest committed snapshot's data files, and each version's batch identity.
+
+A version names the streaming batch it wrote in two places: a `txn` action (appId, version: Spark's
+own Delta sink writes the query id and the batch id; a `foreachBatch` writer with the `txnAppId` and
+`txnVersion` options writes its own) and, for Spark's sink, `commitInfo.operationParameters.epochId`.
+A plain append names none: the harness then knows its batch only from when the version appeared
+(harness.run.table_watch).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import unquote, urlparse
+
+from harness.errors import BadInput
+
+LOG = "_delta_log"
+VERSION_FILE = re.compile(r"^(\d{20})\.json$")
+CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$")
+
+
+class Files(Protocol):
+    """Where the table is read from: the run's volume through the relay (harness.gate.relay_files)."""
+
+    def walk(self, path: str) -> list[str]: ...
+
+    def read_bytes(self, path: str) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One version of the table, as its log entry says."""
+
+    version: int
+    operation: str | None = None  # commitInfo.operation: WRITE, STREAMING UPDATE, MERGE, ...
+    app_id: str | None = None  # the txn action's appId
+    txn_version: int | None = None  # the txn action's version (a batch id for the writers above)
+    query_id: str | None = None  # commitInfo.operationParameters.queryId (Spark's Delta sink)
+    epoch: int | None = None  # commitInfo.operationParameters.epochId: the batch id (Spark's Delta sink)
+    added: tuple[str, ...] = ()  # data files added, as the log names them
+    removed: tuple[str, ...] = ()
+    deletion_vectors: bool = False  # an add carries a deletion vector (rows of the file deleted)
+    timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
+
+    @property
+    def batch(self) -> int | None:
+        """The streaming batch this version says it holds, None when it says none."""
+        return self.txn_version if self.txn_version is not None else self.epoch
+
+    @property
+    def said_by(self) -> str | None:
+        """Where the batch id came from: `txn`, `commitInfo`, or None."""
+        return "txn" if self.txn_version is not None else "commitInfo" if self.epoch is not None else None
+
+
+def parse_commit(version: int, text: str) -> Commit:
+    """A version's log entry (newline-delimited JSON actions) as a Commit."""
+    fields: dict = {"version": version}
+    added, removed, vectors = [], [], False
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        action = json.loads(line)
+        if "add" in action:
+            added.append(action["add"]["path"])
+            vectors = vectors or bool(action["add"].get("deletionVector"))
+        elif "remove" in action:
+            removed.append(action["remove"]["path"])
+        elif "txn" in action:
+            fields["app_id"], fields["txn_version"] = action["txn"]["appId"], int(action["txn"]["version"])
+        elif "commitInfo" in action:
+            info = action["commitInfo"]
+            fields["operation"] = info.get("operation")
+            fields["timestamp_ms"] = int(info.get("timestamp") or 0)
+            parameters = info.get("operationParameters") or {}
+            fields["query_id"] = parameters.get("queryId")
+            if parameters.get("epochId") not in (None, ""):
+                fields["epoch"] = int(parameters["epochId"])
+    return Commit(**fields, added=tuple(added), removed=tuple(removed), deletion_vectors=vectors)
+
+
+@dataclass
+class Snapshot:
+    """The latest committed version and its data files, each with the version that added it (the
+    checkpoint's version for files it holds), in log order."""
+
+    version: int
+    files: list[tuple[int, str]] = field(default_factory=list)
+
+
+def versions(names: Iterable[str]) -> list[int]:
+    """The versions whose log entry is in a listing of `_delta_log/`, in order."""
+    return sorted(int(m[1]) for m in map(VERSION_FILE.match, names) if m)
+
+
+def latest_checkpoint(names: Iterable[str]) -> tuple[int, list[str]] | None:
+    """The newest complete classic checkpoint in a listing of `_delta_log/`: its version and files."""
+    parts: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for name in names:
+        match = CHECKPOINT_FILE.match(name)
+        if match:
+            version, part, count = int(match[1]), int(match[2] or 1), int(match[3] or 1)
+            parts.setdefault((version, count), []).append((part, name))
+    complete = [(version, sorted(found)) for (version, count), found in parts.items() if len(found) == count]
+    if not complete:
+        return None
+    version, found = max(complete)
+    return version, [name for _, name in found]
+
+
+def checkpoint_files(data: list[bytes]) -> list[str]:
+    """The data files a checkpoint holds (its `add` rows), from the parts' bytes."""
+    import pyarrow.parquet as pq
+
+    paths: list[str] = []
+    for part in data:
+        table = pq.read_table(io.BytesIO(part), columns=["add"])
+        paths += [add["path"] for add in table.column("add").to_pylist() if add]
+    return paths
+
+
+class DeltaLog:
+    """One table's log, read through `files`: the history of its versions and its latest snapshot."""
+
+    def __init__(self, files: Files, table: str) -> None:
+        self.files = files
+        self.table = table.rstrip("/")
+
+    def listing(self) -> list[str]:
+        """The names in `_delta_log/` (none when the table was never written)."""
+        return [name for name in self.files.walk(f"{self.table}/{LOG}") if "/" not in name]
+
+    def commit(self, version: int) -> Commit:
+        return parse_commit(version, self.files.read_bytes(f"{self.table}/{LOG}/{version:020d}.json").decode())
+
+    def history(self, listing: list[str] | None = None) -> list[Commit]:
+        """Every version whose log entry is still there, in order."""
+        return [self.commit(v) for v in versions(self.listing() if listing is None else listing)]
+
+    def snapshot(self, listing: list[str] | None = None) -> Snapshot | None:
+        """The latest snapshot: a checkpoint's files, then the versions after it; None for no table."""
+        names = self.listing() if listing is None else listing
+        entries = versions(names)
+        checkpoint = latest_checkpoint(names)
+        if not entries and checkpoint is None:
+            return None
+        live: dict[str, int] = {}
+        start = 0
+        if checkpoint is not None:
+            start, parts = checkpoint
+            data = [self.files.read_bytes(f"{self.table}/{LOG}/{name}") for name in parts]
+            live = dict.fromkeys(checkpoint_files(data), start)
+            start += 1
+        last = start - 1
+        for version in (v for v in entries if v >= start):
+            if version != last + 1:
+                raise BadInput(f"Delta table {self.table}: version {last + 1} is missing from its log "
+                               f"(found {version} next): the log cannot be read to a snapshot")
+            commit = self.commit(version)
+            if commit.deletion_vectors:
+                raise BadInput(f"Delta table {self.table}: version {version} uses deletion vectors, which the "
+                               "harness does not read yet (write without them: "
+                               "delta.enableDeletionVectors=false)")
+            for path in commit.removed:
+                live.pop(path, None)
+            for path in commit.added:
+                live[path] = version
+            last = version
+        return Snapshot(last, [(version, path) for path, version in live.items()])
+
+    def data_path(self, path: str) -> str:
+        """A data file's path on the volume, from its name in the log (relative and URL-encoded, or a
+        file: URI)."""
+        parsed = urlparse(path)
+        if parsed.scheme in ("file", ""):
+            local = unquote(parsed.path)
+            return local if local.startswith("/") else f"{self.table}/{local}"
+        raise BadInput(f"Delta table {self.table}: data file {path} is not on the run's volume")

@@ -1,0 +1,185 @@
+"""The Delta table output read from its log through stand-in relay files: versions and checkpoints, the
+latest snapshot's files (never a listing of data files), rows as records, and bad input named."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.errors import BadInput
+from harness.output.delta import DeltaTable, table_path
+from harness.output.delta_log import DeltaLog, latest_checkpoint, parse_commit, versions
+
+pytestmark = pytest.mark.unit
+TABLE = "/checkpoints/s-table"
+
+
+class StandInFiles:
+    """The relay's files as a dict of path -> bytes."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+
+    def walk(self, path: str) -> list[str]:
+        prefix = path.rstrip("/") + "/"
+        return [name.removeprefix(prefix) for name in self.data if name.startswith(prefix)]
+
+    def read_bytes(self, path: str) -> bytes:
+        if path not in self.data:
+            raise OSError(f"read {path}: FileNotFoundError")
+        return self.data[path]
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode()
+
+    def write(self, path: str, data: bytes) -> None:
+        self.data[path] = data
+
+
+def entry(*actions: dict) -> bytes:
+    return "\n".join(json.dumps(action) for action in actions).encode() + b"\n"
+
+
+def add(path: str, **extra: object) -> dict:
+    return {"add": {"path": path, "size": 1, "partitionValues": {}, "modificationTime": 0, "dataChange": True,
+                    **extra}}
+
+
+def streaming(query: str, batch: int) -> list[dict]:
+    """What Spark's Delta sink writes besides the files: its txn and its commit info."""
+    return [{"txn": {"appId": query, "version": batch}},
+            {"commitInfo": {"operation": "STREAMING UPDATE",
+                            "operationParameters": {"outputMode": "Append", "queryId": query, "epochId": str(batch)}}}]
+
+
+def parquet(keys: list, values: list, **columns: list) -> bytes:
+    out = io.BytesIO()
+    pq.write_table(pa.table({"key": keys, "value": values, **columns}), out)
+    return out.getvalue()
+
+
+def log_path(version: int) -> str:
+    return f"{TABLE}/_delta_log/{version:020d}.json"
+
+
+def test_a_commit_names_its_batch_by_its_txn_else_by_spark_s_epoch() -> None:
+    foreach = parse_commit(3, entry({"txn": {"appId": "sink-1", "version": 7}},
+                                    {"commitInfo": {"operation": "WRITE", "operationParameters": {"mode": "Append"}}},
+                                    add("a.parquet"), {"remove": {"path": "b.parquet"}}))
+    assert (foreach.batch, foreach.said_by, foreach.app_id, foreach.operation) == (7, "txn", "sink-1", "WRITE")
+    assert (foreach.added, foreach.removed) == (("a.parquet",), ("b.parquet",))
+    epoch_only = parse_commit(4, entry({"commitInfo": {"operation": "STREAMING UPDATE",
+                                                       "operationParameters": {"queryId": "q", "epochId": "5"}}}))
+    assert (epoch_only.batch, epoch_only.said_by, epoch_only.query_id) == (5, "commitInfo", "q")
+    blind = parse_commit(5, entry({"commitInfo": {"operation": "WRITE"}}, add("c.parquet")))
+    assert (blind.batch, blind.said_by) == (None, None)
+    assert parse_commit(6, entry(add("d.parquet", deletionVector={"storageType": "u"}))).deletion_vectors
+
+
+def test_versions_and_the_newest_complete_checkpoint_from_a_listing() -> None:
+    names = [f"{v:020d}.json" for v in (2, 0, 1)] + ["00000000000000000001.crc", "_last_checkpoint",
+                                                     f"{10:020d}.checkpoint.parquet",
+                                                     f"{20:020d}.checkpoint.0000000001.0000000002.parquet"]
+    assert versions(names) == [0, 1, 2]
+    assert latest_checkpoint(names) == (10, [f"{10:020d}.checkpoint.parquet"])  # 20 has one part of two
+    names.append(f"{20:020d}.checkpoint.0000000002.0000000002.parquet")
+    assert latest_checkpoint(names)[0] == 20
+    assert latest_checkpoint(["00000000000000000000.json"]) is None
+
+
+def test_the_snapshot_is_what_the_log_adds_and_does_not_remove() -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry({"metaData": {"id": "t"}}, add("part-0.parquet"), *streaming("q", 0)))
+    files.write(log_path(1), entry(add("part-1.parquet"), *streaming("q", 1)))
+    files.write(log_path(2), entry({"remove": {"path": "part-0.parquet"}}, add("part-2.parquet")))
+    files.write(f"{TABLE}/part-9.parquet", b"left behind by a failed task: not in the table")
+    snapshot = DeltaLog(files, TABLE).snapshot()
+    assert snapshot is not None and snapshot.version == 2
+    assert snapshot.files == [(1, "part-1.parquet"), (2, "part-2.parquet")]
+
+
+def test_a_checkpoint_s_files_then_the_versions_after_it() -> None:
+    files = StandInFiles()
+    rows = pa.table({"add": [{"path": "old.parquet"}, None, {"path": "kept.parquet"}]})
+    out = io.BytesIO()
+    pq.write_table(rows, out)
+    files.write(f"{TABLE}/_delta_log/{4:020d}.checkpoint.parquet", out.getvalue())
+    for version in range(5):  # entries up to the checkpoint stay for the history; the snapshot skips them
+        files.write(log_path(version), entry(add(f"v{version}.parquet")))
+    files.write(log_path(5), entry({"remove": {"path": "old.parquet"}}, add("new.parquet")))
+    snapshot = DeltaLog(files, TABLE).snapshot()
+    assert snapshot is not None and snapshot.version == 5
+    assert snapshot.files == [(4, "kept.parquet"), (5, "new.parquet")]
+    assert [c.version for c in DeltaLog(files, TABLE).history()] == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_gap_in_the_log_and_deletion_vectors_are_named() -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet")))
+    files.write(log_path(2), entry(add("b.parquet")))
+    with pytest.raises(BadInput, match="version 1 is missing"):
+        DeltaLog(files, TABLE).snapshot()
+    files.write(log_path(1), entry(add("c.parquet", deletionVector={"storageType": "u"})))
+    with pytest.raises(BadInput, match="deletion vectors"):
+        DeltaLog(files, TABLE).snapshot()
+
+
+def test_data_file_paths_relative_encoded_or_file_uris() -> None:
+    log = DeltaLog(StandInFiles(), TABLE)
+    assert log.data_path("part-0%20x.parquet") == f"{TABLE}/part-0 x.parquet"
+    assert log.data_path("file:/checkpoints/s-table/p.parquet") == "/checkpoints/s-table/p.parquet"
+    with pytest.raises(BadInput, match="not on the run's volume"):
+        log.data_path("s3://bucket/p.parquet")
+
+
+def test_rows_of_the_snapshot_become_records_a_file_a_partition() -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    files.write(log_path(1), entry(add("b.parquet"), *streaming("q", 1)))
+    files.write(f"{TABLE}/a.parquet", parquet(["k1", "k2"], ['{"id":"1"}', '{"id":"2"}']))
+    files.write(f"{TABLE}/b.parquet", parquet([b"k3"], [b'{"id":"3"}']))
+    batches: list[list] = []
+    read = DeltaTable(files, TABLE).read(batches.append)
+    assert [(r.partition(), r.offset(), r.key(), r.value()) for r in read.records] == [
+        (0, 0, b"k1", b'{"id":"1"}'), (0, 1, b"k2", b'{"id":"2"}'), (1, 0, b"k3", b'{"id":"3"}')]
+    assert read.stable == read.high == {0: 2, 1: 1} and not read.stuck
+    assert sum(map(len, batches)) == 3
+
+
+def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
+    table = DeltaTable(StandInFiles(), table_path("/checkpoints/s"))
+    with pytest.raises(BadInput, match="no Delta table at /checkpoints/s-table .*_delta_log"):
+        table.read(lambda batch: None)
+
+
+def test_a_table_without_key_and_value_names_the_columns_it_needs() -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet")))
+    out = io.BytesIO()
+    pq.write_table(pa.table({"id": [1], "value": ["x"]}), out)
+    files.write(f"{TABLE}/a.parquet", out.getvalue())
+    with pytest.raises(BadInput, match="no column key .*it has id, value"):
+        DeltaTable(files, TABLE).read(lambda batch: None)
+
+
+def test_a_table_already_there_is_refused_before_the_run() -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet")))
+    with pytest.raises(BadInput, match="already exists"):
+        DeltaTable(files, TABLE).prepare()
+    DeltaTable(StandInFiles(), TABLE).prepare()
+
+
+def test_a_sink_says_the_output_it_writes_and_is_refused_against_another(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from harness.run.session import scenario
+    from harness.subject.code_spec import resolve_sink
+
+    assert resolve_sink("delta_streaming").output == "delta" and resolve_sink("builtin_kafka").output is None
+    assert {resolve_sink(name).output for name in ("delta_foreach_batch_txn", "bad_delta_blind_append",
+                                                   "bad_delta_app_id_per_restart")} == {"delta"}
+    with pytest.raises(BadInput, match="writes the delta output .*--output delta"):
+        scenario(None, "x", sink="delta_streaming", output="kafka")  # type: ignore[arg-type]

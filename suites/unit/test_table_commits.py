@@ -1,0 +1,222 @@
+"""A table output's commit point and history: `table.committed` seen through stand-in relay files (the
+driver held at a version, the batch Spark runs, Spark's commit log), the schedule firing there with the
+hold settled by the fault, and a batch committed twice named with its versions."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from harness.checker.commits import batches_committed_twice, with_commit_history
+from harness.checker.verdict import AT_LEAST_ONCE, EXACTLY_ONCE, FAIL, PASS, Verdict
+from harness.driver.table_hold import new_versions
+from harness.faults.schedule import Schedule
+from harness.faults.space import Observation, space
+from harness.faults.spec import TABLE as TABLE_KIND
+from harness.faults.spec import parse_schedule
+from harness.history import History, read_history
+from harness.output.delta_log import Commit
+from harness.run.checkpoint import CheckpointFolder
+from harness.run.table_watch import TableWatcher
+from suites.unit.test_delta_output import StandInFiles, add, entry, log_path, streaming
+
+pytestmark = pytest.mark.unit
+TABLE = "/checkpoints/s-table"
+CHECKPOINT = "/checkpoints/s"
+
+
+class Settled:
+    """What on_commit was given, and what became of the hold."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+        self.holds: list = []
+
+    def __call__(self, event: dict, hold) -> None:  # type: ignore[no-untyped-def]
+        self.events.append(event)
+        self.holds.append(hold)
+
+
+def batches(files: StandInFiles, planned: list[int], committed: list[int]) -> None:
+    """offsets/N planned at N * 1000 ms (Spark's batchTimestampMs), commits/N."""
+    for n in planned:
+        metadata = f'{{"batchWatermarkMs":0,"batchTimestampMs":{n * 1000}}}'
+        files.write(f"{CHECKPOINT}/offsets/{n}", f"v1\n{metadata}\n{{}}\n".encode())
+    for n in committed:
+        files.write(f"{CHECKPOINT}/commits/{n}", b"v1\n")
+
+
+def watcher(files: StandInFiles, history: History, settled: Settled) -> TableWatcher:
+    return TableWatcher(files, TABLE, CheckpointFolder(files, CHECKPOINT), history, settled)
+
+
+def committed_at(ms: int) -> dict:
+    return {"commitInfo": {"timestamp": ms, "operation": "WRITE"}}
+
+
+def test_a_version_without_a_batch_id_is_the_batch_spark_ran_when_it_committed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(500)))
+    batches(files, [0], [])
+    files.write(f"{TABLE}-holds/abc-0.held", b"0")
+    watch.poll()
+    assert settled.events[0]["batch"] == 0 and settled.events[0]["by"] == "running" and settled.events[0]["held"]
+    assert watch.attributed == {0: 0}
+    settled.holds[0].release()
+    assert f"{TABLE}-holds/abc-0.release" in files.data  # the driver goes on
+
+    batches(files, [1], [0, 1])  # batch 1's version is seen only after Spark committed batch 1: not the point
+    files.write(log_path(1), entry(add("b.parquet"), *streaming("q", 1)))
+    files.write(f"{TABLE}-holds/abc-1.held", b"1")
+    watch.poll()
+    assert len(settled.events) == 1 and f"{TABLE}-holds/abc-1.release" in files.data
+    history.close()
+    recorded = read_history(tmp_path / "history.jsonl", ("table.committed",))
+    assert [(e["version"], e["batch"], e["by"], e["point"]) for e in recorded] == [(0, 0, "running", True),
+                                                                                 (1, 1, "txn", False)]
+
+
+def test_a_new_version_waits_for_its_hold_to_be_said(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0, 1, 2], [0])
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(900)))  # looked at late: batch 2 is planned
+    files.write(log_path(1), entry(add("b.parquet"), committed_at(1500)))
+    files.write(f"{TABLE}-holds/t-0.held", b"0")
+    watch.poll()
+    assert [e["version"] for e in settled.events] == [] and len(history_events(tmp_path, history)) == 1
+    files.write(f"{TABLE}-holds/t-1.held", b"1")
+    watch.poll()
+    assert [(e["version"], e["batch"]) for e in settled.events] == [(1, 1)]  # version 0: batch 0, committed
+    assert watch.attributed == {0: 0, 1: 1}
+    history.close()
+
+
+def history_events(tmp_path, history: History) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The table.committed events recorded so far."""
+    history._file.flush()
+    return read_history(tmp_path / "history.jsonl", ("table.committed",))
+
+
+def test_the_schedule_fires_at_table_committed_and_the_fault_settles_the_hold(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    history = History(tmp_path / "history.jsonl")
+    injected: list = []
+
+    class StandInNemesis:
+        def inject(self, step, event, hold) -> None:  # type: ignore[no-untyped-def]
+            injected.append((str(step), hold))
+
+    class Hold:
+        what = "table version"
+
+        def __init__(self) -> None:
+            self.released = threading.Event()
+
+        def release(self) -> None:
+            self.released.set()
+
+        drop = release
+
+    schedule = Schedule(parse_schedule(["kill:driver@table.committed:2"]), StandInNemesis(), history)  # type: ignore[arg-type]
+    passing, firing = Hold(), Hold()
+    schedule.on_table_commit({"type": "table.committed", "batch": 1}, passing)
+    assert passing.released.is_set() and not schedule.fired
+    schedule.on_table_commit({"type": "table.committed", "batch": 2}, firing)
+    schedule.close()
+    assert injected == [("kill:driver@table.committed:2", firing)] and not firing.released.is_set()
+    history.close()
+
+
+def commit(version: int, batch: int | None = None, app: str | None = None, by_epoch: bool = False) -> Commit:
+    if by_epoch:
+        return Commit(version, "STREAMING UPDATE", query_id="q", epoch=batch)
+    return Commit(version, "WRITE", app_id=app, txn_version=batch)
+
+
+def test_a_batch_in_two_versions_is_named_with_them() -> None:
+    history = [commit(0, 0, "a"), commit(1, 1, "a"), commit(2, 2, "a"), commit(3, 2, "b"), commit(4, 3, "b")]
+    anomaly = batches_committed_twice(history, {})
+    assert anomaly is not None and anomaly.count == 1
+    assert anomaly.examples[0]["batch"] == 2 and anomaly.examples[0]["versions"] == [2, 3]
+    assert anomaly.examples[0]["app_ids"] == ["a", "b"]
+    assert batches_committed_twice([commit(0, 0, by_epoch=True), commit(1, 1, by_epoch=True)], {}) is None
+
+
+def test_a_blind_append_is_attributed_only_where_its_batch_is_known() -> None:
+    blind = [commit(0), commit(1), commit(2), commit(3)]
+    assert batches_committed_twice(blind, {}) is None  # nothing said, nothing guessed
+    anomaly = batches_committed_twice(blind, {1: 1, 2: 2, 3: 2})
+    assert anomaly is not None and anomaly.examples[0]["versions"] == [2, 3]
+    assert anomaly.examples[0]["batch_named_by"] == ["committed while Spark ran the batch"] * 2
+
+
+def test_the_history_s_anomaly_fails_a_verdict_whose_rows_looked_right() -> None:
+    clean = Verdict(PASS, EXACTLY_ONCE, {}, 10, 10, 10)
+    failed = with_commit_history(clean, batches_committed_twice([commit(0, 1), commit(1, 1)], {}))
+    assert failed.outcome == FAIL and failed.guarantee == AT_LEAST_ONCE
+    assert "batch_committed_twice" in failed.anomalies
+    assert with_commit_history(clean, None) is clean
+
+
+def test_a_table_sink_s_space_is_drawn_from_its_table_commits_not_kafka_s_points() -> None:
+    events = [{"type": "table.committed", "point": True, "version": 1, "batch": 1},
+              {"type": "table.committed", "point": False, "version": 2, "batch": 2}]
+    seen = Observation.from_events(events, stateful=False, output="delta")
+    assert seen.kind == TABLE_KIND and seen.counts == {"table.committed": 1}
+    classes = {c.row: c for c in space(seen)}
+    assert classes["kill-driver-table.committed"].faults == ("kill:driver@table.committed:2",)
+    assert classes["kill-driver-table.committed"].quick
+    assert not [row for row in classes if "produce" in row or "txn." in row]
+    assert "kill-driver-table.committed" not in {c.row for c in space(Observation.from_events([], False,
+                                                                                               output="delta"))}
+
+
+def test_the_hold_finds_new_versions_in_the_log_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for name in ("00000000000000000000.json", "00000000000000000002.json", "00000000000000000001.crc",
+                 ".00000000000000000003.json.1a2b.tmp", "00000000000000000001.json"):
+        (tmp_path / name).write_text("")
+    assert new_versions(str(tmp_path), {0}) == [1, 2]
+
+
+def test_a_duplicate_in_a_table_is_explained_by_the_versions_that_hold_its_copies() -> None:
+    from harness.checker.verdict import Anomaly
+    from harness.client.records import OutputRecord, Records
+    from harness.run.explain import explain_by_commits
+
+    records = Records([OutputRecord(0, 0, b"k", b"a"), OutputRecord(1, 0, b"k", b"b"), OutputRecord(2, 0, b"k", b"a")])
+    duplicate = Anomaly("duplicate")
+    duplicate.add({"id": "a"})
+    verdict = Verdict(FAIL, AT_LEAST_ONCE, {"duplicate": duplicate}, 2, 3, 2)
+    explain_by_commits(verdict, records, ["a", "b", "a"], [2, 3, 5].__getitem__, {2: 2, 5: 2})
+    assert duplicate.examples[0]["explanation"] == "read 2 times: written by table versions 2 (batch 2) and 5 (batch 2)"
+
+
+def test_table_versions_are_drawn_on_the_output_lane() -> None:
+    from harness.report.swimlanes import swimlanes_svg
+
+    events = [{"t": 1.0, "type": "scenario.start"},
+              {"t": 2.0, "type": "table.committed", "version": 2, "batch": 2, "by": "running", "held": True,
+               "point": True},
+              {"t": 3.0, "type": "table.committed", "version": 3, "batch": 2, "by": "txn", "held": False,
+               "point": False}]
+    svg = swimlanes_svg(events, {}, {})
+    assert "table version 2: batch 2 (running), driver held" in svg and "table version 3: batch 2 (txn)<" in svg
+
+
+def test_a_hold_said_late_is_released_and_a_later_one_waits_its_turn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0, 1], [])
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(100)))
+    watch.poll(final=True)  # version 0 recorded without a hold
+    files.write(log_path(1), entry(add("b.parquet"), committed_at(1100)))
+    files.write(f"{TABLE}-holds/t-0.held", b"0")  # said late
+    files.write(f"{TABLE}-holds/t-2.held", b"2")  # not in the log yet: stays held
+    watch.poll()
+    assert f"{TABLE}-holds/t-0.release" in files.data and f"{TABLE}-holds/t-2.release" not in files.data
+    history.close()
