@@ -46,6 +46,16 @@ def leftovers(client: docker.DockerClient, run_id: str) -> list[str]:
     return found + [v.name for v in client.volumes.list(filters={"label": f"{RUN}={run_id}"})]
 
 
+def assert_reaped_after_sigkill(harness: subprocess.Popen, client: docker.DockerClient, run_id: str) -> None:
+    """SIGKILL the harness process: its reaper must remove every resource of its run within 30 s."""
+    os.kill(harness.pid, signal.SIGKILL)
+    harness.wait(10)
+    killed = time.monotonic()
+    while leftovers(client, run_id) and time.monotonic() - killed < 30:
+        time.sleep(1)
+    assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
+
+
 @pytest.mark.parametrize("engine", ["local", "over TCP"])
 def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: str, request) -> None:
     environment = dict(os.environ)
@@ -60,12 +70,7 @@ def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: 
         run_id = harness.stdout.readline().strip()  # type: ignore[union-attr]
         assert run_id, "the harness process did not start its run"
         assert len(leftovers(client, run_id)) == 4, "reaper, worker, network and volume are up"
-        os.kill(harness.pid, signal.SIGKILL)
-        harness.wait(10)
-        killed = time.monotonic()
-        while leftovers(client, run_id) and time.monotonic() - killed < 30:
-            time.sleep(1)
-        assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
+        assert_reaped_after_sigkill(harness, client, run_id)
     finally:
         harness.kill()
 
@@ -89,12 +94,7 @@ def test_a_sweep_leaves_a_live_run_of_another_pid_namespace_alone_and_its_reaper
         labels.sweep_leftovers()
         assert len(leftovers(client, run_id)) == 4, "the sweep removed another namespace's live run"
         assert not leftovers(client, dead[RUN]), "the sweep left this namespace's dead run"
-        os.kill(other.pid, signal.SIGKILL)  # --kill-child: its namespace goes with it
-        other.wait(10)
-        killed = time.monotonic()
-        while leftovers(client, run_id) and time.monotonic() - killed < 30:
-            time.sleep(1)
-        assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
+        assert_reaped_after_sigkill(other, client, run_id)  # --kill-child: its namespace goes with it
     finally:
         other.kill()
         labels.remove_run(dead[RUN])

@@ -81,8 +81,9 @@ class DriverSupervisor:
         return self.driver
 
     def replace(self, kill: Callable[[], None]) -> None:
-        """Kill the driver and start a new spark-submit on the same checkpoint (called by the nemesis).
-        Replacements take turns: a kill while one runs then kills the driver that replaced it."""
+        """End the driver with `kill` (the nemesis's kill, or the supervisor's back-off for a driver that
+        already exited) and start a new spark-submit on the same checkpoint. Replacements take turns: a
+        kill while one runs then kills the driver that replaced it."""
         with self._replacing:
             self.restarting.set()
             try:
@@ -133,23 +134,20 @@ class DriverSupervisor:
                                                  failure=len(self.failures) + 1, detail=str(failure)))
 
     def _restart(self) -> QueryFailure | None:
-        """Start the query again on its checkpoint after the back-off; the failure if it did not start."""
-        with self._replacing:
-            self.restarting.set()
-            try:
-                seconds = backoff_s(len(self.failures))
-                time.sleep(seconds)
-                self.retire()
-                self.restarts += 1
-                self.history.record("query.restart", failure=len(self.failures), backoff_s=seconds,
-                                    detail=f"restart {len(self.failures)} of {self.max_restarts} after {seconds:g} s")
-                try:
-                    self.start()
-                except HarnessError as error:  # it failed again before its query ran: one more failure
-                    return QueryFailure(type(error).__name__, str(error)[:300])
-                return None
-            finally:
-                self.restarting.clear()
+        """Start the query again on its checkpoint after the back-off (a replacement whose old driver has
+        already exited); the failure if it did not start."""
+        seconds = backoff_s(len(self.failures))
+
+        def back_off() -> None:
+            time.sleep(seconds)
+            self.history.record("query.restart", failure=len(self.failures), backoff_s=seconds,
+                                detail=f"restart {len(self.failures)} of {self.max_restarts} after {seconds:g} s")
+
+        try:
+            self.replace(back_off)
+        except HarnessError as error:  # it failed again before its query ran: one more failure
+            return QueryFailure(type(error).__name__, str(error)[:300])
+        return None
 
     def _stop(self) -> dict:
         anomaly = CRASH_LOOP if self.max_restarts else QUERY_FAILED
