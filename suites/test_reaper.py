@@ -1,6 +1,6 @@
 """A harness killed with SIGKILL leaves nothing running: its reaper removes every container and network
 (and volume) of its run within 30 s of its connection closing (as testcontainers' Ryuk does), on the local engine and
-on one reached only over TCP (harness.cluster.isolated_engine: as on a VM or another machine)."""
+on one reached only over TCP with TLS (harness.cluster.isolated_engine: as on a VM or another machine)."""
 
 from __future__ import annotations
 
@@ -56,15 +56,15 @@ def assert_reaped_after_sigkill(harness: subprocess.Popen, client: docker.Docker
     assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
 
 
-@pytest.mark.parametrize("engine", ["local", "over TCP"])
+@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
 def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: str, request) -> None:
     environment = dict(os.environ)
     if engine == "local":
         images.build_all()
         client = docker_client()
     else:
-        environment["DOCKER_HOST"] = request.getfixturevalue("far_engine")
-        client = docker.DockerClient(base_url=environment["DOCKER_HOST"])
+        environment.update(request.getfixturevalue("far_engine"))
+        client = request.getfixturevalue("far_client")
     harness = subprocess.Popen([sys.executable, "-c", HARNESS], stdout=subprocess.PIPE, text=True, env=environment)
     try:
         run_id = harness.stdout.readline().strip()  # type: ignore[union-attr]

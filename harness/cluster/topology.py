@@ -93,12 +93,8 @@ class Cluster:
                 "images missing: " + ", ".join(i.tag for i in missing) + "; run `python -m harness images build`"
             )
         say(f"starting the cluster (run {self.run_id}) ...")
-        engine = reaper_engine()
         try:
-            if engine is None:
-                say("no reaper for an engine over TLS: a killed run is removed by the next run's sweep")
-            else:
-                self.reaper = Reaper(self.images.base.tag, self.labels, engine, self.secret).start()
+            self.reaper = Reaper(self.images.base.tag, self.labels, reaper_engine(), self.secret).start()
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
