@@ -6,7 +6,9 @@ import ipaddress
 import os
 import re
 import socket
+from collections.abc import Mapping
 from functools import lru_cache, partial
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import docker
@@ -15,6 +17,7 @@ from docker.utils import kwargs_from_env
 from requests.exceptions import RequestException
 from testcontainers.core.config import testcontainers_config
 
+from harness.cluster.engine_ca import trust_engine_ca
 from harness.cluster.ssh_tunnel import open_tunnel, ssh_target
 from harness.errors import BadInput, DockerUnavailable, InfrastructureError
 from harness.progress import say
@@ -25,6 +28,16 @@ API_TIMEOUT_S = 120.0  # a call of a working engine (an image build's step, a co
 
 
 _tunnelled: dict[str, str] = {}  # a tunnel's unix:// URL -> the ssh:// engine it reaches
+
+
+def trust_ca(engine: Mapping[str, str] | None = None) -> None:
+    """The engine's CA (of this process's environment, or of `engine`'s variables) trusted by every docker
+    client of this process despite REQUESTS_CA_BUNDLE (harness.cluster.engine_ca)."""
+    trust_engine_ca(Path(os.environ.get("HARNESS_CACHE") or Path.home() / ".cache" / "eo-harness") / "tls",
+                    engine=engine)
+
+
+trust_ca()  # before any docker client of this process (testcontainers makes its own as containers are declared)
 
 
 @lru_cache(maxsize=1)

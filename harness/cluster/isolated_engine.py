@@ -22,7 +22,7 @@ import docker
 from docker.tls import TLSConfig
 
 from harness.cluster import engine_tls, images
-from harness.cluster.engine import docker_client
+from harness.cluster.engine import docker_client, trust_ca
 from harness.cluster.engines import DATA, RUN, answers, engine_name
 from harness.errors import BadInput, DockerUnavailable
 from harness.progress import say
@@ -55,6 +55,7 @@ def environment(name: str) -> dict[str, str]:
 
 def client(name: str, timeout: int = 600) -> docker.DockerClient:
     """A docker SDK client of the running engine `name`, over TLS."""
+    trust_ca(environment(name))
     cert = certificates(name)
     tls = TLSConfig(client_cert=(str(cert / "cert.pem"), str(cert / "key.pem")), ca_cert=str(cert / "ca.pem"),
                     verify=True)
