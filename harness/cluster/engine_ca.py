@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
+from docker.errors import TLSParameterError
 from docker.utils import kwargs_from_env
 
 BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
@@ -20,7 +21,10 @@ def trust_engine_ca(folder: Path, environ: MutableMapping[str, str] = os.environ
                     engine: Mapping[str, str] | None = None) -> list[str]:
     """Add the engine's CA (DOCKER_CERT_PATH's ca.pem, when DOCKER_TLS_VERIFY asks for it, in `engine`, else in
     `environ`) to the bundle of each variable set in `environ`, written under `folder`; the variables changed."""
-    tls = kwargs_from_env(dict(engine if engine is not None else environ)).get("tls")
+    try:
+        tls = kwargs_from_env(dict(engine if engine is not None else environ)).get("tls")
+    except TLSParameterError:  # certificates missing: the engine's client says so when it connects
+        return []
     if tls is None or not tls.verify or not tls.ca_cert or not Path(tls.ca_cert).is_file():
         return []
     engine_ca = Path(tls.ca_cert).read_bytes()

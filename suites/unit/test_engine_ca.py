@@ -32,3 +32,9 @@ def test_nothing_changes_for_an_engine_without_a_ca_to_verify(tmp_path: Path, en
     environ = {"REQUESTS_CA_BUNDLE": str(tmp_path / "system.pem")}
     assert trust_engine_ca(tmp_path / "tls", environ, engine) == []
     assert environ == {"REQUESTS_CA_BUNDLE": str(tmp_path / "system.pem")}
+
+
+def test_missing_certificates_are_left_for_the_engines_client_to_say(tmp_path: Path) -> None:
+    environ = {"DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": str(tmp_path / "none"),
+               "REQUESTS_CA_BUNDLE": str(tmp_path / "system.pem")}
+    assert trust_engine_ca(tmp_path / "tls", environ) == []
