@@ -10,11 +10,13 @@ Prints the median MB/s of each route and the ratio (goal: the chaos route keeps 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import statistics
+import tarfile
+from pathlib import Path
 
 from harness.client.topics import create_topics, unique_name
-from harness.cluster.spark import SOURCE
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
 from harness.run.session import session
@@ -28,8 +30,12 @@ def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float) -> 
     driver.waiting_for(None)  # type: ignore[arg-type]
     driver.start()
     try:
-        result = driver.exec(["python", f"{SOURCE}/benchmarks/gate_client.py", bootstrap, topic, str(megabytes),
-                              str(rate)])
+        client = Path(__file__).with_name("gate_client.py")  # not in the package volume: copied in
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            tar.add(client, arcname=client.name)
+        driver.get_wrapped_container().put_archive("/tmp", archive.getvalue())
+        result = driver.exec(["python", f"/tmp/{client.name}", bootstrap, topic, str(megabytes), str(rate)])
         output = result.output.decode().strip().splitlines()
         return json.loads(output[-1])
     finally:

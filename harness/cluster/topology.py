@@ -14,16 +14,17 @@ from testcontainers.core.network import Network
 from harness.cluster import images, labels
 from harness.cluster.brokers import KafkaCluster
 from harness.cluster.engine import docker_client, engine_host
-from harness.cluster.kafka import CHAOS_PORT, INTERNAL_PORT
+from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
-from harness.cluster.toxiproxy import ToxiproxyServer
+from harness.cluster.toxiproxy import API_PORT, ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.proxy import KafkaGate, Peer
 from harness.gate.relay_files import RelayFiles
+from harness.gate.tunnel import Tunnel
 from harness.progress import say
 from harness.settings import from_environment
 
@@ -59,14 +60,13 @@ class Cluster:
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
         count = brokers if brokers is not None else from_environment("brokers")
         self.secret = secrets.token_hex(16)  # the run's: its relay and reaper obey only this process
-        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret)
         self.files: RelayFiles | None = None
         self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
         self.kafka = KafkaCluster(self.images.kafka.tag, self.network, self.labels, count,
                                   lambda n: f"{self.toxiproxy.alias}:{link_port(REPLICATION, n)}")
-        for broker in self.kafka.brokers:
-            for role in ROLES:
-                self.toxiproxy.with_published_port(link_port(role, broker.node_id))
+        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret,
+                           [self.toxiproxy.alias, *(broker.alias for broker in self.kafka.brokers)])
+        self.tunnels: list[Tunnel] = []  # toxiproxy's API and each broker's direct listener, on this host's loopback
         self.gate: KafkaGate | None = None
         self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
@@ -93,19 +93,16 @@ class Cluster:
                 "images missing: " + ", ".join(i.tag for i in missing) + "; run `python -m harness images build`"
             )
         say(f"starting the cluster (run {self.run_id}) ...")
-        engine = reaper_engine()
         try:
-            if engine is None:
-                say("no reaper for an engine over TLS: a killed run is removed by the next run's sweep")
-            else:
-                self.reaper = Reaper(self.images.base.tag, self.labels, engine, self.secret).start()
+            self.reaper = Reaper(self.images.base.tag, self.labels, reaper_engine(), self.secret).start()
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
-            self.toxiproxy.start()
-            self._links()
             self.relay.start()
             self.files = self.relay.files()
+            self._tunnels()
+            self.toxiproxy.start()
+            self._links()
             self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address, self.secret).start()
             self.kafka.with_chaos_advertised(self.relay.client_address)
             with ThreadPoolExecutor(max_workers=4) as pool:
@@ -129,6 +126,16 @@ class Cluster:
                 return Peer(alias, role, address)
         raise InfrastructureError(f"no container of this run has address {address}")
 
+    def _tunnels(self) -> None:
+        """Open the harness's tunnels through the relay: what only it needs is reached so, never published."""
+        api = self.relay.tunnel(self.toxiproxy.alias, API_PORT)
+        self.tunnels.append(api)
+        self.toxiproxy.with_api(api.address)
+        for broker in self.kafka.brokers:
+            direct = self.relay.tunnel(broker.alias, DIRECT_PORT)
+            self.tunnels.append(direct)
+            broker.with_direct_address(direct.address)
+
     def _links(self) -> None:
         """Every toxiproxy link: each role's to each broker's chaos listener, and (of several) each broker's
         replication listener."""
@@ -141,9 +148,10 @@ class Cluster:
                                      f"{broker.alias}:{INTERNAL_PORT}")
 
     def link_address(self, peer: Peer) -> tuple[str, int]:
-        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for, as published."""
+        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for, on the
+        run's network (the relay's tunnel reaches it)."""
         role = peer.role if peer.role in ROLES else "executors"
-        return self.toxiproxy.reached_at(link_port(role, peer.broker))
+        return self.toxiproxy.alias, link_port(role, peer.broker)
 
     def _start_spark(self) -> None:
         self.master.start()
@@ -197,6 +205,9 @@ class Cluster:
             self.gate.stop()
         if self.files is not None:
             self.files.close()
+        for tunnel in self.tunnels:
+            tunnel.close()
+        self.tunnels.clear()
         labels.remove_run(self.run_id)
         if self.reaper is not None:
             self.reaper.release()
