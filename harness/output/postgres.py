@@ -98,7 +98,7 @@ def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tup
     for xid, batch, count, committed_ms, query_id in sorted(rows, key=lambda row: (row[0], row[1])):
         commits.append(Commit(version=xid, operation="INSERT", app_id=query_id, txn_version=batch,
                               timestamp_ms=committed_ms, rows=count,
-                              repeats=tuple(sorted(repeated.get((batch, xid), ())))))
+                              repeats=tuple(sorted(repeated.get((batch, xid), ()))), named_by="batch_id"))
     return commits
 
 
