@@ -9,6 +9,7 @@ import pytest
 
 from harness.checker.commits import batches_committed_twice
 from harness.errors import BadInput
+from harness.faults.space import Observation
 from harness.history import History, read_history
 from harness.output.postgres import Endpoint, HeldCommit, PostgresTable, held_batches, history, table_name
 from harness.run.checkpoint import CheckpointFolder
@@ -130,8 +131,10 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
     files, settled = StandInFiles(), Settled()
     files.write(f"{CHECKPOINT}/commits/1", b"v1\n")
     history = History(tmp_path / "history.jsonl")
-    table = StandInTable([HeldCommit(7, 100, (1,)), HeldCommit(8, 101, (2,))])
-    watcher = PostgresCommitWatcher(table, CheckpointFolder(files, CHECKPOINT), history, settled)  # type: ignore[arg-type]
+    table = StandInTable([HeldCommit(7, 100, (1,), "10.0.0.5"), HeldCommit(8, 101, (2,), "10.0.0.7")])
+    roles = {"10.0.0.5": "driver", "10.0.0.7": "executors"}
+    watcher = PostgresCommitWatcher(table, CheckpointFolder(files, CHECKPOINT), history, settled,  # type: ignore[arg-type]
+                                    roles.__getitem__)
     watcher.poll()
     watcher.poll()  # a hold already told of is not told again
     assert [e["batch"] for e in settled.events] == [2] and settled.events[0]["version"] == 101
@@ -142,4 +145,6 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
     assert table.stopped
     history.close()
     events = read_history(tmp_path / "history.jsonl", ("table.committed",))
-    assert [(e["version"], e["point"]) for e in events] == [(100, False), (101, True)]
+    assert [(e["version"], e["point"], e["role"]) for e in events] == [(100, False, "driver"), (101, True, "executors")]
+    seen = Observation.from_events(events, stateful=False, output="postgres")
+    assert seen.senders == {"table.committed": frozenset({"executors"})} and seen.kind == "table"
