@@ -47,8 +47,8 @@ class Observation:
         counts: dict[str, int] = {}
         timeouts = []
         for event in events:
-            if event["type"] in TABLE_POINTS and event["point"]:
-                senders.setdefault(event["type"], set()).add("driver")
+            if event["type"] in TABLE_POINTS and event["point"]:  # Delta: the driver; PostgreSQL: who committed
+                senders.setdefault(event["type"], set()).add(event.get("role", "driver"))
                 counts[event["type"]] = counts.get(event["type"], 0) + 1
             elif event["type"] == "point":
                 senders.setdefault(event["point"], set()).add(event["role"])

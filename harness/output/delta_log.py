@@ -36,7 +36,8 @@ class Files(Protocol):
 
 @dataclass(frozen=True)
 class Commit:
-    """One version of the table, as its log entry says."""
+    """One commit of a table: a Delta version, as its log entry says (or a PostgreSQL transaction's rows of
+    one batch: harness.output.postgres)."""
 
     version: int
     operation: str | None = None  # commitInfo.operation: WRITE, STREAMING UPDATE, MERGE, ...
@@ -48,6 +49,12 @@ class Commit:
     removed: tuple[str, ...] = ()
     deletion_vectors: bool = False  # an add carries a deletion vector (rows of the file deleted)
     timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
+    rows: int = 0  # rows it wrote, where the store says (a PostgreSQL transaction's rows of the batch)
+    # other commits of the same batch whose rows this one's repeat (the same key and value), where the store
+    # can tell: a PostgreSQL batch may be committed in parts (one transaction per partition), so only a
+    # repeat is a second write; None where a commit is a whole batch (a Delta version), so two are two writes
+    repeats: tuple[int, ...] | None = None
+    named_by: str = ""  # where its batch id came from, where not a Delta log's txn or commitInfo
 
     @property
     def batch(self) -> int | None:
@@ -56,7 +63,9 @@ class Commit:
 
     @property
     def said_by(self) -> str | None:
-        """Where the batch id came from: `txn`, `commitInfo`, or None."""
+        """Where the batch id came from: `txn`, `commitInfo`, `named_by` (a row's `batch_id`), or None."""
+        if self.named_by:
+            return self.named_by
         return "txn" if self.txn_version is not None else "commitInfo" if self.epoch is not None else None
 
 
