@@ -1,6 +1,7 @@
 """PostgreSQL in a container (Debian's postgresql-15, the postgres image), for a table output: on the
 run's network, its port not published (the harness reaches it through a tunnel of its own through the
-relay, the system under test on the network), with random passwords made for the run: one for the harness's superuser, one for the sinks' role."""
+relay, the system under test on the network), with random passwords made for the run: one for the
+harness's superuser, one for the sinks' role."""
 
 from __future__ import annotations
 

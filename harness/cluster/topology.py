@@ -71,7 +71,7 @@ class Cluster:
                                   lambda n: f"{self.toxiproxy.alias}:{link_port(REPLICATION, n)}")
         self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret,
                            [self.toxiproxy.alias, *(broker.alias for broker in self.kafka.brokers), POSTGRES_ALIAS])
-        self.tunnels: list[Tunnel] = []  # toxiproxy's API, each broker's direct listener, PostgreSQL: on this host's loopback
+        self.tunnels: list[Tunnel] = []  # toxiproxy's API, brokers' direct listeners, PostgreSQL: on the loopback
         self.gate: KafkaGate | None = None
         self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
