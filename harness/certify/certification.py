@@ -39,7 +39,8 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     if not quick:  # on fewer brokers a full certification could never say "certified"
         os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
     sized = workers is None and quick and not docker_hosts
-    engines = worker_engines(MOST_CLUSTERS if sized else workers or 1, docker_hosts, engine_socket_url())
+    engines = worker_engines(MOST_CLUSTERS if sized else 1 if workers is None else workers, docker_hosts,
+                             engine_socket_url())
     pipeline = load_pipeline(run.pipeline)
     sink = resolve_sink(run.sink)
     if dry_run:
