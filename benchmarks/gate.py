@@ -1,10 +1,13 @@
-"""Throughput through the gate plus toxiproxy against the broker's own listener, in one run.
+"""Throughput and per-request latency through the gate plus toxiproxy against the broker's own listener,
+in one run.
 
-    python benchmarks/gate.py [--megabytes 300] [--rate 50] [--repeats 3]
+    python benchmarks/gate.py [--megabytes 300] [--rate 50] [--repeats 3] [--requests 200]
 
-A client container on the cluster's network produces then consumes the same volume, alternating
-between the direct route (the broker's internal listener) and the chaos route (gate, toxiproxy).
-Prints the median MB/s of each route and the ratio (goal: the chaos route keeps >= 80% at 50 MB/s).
+A client container on the cluster's network produces then consumes the same volume, then sends produce
+requests one at a time, alternating between the direct route (the broker's internal listener) and the
+chaos route (gate, toxiproxy). Prints the median MB/s of each route and the ratio (goal: the chaos route
+keeps >= 80% at 50 MB/s), and the median round trip of a request on each route and what the chaos route
+adds (goal: below 2 ms).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import argparse
 import json
 import statistics
 
+from docs_page import record, section
+
 from harness.client.topics import create_topics, unique_name
 from harness.cluster.spark import SOURCE
 from harness.cluster.topology import Cluster
@@ -20,7 +25,7 @@ from harness.interrupt import run_script
 from harness.run.session import session
 
 
-def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float) -> dict[str, float]:
+def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float, requests: int) -> dict[str, float]:
     topic = unique_name("gatebench", "t")
     create_topics(cluster.kafka.admin(), [topic], 4)
     driver = cluster.new_driver("gatebench", [])
@@ -29,7 +34,7 @@ def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float) -> 
     driver.start()
     try:
         result = driver.exec(["python", f"{SOURCE}/benchmarks/gate_client.py", bootstrap, topic, str(megabytes),
-                              str(rate)])
+                              str(rate), str(requests)])
         output = result.output.decode().strip().splitlines()
         return json.loads(output[-1])
     finally:
@@ -41,6 +46,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=float, default=300)
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=200)
     args = parser.parse_args()
     routes = {"direct": [], "gate": []}
     with session(workers=0) as opened:
@@ -48,13 +54,27 @@ def main() -> None:
         bootstraps = {"direct": f"{cluster.kafka.brokers[0].alias}:9091", "gate": cluster.kafka.bootstrap_chaos}
         for _ in range(args.repeats):
             for route, bootstrap in bootstraps.items():
-                routes[route].append(measure(cluster, bootstrap, args.megabytes, args.rate))
+                routes[route].append(measure(cluster, bootstrap, args.megabytes, args.rate, args.requests))
     print(f"{args.megabytes:g} MB of 1 KiB records at up to {args.rate:g} MB/s, median of {args.repeats}")
+    table = []
     for kind in ("produce_mb_s", "consume_mb_s"):
         direct = statistics.median(r[kind] for r in routes["direct"])
         gate = statistics.median(r[kind] for r in routes["gate"])
         print(f"{kind.split('_')[0]:<8} direct {direct:6.1f} MB/s   gate+toxiproxy {gate:6.1f} MB/s   "
               f"ratio {gate / direct:.2f} (goal >= 0.80)")
+        table.append((kind.split("_")[0], f"{direct:.1f} MB/s", f"{gate:.1f} MB/s", f"ratio {gate / direct:.2f}",
+                      ">= 0.80"))
+    direct, gate = (statistics.median(r["request_ms"] for r in routes[route]) for route in ("direct", "gate"))
+    print(f"request  direct {direct:6.2f} ms     gate+toxiproxy {gate:6.2f} ms     added {gate - direct:.2f} ms "
+          f"(median of {args.requests} requests a run; goal < 2 ms)")
+    table.append(("a request's round trip", f"{direct:.2f} ms", f"{gate:.2f} ms", f"added {gate - direct:.2f} ms",
+                  "< 2 ms"))
+    command = (f"python benchmarks/gate.py --megabytes {args.megabytes:g} --rate {args.rate:g} --repeats "
+               f"{args.repeats} --requests {args.requests}")
+    record("gate", "The gate's cost", "What the chaos route (the gate, then toxiproxy) costs the system under "
+           "test against the broker's own listener, from `benchmarks/gate.py`: throughput, and the round trip of "
+           "one produce request awaited alone (medians).",
+           section(command, ("what", "direct", "gate + toxiproxy", "cost", "goal"), table))
 
 
 if __name__ == "__main__":
