@@ -16,6 +16,7 @@ from docker.errors import APIError, NotFound
 from harness.cluster.engine import docker_client, engine_socket_url
 from harness.cluster.images import cache_dir
 from harness.cluster.labels import RUN
+from harness.evidence import write_evidence
 
 MARGIN = 1.25  # a fault scenario may need more than the baseline measured (a restarted driver, a copy of a task)
 RESERVE_BYTES = 2 * 2**30  # left free for the harness itself and whatever else runs on the machine
@@ -85,8 +86,7 @@ class PeakStore:
     def remember(self, key: str, peak: int) -> None:
         peaks = self._read()
         peaks[key] = peak
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(peaks, indent=1, sort_keys=True))
+        write_evidence(self.path, json.dumps(peaks, indent=1, sort_keys=True))  # atomic: workers read it too
 
 
 def shape_key(engine: str, brokers: int) -> str:
