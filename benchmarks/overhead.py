@@ -14,6 +14,7 @@ parts over the whole; the query's time less the discarding query's is the sink's
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -67,11 +68,16 @@ def main() -> None:
     sink_s = statistics.median(m["query"] for m in runs["baseline"]) - statistics.median(
         m["query"] for m in runs["discard"])
     print(f"the sink's own time in the baseline's query (less the discarding query's): {sink_s:.1f} s")
+    load = ", ".join(f"{average:.1f}" for average in os.getloadavg())
+    print(f"load average at the end (1, 5, 15 min): {load}")
     command = f"python benchmarks/overhead.py --sink {args.sink} --fault {args.fault} --repeats {args.repeats}"
     record("overhead", "Scenario overhead", "Where a scenario's time goes and the harness's own share of it "
            "(its work before and after the query), from `benchmarks/overhead.py`: the baseline, the same query "
-           "with a sink that discards its input, and a fault scenario, on one cluster in one run.",
-           section(command, COLUMNS, table, f"The sink's own time in the baseline's query: {sink_s:.1f} s."))
+           "with a sink that discards its input, and a fault scenario, on one cluster in one run. The discarding "
+           "query's output is empty, so its every record is `lost` and its time after the query includes "
+           "explaining them from the broker's log.",
+           section(command, COLUMNS, table, f"The sink's own time in the baseline's query: {sink_s:.1f} s. The "
+                   f"machine's load average at the end (1, 5, 15 min): {load}."))
 
 
 if __name__ == "__main__":
