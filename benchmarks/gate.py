@@ -15,14 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from pathlib import Path
 
 from docs_page import record, section
 
 from harness.client.topics import create_topics, unique_name
-from harness.cluster.spark import SOURCE
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
 from harness.run.session import session
+
+
+CLIENT = Path(__file__).with_name("gate_client.py")
 
 
 def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float, requests: int) -> dict[str, float]:
@@ -33,8 +36,9 @@ def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float, req
     driver.waiting_for(None)  # type: ignore[arg-type]
     driver.start()
     try:
-        result = driver.exec(["python", f"{SOURCE}/benchmarks/gate_client.py", bootstrap, topic, str(megabytes),
-                              str(rate), str(requests)])
+        # the client's source as the command: only the harness package is mounted in the container
+        result = driver.exec(["python", "-c", CLIENT.read_text(), bootstrap, topic, str(megabytes), str(rate),
+                              str(requests)])
         output = result.output.decode().strip().splitlines()
         return json.loads(output[-1])
     finally:

@@ -154,12 +154,21 @@ def _html(certificate: dict) -> str:
         f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {certificate['brokers']}; "
         f"seed {certificate['seed']}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
+        + _spread(certificate.get("spread")) +
         "<h2>Fault classes: what was tried</h2>"
         "<table><tr><th>class</th><th>what it tries</th><th>row</th><th>outcome</th></tr>"
         f"{classes}</table><h2>Scenarios</h2>"
         "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )
+
+
+def _spread(spread: dict | None) -> str:
+    """The clusters the rows ran on and how they were chosen (a spread run's), in a paragraph."""
+    if not spread:
+        return ""
+    return (f"<p>rows spread over the clusters {escape(', '.join(spread['clusters']))} (each row says the rows "
+            f"beside it): {escape('; '.join(spread['decided']))}</p>")
 
 
 def _files(files: dict[str, str]) -> str:

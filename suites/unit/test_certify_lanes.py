@@ -154,3 +154,4 @@ def test_the_certificate_says_which_rows_ran_at_once_and_on_which_cluster(tmp_pa
     page = (tmp_path / "out" / "index.html").read_text()
     assert f"(w0 on unix:///a, from 0 s, beside {spec.name})" in page
     assert "first beside others: ineffective, ran again alone" in page
+    assert "rows spread over the clusters w0, w1 (each row says the rows beside it): for the rows: 2 clusters" in page
