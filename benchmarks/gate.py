@@ -24,7 +24,6 @@ from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
 from harness.run.session import session
 
-
 CLIENT = Path(__file__).with_name("gate_client.py")
 
 
