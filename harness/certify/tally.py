@@ -4,8 +4,8 @@ on its own.
 
 A worker runs one row at a time. A row is settled when its result came back, or when no worker will
 ever run it: its worker ended while running it, or every worker ended. Such a row is `unknown`, never a pass.
-A row that came back `ineffective` while others ran beside it is not settled: it runs again alone, and
-that run counts (the first is kept as its `first_try`).
+A row that came back `ineffective` while others ran beside it on its engine is not settled: it runs again
+alone, and that run counts (the first is kept as its `first_try`).
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ class Tally:
         row = replace(message.row, worker=worker.name, engine=worker.engine,
                       report=self._link(worker, message.row.report), started_s=round(began - self.started, 1),
                       beside=beside or None, first_try=self.first_tries.get(name))
-        if row.outcome == INEFFECTIVE and beside and name not in self.first_tries:
+        crowded = self.beside(name, message.worker, began, message.at, engine=worker.engine)  # its machine's
+        if row.outcome == INEFFECTIVE and crowded and name not in self.first_tries:
             self.first_tries[name] = {"outcome": row.outcome, "why": row.error, "beside": beside,
                                       "worker": worker.name, "report": row.report}
         else:
@@ -112,10 +113,12 @@ class Tally:
         """Whether a finished row is to run again alone (ineffective beside others, the first time)."""
         return row.scenario.name not in self.done
 
-    def beside(self, name: str, worker: int, began: float, ended: float) -> list[str]:
-        """The rows that ran on other workers while row `name` ran on `worker` from `began` to `ended`."""
+    def beside(self, name: str, worker: int, began: float, ended: float, engine: str | None = None) -> list[str]:
+        """The rows that ran on other workers (on `engine`'s, if given) while row `name` ran on `worker` from
+        `began` to `ended`."""
         return [other for other, by, start, end in self.spans
-                if by != worker and start < ended and (end is None or end > began) and other != name]
+                if by != worker and start < ended and (end is None or end > began) and other != name
+                and engine in (None, self.workers[by].engine)]
 
     def _close(self, name: str, worker: int, at: float) -> float:
         """End the row's open span; its start (`at` itself when the row was never handed out here)."""

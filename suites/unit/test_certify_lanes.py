@@ -124,11 +124,15 @@ def test_the_tally_says_which_rows_ran_at_once_and_reruns_an_ineffective_row_alo
     assert alone.first_try["outcome"] == "ineffective" and alone.started_s == 101.0
 
 
-def test_an_ineffective_row_that_ran_alone_counts_at_once(tmp_path: Path) -> None:
-    tally = Tally([Worker(0, "unix:///a", "r-w0"), Worker(1, "unix:///a", "r-w1")], tmp_path, started=0.0)
-    row = ROWS["speculation-txn.pre_commit"]
+def test_an_ineffective_row_that_ran_alone_on_its_machine_counts_at_once(tmp_path: Path) -> None:
+    tally = Tally([Worker(0, "unix:///a", "r-w0"), Worker(1, "tcp://b:2375", "r-w1")], tmp_path, started=0.0)
+    row, other = ROWS["speculation-txn.pre_commit"], ROWS["lost-commit-response"]
     tally.took(Took(0, row, 1.0))
     assert not tally.again(tally.finished(finished(0, row, "ineffective", 30.0)))
+    tally.took(Took(1, other, 31.0))  # on another engine: it takes nothing from the row
+    tally.took(Took(0, ROWS["kill-sender-txn.commit"], 32.0))
+    ran = tally.finished(finished(0, ROWS["kill-sender-txn.commit"], "ineffective", 60.0))
+    assert ran.beside == [other.name] and not tally.again(ran)
 
 
 def test_the_certificate_says_which_rows_ran_at_once_and_on_which_cluster(tmp_path: Path,
