@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -74,10 +75,12 @@ def main() -> None:
                   "< 2 ms"))
     command = (f"python benchmarks/gate.py --megabytes {args.megabytes:g} --rate {args.rate:g} --repeats "
                f"{args.repeats} --requests {args.requests}")
+    load = ", ".join(f"{average:.1f}" for average in os.getloadavg())
     record("gate", "The gate's cost", "What the chaos route (the gate, then toxiproxy) costs the system under "
            "test against the broker's own listener, from `benchmarks/gate.py`: throughput, and the round trip of "
            "one produce request awaited alone (medians).",
-           section(command, ("what", "direct", "gate + toxiproxy", "cost", "goal"), table))
+           section(command, ("what", "direct", "gate + toxiproxy", "cost", "goal"), table,
+                   f"The machine's load average at the end (1, 5, 15 min): {load}."))
 
 
 if __name__ == "__main__":
