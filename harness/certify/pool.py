@@ -46,6 +46,8 @@ class Sizer(Protocol):
 
     def at_start(self) -> int: ...
 
+    def watch(self, run_id: str) -> None: ...
+
     def after_baseline(self, run_id: str, running: int, wanted: int) -> int: ...
 
 
@@ -144,6 +146,8 @@ class Pool:
         for index in range(len(self.started), min(count, len(self.processes))):
             self.processes[index].start()
             self.started.append(index)
+            if self.sizing:
+                self.sizing.watch(self.tally.workers[index].run_id)
 
     def _dispatch(self) -> None:
         """Hand each free worker whose cluster is up the next row the lanes allow."""

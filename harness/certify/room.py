@@ -1,12 +1,14 @@
-"""How many clusters an engine has the memory for, measured, never assumed: a cluster's peak is read from
-the engine (each container's highest memory use since it started, summed over a run's containers)
-and kept per engine and cluster shape, so that the next run knows it before its first cluster starts;
-the memory free is the host's (a local engine) or the engine's total less what its containers use.
+"""How many clusters an engine has the memory for, measured, never assumed: a cluster's peak is sampled
+from the engine while the baseline runs (the sum over the run's containers, its driver included, of each
+one's highest use since it started, or its current use where the engine keeps no maximum) and kept
+per engine and cluster shape, so that the next run knows it before its first cluster starts; the
+memory free is the host's (a local engine) or the engine's total less what its containers use.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,10 +19,12 @@ from harness.cluster.engine import docker_client, engine_socket_url
 from harness.cluster.images import cache_dir
 from harness.cluster.labels import RUN
 from harness.evidence import write_evidence
+from harness.progress import say
 
 MARGIN = 1.25  # a fault scenario may need more than the baseline measured (a restarted driver, a copy of a task)
 RESERVE_BYTES = 2 * 2**30  # left free for the harness itself and whatever else runs on the machine
 MEMINFO = Path("/proc/meminfo")
+SAMPLE_S = 2.0  # how often a cluster's memory is read while the baseline runs
 
 
 def clusters_that_fit(available: int | None, peak: int | None, wanted: int, running: int = 0) -> int:
@@ -36,19 +40,46 @@ def gib(size: int | None) -> str:
     return "unknown" if size is None else f"{size / 2**30:.1f} GiB"
 
 
-def cluster_peak(run_id: str) -> int | None:
-    """The highest memory use of a run's containers, summed (None when the engine does not keep a
-    container's maximum: cgroup v2 reports only its current use)."""
+def cluster_memory(run_id: str) -> int:
+    """A run's containers' memory, summed: each one's highest use since it started (cgroup v1), else its use now."""
     total = 0
     for container in docker_client().containers.list(filters={"label": f"{RUN}={run_id}"}):
         try:
             memory = container.stats(stream=False, one_shot=True).get("memory_stats", {})
         except (NotFound, APIError):  # a driver removed between list and stats
             continue
-        if not memory.get("max_usage"):
-            return None
-        total += memory["max_usage"]
-    return total or None
+        total += memory.get("max_usage") or memory.get("usage", 0)
+    return total
+
+
+class PeakSampler:
+    """The highest `cluster_memory` of each watched run, read every SAMPLE_S in a thread of its own: a
+    scenario's driver is gone when it ends, so its memory counts only while it runs."""
+
+    def __init__(self) -> None:
+        self.peaks: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="peak-sampler", daemon=True)
+
+    def watch(self, run_id: str) -> None:
+        self.peaks.setdefault(run_id, 0)
+        if not self._thread.is_alive() and not self._stop.is_set():
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def peak(self, run_id: str) -> int | None:
+        return self.peaks.get(run_id) or None
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            for run_id in list(self.peaks):
+                try:
+                    self.peaks[run_id] = max(self.peaks[run_id], cluster_memory(run_id))
+                except (APIError, OSError) as error:  # an engine that stopped answering: the peak so far
+                    say(f"clusters: memory of {run_id} not read ({error})")
+            self._stop.wait(SAMPLE_S)
 
 
 def available_memory() -> int | None:
@@ -103,6 +134,11 @@ class Sizing:
     key: str  # the engine and cluster shape (`shape_key`)
     store: PeakStore = field(default_factory=PeakStore)
     notes: list[str] = field(default_factory=list)  # how it decided, for the console and the certificate
+    sampler: PeakSampler = field(default_factory=PeakSampler)
+
+    def watch(self, run_id: str) -> None:
+        """Sample this run's cluster (a started worker's) until the baseline has run."""
+        self.sampler.watch(run_id)
 
     def at_start(self) -> int:
         """Clusters to start with the baseline: two when a known peak fits, else one."""
@@ -113,8 +149,9 @@ class Sizing:
         return count
 
     def after_baseline(self, run_id: str, running: int, wanted: int) -> int:
-        """Clusters for the rows (`wanted` by the plan), the first cluster's peak measured and remembered."""
-        peak, free = cluster_peak(run_id), available_memory()
+        """Clusters for the rows (`wanted` by the plan), the baseline's cluster's peak (sampled) remembered."""
+        self.sampler.stop()
+        peak, free = self.sampler.peak(run_id), available_memory()
         if peak:
             self.store.remember(self.key, peak)
         count = clusters_that_fit(free, peak, wanted, running)

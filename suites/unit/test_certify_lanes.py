@@ -4,11 +4,13 @@ those the memory holds, which rows ran at once, and a row ineffective beside oth
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from harness.certify import room
 from harness.certify.certificate import write_certificate
 from harness.certify.lanes import RESTART_S, Lanes, clusters_worth, expected_s, held_s, longest_first, makespan
 from harness.certify.matrix import MATRIX, MatrixScenario, rows_for
@@ -91,6 +93,19 @@ def test_the_quick_matrix_is_worth_three_clusters_and_a_matrix_of_kills_one() ->
 def test_clusters_fit_the_memory_measured(available: int | None, peak: int | None, wanted: int, running: int,
                                          fits: int) -> None:
     assert clusters_that_fit(available, peak, wanted, running) == fits
+
+
+def test_the_sampler_keeps_a_clusters_highest_memory_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    readings = iter([3, 9, 4])  # the driver's memory counts while it runs, then it is removed
+    monkeypatch.setattr(room, "cluster_memory", lambda run_id: next(readings, 2))
+    monkeypatch.setattr(room, "SAMPLE_S", 0.01)
+    sampler = room.PeakSampler()
+    sampler.watch("run-w0")
+    deadline = time.monotonic() + 10
+    while sampler.peak("run-w0") != 9 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sampler.stop()
+    assert sampler.peak("run-w0") == 9 and sampler.peak("run-w1") is None
 
 
 def test_a_clusters_peak_is_kept_per_engine_and_shape(tmp_path: Path) -> None:

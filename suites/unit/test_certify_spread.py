@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -211,6 +211,40 @@ def test_a_slow_row_holds_up_no_other(reports: Path, tmp_path: Path, capsys: pyt
     assert sorted(p.name for p in (tmp_path / "marks").glob("*.ended")) == ["w0.ended", "w1.ended"]
     (index,) = reports.glob("*/index.html")  # the run's index, over both workers' folders
     assert f"Run {rows[0].report.split('/')[2].removesuffix('-w0').removesuffix('-w1')}" in index.read_text()
+
+
+@dataclass
+class StandInSizing:
+    """One cluster at the start, `more` clusters for the rows; what it was asked, in order."""
+
+    more: int
+    asked: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def at_start(self) -> int:
+        self.asked.append("at_start")
+        return 1
+
+    def watch(self, run_id: str) -> None:
+        self.asked.append(("watch", run_id.rsplit("-", 1)[1]))
+
+    def after_baseline(self, run_id: str, running: int, wanted: int) -> int:
+        self.asked.append(("after_baseline", run_id.rsplit("-", 1)[1], running, wanted))
+        self.notes.append(f"for the rows: {self.more}")
+        return self.more
+
+
+def test_the_quick_default_starts_one_cluster_then_those_the_plan_and_memory_allow(
+        reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "marks").mkdir()
+    sizing = StandInSizing(more=2)
+    job = StandInJob(str(tmp_path / "marks"), 1, seconds=2.0)
+    _, _, rows = certify_spread(job, resolve_sink("transactional"), [A, A, A], True, tmp_path / "certificate",
+                                sizing=sizing)
+    assert sizing.asked == ["at_start", ("watch", "w0"), ("after_baseline", "w0", 1, 3), ("watch", "w1")]
+    assert {r.outcome for r in rows} == {"pass"} and {r.worker for r in rows[1:]} == {"w0", "w1"}
+    assert rows[0].worker == "w0" and not (tmp_path / "marks" / "w2.ready").exists()  # two of three wanted
+    assert "[harness] clusters for the rows: 2" in capsys.readouterr().err
 
 
 def test_a_worker_that_dies_leaves_its_row_unknown_and_the_others_go_on(reports: Path, tmp_path: Path) -> None:
