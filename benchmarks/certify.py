@@ -20,7 +20,7 @@ from harness.certify.rows import MatrixRun
 from harness.interrupt import run_script
 from harness.settings import SETTINGS
 
-GOALS = {"scenario_s": 45, "quick_min": 6, "full_min": 15}
+GOALS = {"scenario_s": 45, "quick_min": 4, "full_min": 15}
 
 
 def main() -> None:

@@ -1,12 +1,14 @@
 """Load generator for benchmarks/gate.py; runs inside a container on the cluster's network.
 
-    python gate_client.py BOOTSTRAP TOPIC MEGABYTES RATE_MB_S
+    python gate_client.py BOOTSTRAP TOPIC MEGABYTES RATE_MB_S [REQUESTS]
 
-Produces MEGABYTES of 1 KiB records at up to RATE_MB_S, then consumes them all; prints one JSON line
-with the achieved produce and consume throughput in MB/s.
+Produces MEGABYTES of 1 KiB records at up to RATE_MB_S, then consumes them all; then REQUESTS (200)
+produce requests one at a time, each awaited; prints one JSON line with the achieved produce and consume
+throughput in MB/s and the requests' median round trip in ms.
 """
 
 import json
+import statistics
 import sys
 import time
 import uuid
@@ -49,7 +51,23 @@ def main() -> None:
     consume_s = time.perf_counter() - started
     consumer.close()
     size = count * RECORD / 1_000_000
-    print(json.dumps({"produce_mb_s": size / produce_s, "consume_mb_s": size / consume_s}))
+    requests = int(sys.argv[5]) if len(sys.argv) > 5 else 200
+    print(json.dumps({"produce_mb_s": size / produce_s, "consume_mb_s": size / consume_s,
+                      "request_ms": round_trip_ms(bootstrap, topic, requests)}))
+
+
+def round_trip_ms(bootstrap: str, topic: str, requests: int) -> float:
+    """The median time of one produce request awaited alone (a record, its acknowledgement), in ms."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "all"})
+    producer.produce(topic, b"warm")
+    producer.flush(30)  # the connection and the topic's metadata, outside the timing
+    times = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        producer.produce(topic, b"x")
+        producer.flush(30)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
 
 
 if __name__ == "__main__":

@@ -58,10 +58,12 @@ def shard_verdict(shard: dict, rows: list[Row], quick: bool) -> str:
 
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
-                      rows: list[Row], restarts: int, shard: dict | None = None) -> dict:
+                      rows: list[Row], restarts: int, shard: dict | None = None,
+                      spread: list[str] | None = None) -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
     certificate as written. A shard's (`shard`: its index, count, observation and workload) certifies
-    nothing alone and carries what `certify merge` checks and draws the space from."""
+    nothing alone and carries what `certify merge` checks and draws the space from. `spread`: how a run
+    decided its clusters (each row says its cluster and the rows beside it)."""
     classes = coverage(seen, rows)
     certificate = {
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind, "output": seen.output,
@@ -78,6 +80,8 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [scenario_entry(r) for r in rows],
         **({"shard": shard} if shard else {}),
+        **({"spread": {"clusters": sorted({r.worker for r in rows if r.worker}), "decided": spread}}
+           if spread is not None else {}),
     }
     write_certificate_files(folder, certificate)
     return certificate
@@ -88,6 +92,8 @@ def scenario_entry(row: Row) -> dict:
     return {"name": row.scenario.name, "faults": list(row.scenario.faults), "outcome": row.outcome,
             "anomalies": row.anomalies, "seconds": round(row.seconds, 1), "report": row.report, "error": row.error,
             "phases": row.phases, "worker": row.worker, "engine": row.engine,
+            **({"started_s": row.started_s, "beside": row.beside or []} if row.started_s is not None else {}),
+            **({"first_try": row.first_try} if row.first_try else {}),
             **({"ways": row.ways} if row.ways else {})}
 
 
@@ -148,12 +154,21 @@ def _html(certificate: dict) -> str:
         f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {certificate['brokers']}; "
         f"seed {certificate['seed']}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
+        + _spread(certificate.get("spread")) +
         "<h2>Fault classes: what was tried</h2>"
         "<table><tr><th>class</th><th>what it tries</th><th>row</th><th>outcome</th></tr>"
         f"{classes}</table><h2>Scenarios</h2>"
         "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )
+
+
+def _spread(spread: dict | None) -> str:
+    """The clusters the rows ran on and how they were chosen (a spread run's), in a paragraph."""
+    if not spread:
+        return ""
+    return (f"<p>rows spread over the clusters {escape(', '.join(spread['clusters']))} (each row says the rows "
+            f"beside it): {escape('; '.join(spread['decided']))}</p>")
 
 
 def _files(files: dict[str, str]) -> str:
@@ -186,8 +201,13 @@ def _found(scenario: dict) -> str:
 
 
 def _evidence(scenario: dict) -> str:
-    """The link to a scenario's report (none for a row no worker ran), and which worker and shard ran it."""
+    """The link to a scenario's report (none for a row no worker ran), which worker and shard ran it, when it
+    started and which rows ran at once with it."""
     link = f"<a href={quoteattr(scenario['report'])}>report</a>" if scenario["report"] else "-"
     ran_by = [f"{scenario['worker']} on {scenario['engine']}"] if scenario["worker"] else []
+    ran_by += [f"from {scenario['started_s']:g} s"] if scenario.get("started_s") is not None else []
+    ran_by += [f"beside {' '.join(scenario['beside'])}"] if scenario.get("beside") else []
+    ran_by += [f"first beside others: {scenario['first_try']['outcome']}, ran again alone"] \
+        if scenario.get("first_try") else []
     ran_by += [f"shard {scenario['shard']}"] if scenario.get("shard") else []  # a merged certificate's rows
     return link + (f" ({escape(', '.join(ran_by))})" if ran_by else "")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
 from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX
-from harness.certify.pool import certify_spread, spread_note, worker_engines
+from harness.certify.pool import MOST_CLUSTERS, certify_spread, spread_note, worker_engines
+from harness.certify.room import Sizing, shape_key
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
 from harness.certify.shards import Shard, shard_of
 from harness.certify.worker import CertifyJob
@@ -28,14 +29,18 @@ from harness.subject.pipeline import Pipeline, load_pipeline
 from harness.subject.shipment import check_unchanged, shipments
 
 
-def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int = 1,
+def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool = False, workers: int | None = None,
             docker_hosts: str = "", shard: Shard | None = None) -> int:
     """Certify `run.sink` with `run.pipeline` (a full matrix on 3 brokers unless the `brokers` setting says
     otherwise), or run one shard of it; the exit status: 1 a row failed or was ineffective, 3
-    (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0."""
+    (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0.
+    `workers` None: a quick matrix on one engine spreads over the clusters that shorten it as memory allows
+    (harness.certify.room), any other runs on one cluster."""
     if not quick:  # on fewer brokers a full certification could never say "certified"
         os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
-    engines = worker_engines(workers, docker_hosts, engine_socket_url())
+    sized = workers is None and quick and not docker_hosts
+    engines = worker_engines(MOST_CLUSTERS if sized else 1 if workers is None else workers, docker_hosts,
+                             engine_socket_url())
     pipeline = load_pipeline(run.pipeline)
     sink = resolve_sink(run.sink)
     if dry_run:
@@ -43,15 +48,16 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
         if shard is not None:
             print(f"shard {shard.name}: its own baseline, then rows i of the plan after it where i % {shard.count} "
                   f"== {shard.index - 1}")
-        if workers > 1:
-            print("\n".join(spread_note(engines)))
+        if len(engines) > 1:
+            print("\n".join(spread_note(engines, sized)))
         return EXIT_OK
     if out is not None and os.path.lexists(out / CERTIFICATE):
         raise BadInput(f"--out {out} holds a certificate already ({out / CERTIFICATE}): a certificate is never "
                        "overwritten; give another folder")
     started = time.monotonic()
-    if workers > 1:
-        folder, seen, rows = certify_spread(CertifyJob(run, shipments()), sink, engines, quick, out, shard)
+    sizing = Sizing(shape_key(engines[0], from_environment("brokers"))) if sized else None
+    if len(engines) > 1:
+        folder, seen, rows = certify_spread(CertifyJob(run, shipments()), sink, engines, quick, out, shard, sizing)
     else:
         if docker_hosts:  # one worker: the first engine, as worker 0 of a spread run
             os.environ["DOCKER_HOST"] = engines[0]
@@ -60,7 +66,8 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
         if code.shipment is not None:
             check_unchanged(code.shipment, what, code.spec)
     certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts,
-                                    shard_section(shard, seen, run) if shard else None)
+                                    shard_section(shard, seen, run) if shard else None,
+                                    sizing.notes if sizing else None)
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)

@@ -100,7 +100,7 @@ def merged_certificate(shards: list[ShardCertificate], out: Path) -> dict:
                  *[rows[row.name] for row in plan]]
     as_rows = [_row(s) for s in scenarios]
     classes = coverage(seen, as_rows)
-    merged = {key: value for key, value in ordered[0].certificate.items() if key != "shard"}
+    merged = {key: value for key, value in ordered[0].certificate.items() if key not in ("shard", "spread")}
     merged.update(classes=classes, verdict=verdict(classes, as_rows, merged["matrix"] == "quick"),
                   certified=certified(classes, as_rows), scenarios=scenarios,
                   merged_from=[{"shard": part.shard.name, "folder": _link(part.folder, out)} for part in ordered])

@@ -50,6 +50,9 @@ class Row:
     worker: str | None = None  # with --workers: the worker (w0, w1, ...) that ran it, and on which engine
     engine: str | None = None
     ways: list[dict] | None = None  # a class of several ways: each tried (faults, outcome, why), in turn
+    started_s: float | None = None  # when spread: seconds from the matrix's start until its worker took it
+    beside: list[str] | None = None  # when spread: the rows that ran at the same time on other clusters
+    first_try: dict | None = None  # ineffective beside other rows (outcome, why, beside): this row ran again alone
 
 
 def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str | None = None) -> Scenario:
@@ -122,7 +125,7 @@ def plan_after_baseline(sink: str, seen: Observation, quick: bool) -> list[Matri
 def print_row(row: Row, n: int, total: int | None) -> None:
     """One finished row on stdout, as it comes (with the worker that ran it, when spread)."""
     found = ", ".join(f"{k}={v}" for k, v in row.anomalies.items()) or "-"
-    ran_by = f"  ({row.worker})" if row.worker else ""
+    ran_by = f"  ({row.worker}{', beside ' + str(len(row.beside)) if row.beside else ''})" if row.worker else ""
     why = f"  ({row.error})" if row.outcome != "pass" and row.error and not row.anomalies else ""
     print(f"[{n}/{total or '?'}] {row.scenario.name:<42} {row.outcome.upper():<11} {row.seconds:6.0f} s  {found}"
           f"{why}{ran_by}", flush=True)

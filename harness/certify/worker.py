@@ -1,5 +1,5 @@
-"""One worker process of a spread certification: its own engine, its own cluster, rows taken from the
-shared queue one at a time until the parent hands it None.
+"""One worker process of a spread certification: its own engine, its own cluster, rows taken from its
+queue one at a time (the parent says it is ready, then hands it each row) until the parent hands it None.
 
 It is a process of its own because the Docker client (harness.cluster.engine), the signal handlers and
 the run's reaper are all per process. Ctrl-C is left to the parent, which stops its workers with SIGTERM,
@@ -22,7 +22,7 @@ from typing import Protocol
 
 from harness.certify.matrix import MatrixScenario
 from harness.certify.rows import MatrixRun, Row, observed, run_row
-from harness.certify.tally import Failed, Finished, Took, Worker
+from harness.certify.tally import Failed, Finished, Ready, Worker
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.faults.space import Observation
@@ -83,8 +83,8 @@ def serve(worker: Worker, job: Job, tasks: Queue, results: Queue) -> None:
     speak_as(worker.name)
     try:
         with job.session(worker) as run:
+            results.put(Ready(worker.index))
             while (row := tasks.get()) is not None:
-                results.put(Took(worker.index, row))
                 results.put(Finished(worker.index, *run(row)))
     except HarnessError as error:
         results.put(Failed(worker.index, error.exit_status, str(error)))

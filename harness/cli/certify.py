@@ -35,8 +35,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
     refuse_renamed(parser)
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="spread the rows after the baseline over N worker processes, each with its own cluster")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="spread the rows after the baseline over N worker processes, each with its own cluster "
+                             "(default: --quick spreads over up to 3 clusters on one engine, as many as shorten its "
+                             "plan and as the engine's memory holds, measured; a full matrix runs on one)")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
     parser.add_argument("--shard", type=str, metavar="K/N",
                         help="run shard K of N: its own baseline, then the rows i after it where i %% N == K-1 "
@@ -63,6 +65,6 @@ def _merge(args: argparse.Namespace) -> int:
         raise BadInput(f"certify takes no argument {word!r}: `certify --sink SINK` runs, `certify merge DIR...` joins")
     if not folders:
         raise BadInput("certify merge needs the shards' certificate folders: certify merge DIR... [--out DIR]")
-    if args.shard is not None or args.dry_run or args.quick or args.workers != 1:
+    if args.shard is not None or args.dry_run or args.quick or args.workers is not None:
         raise BadInput("certify merge takes the shards' folders and --out only (the shards' certificates say the rest)")
     return merge([Path(folder) for folder in folders], args.out)

@@ -198,22 +198,25 @@ def build_all() -> None:
     registry = registries.checked_registry(from_environment("registry")) if from_environment("registry") else ""
     say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}"
         + (f", from {registry} where it has them" if registry else ""))
-    with _building():
-        to_build = []
-        for image in wanted.all:
-            if present(image):
-                say(f"image {image.tag}: present")
-            elif _created(image) is not None:
-                lacking = tools_missing(image)
-                age = f"older than {from_environment('image_max_age'):g} days or than its parent"
-                if lacking:
-                    say(f"image {image.tag}: {age}, kept: building it takes {', '.join(lacking)} (not on PATH)")
-                else:
-                    say(f"image {image.tag}: {age}; building it again")
+    if all(present(image) for image in wanted.all):  # no lock to wait for: another build makes other tags
+        say(f"images present: {', '.join(image.tag for image in wanted.all)}")
+    else:
+        with _building():
+            to_build = []
+            for image in wanted.all:
+                if present(image):
+                    say(f"image {image.tag}: present")
+                elif _created(image) is not None:
+                    lacking = tools_missing(image)
+                    age = f"older than {from_environment('image_max_age'):g} days or than its parent"
+                    if lacking:
+                        say(f"image {image.tag}: {age}, kept: building it takes {', '.join(lacking)} (not on PATH)")
+                    else:
+                        say(f"image {image.tag}: {age}; building it again")
+                        to_build.append(image)
+                elif not _pulled(image, registry):
                     to_build.append(image)
-            elif not _pulled(image, registry):
-                to_build.append(image)
-        _build_at_once(to_build)
+            _build_at_once(to_build)
     say(f"images ready in {time.monotonic() - started:.1f} s")
 
 

@@ -70,8 +70,9 @@ def sweep_leftovers() -> int:
     """Remove containers, networks and volumes of runs whose owning process is gone; return how many."""
     client = docker_client()
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        if not owner_alive(container.labels.get(OWNER, "")):
+    # sparse: the listing's own fields, no inspection of each (another run's container may be gone by then)
+    for container in client.containers.list(all=True, filters={"label": LABEL}, sparse=True):
+        if not owner_alive((container.attrs.get("Labels") or {}).get(OWNER, "")):
             _ignore_gone(partial(container.remove, force=True, v=True))
             removed += 1
     for network in client.networks.list(filters={"label": LABEL}):

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def test_a_dry_run_says_how_rows_would_be_spread() -> None:
                           "--quick", "--workers", "3", "--docker-hosts", f"{A},{B}"],
                          capture_output=True, text=True, cwd=REPO, timeout=60)
     assert run.returncode == 0, run.stderr
-    assert f"w0 on {A}\n  w1 on {B}\n  w2 on {A}\n" in run.stdout and "takes the next row" in run.stdout
+    assert f"w0 on {A}\n  w1 on {B}\n  w2 on {A}\n" in run.stdout and "takes the longest row left" in run.stdout
 
 
 def finished(worker: int, name: str, outcome: str = "pass", **anomalies: int) -> Finished:
@@ -146,7 +147,7 @@ def test_the_merged_certificate_has_every_workers_rows_and_links_that_work(repor
     junit = (out / "junit.xml").read_text()
     assert junit.count("<testcase") == 3 and 'failures="1" errors="1"' in junit
     page = (out / "index.html").read_text()
-    assert f"href=\"../reports/run-w1/kill-sender-txn.commit/index.html\">report</a> (w1 on {B})" in page
+    assert f"href=\"../reports/run-w1/kill-sender-txn.commit/index.html\">report</a> (w1 on {B}, from " in page
     assert "<td>duplicate=12</td><td>60&nbsp;s</td>" in page  # each row's anomalies and time
     assert f"<td>{scenarios['kill-driver-txn.pre_commit']['error']}</td>" in page  # why a row is unknown
     assert "<h1>transactional with pipeline passthrough: not certified (" in page  # the pair is certified
@@ -196,19 +197,54 @@ def spread(tmp_path: Path, engines: list[str], **job: object) -> tuple[Path, str
 
 
 def test_a_slow_row_holds_up_no_other(reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    slow = QUICK_TXN[1]
+    slow = "delay-endtxn-txn.pre_commit-long"  # the longest expected: handed out first
     folder, seen, rows = spread(tmp_path, [A, B], slow=slow)
     assert (folder, seen.kind) == (tmp_path / "certificate", "transactional")
     assert [r.scenario.name for r in rows] == QUICK_TXN and {r.outcome for r in rows} == {"pass"}
-    by_slow_worker = {r.scenario.name for r in rows[1:] if r.worker == rows[1].worker}
+    slow_worker = next(r.worker for r in rows if r.scenario.name == slow)
+    by_slow_worker = {r.scenario.name for r in rows[1:] if r.worker == slow_worker}
     assert by_slow_worker == {slow}, "the free worker should have run every other row"
     assert {r.engine for r in rows} == {A, B}
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("[1/?] baseline") and len(printed) == len(QUICK_TXN)
-    assert all(line.endswith(("(w0)", "(w1)")) for line in printed)
+    assert all(re.search(r"\(w[01](, beside [1-6])?\)$", line) for line in printed)
     assert sorted(p.name for p in (tmp_path / "marks").glob("*.ended")) == ["w0.ended", "w1.ended"]
     (index,) = reports.glob("*/index.html")  # the run's index, over both workers' folders
     assert f"Run {rows[0].report.split('/')[2].removesuffix('-w0').removesuffix('-w1')}" in index.read_text()
+
+
+@dataclass
+class StandInSizing:
+    """One cluster at the start, `more` clusters for the rows; what it was asked, in order."""
+
+    more: int
+    asked: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def at_start(self) -> int:
+        self.asked.append("at_start")
+        return 1
+
+    def watch(self, run_id: str) -> None:
+        self.asked.append(("watch", run_id.rsplit("-", 1)[1]))
+
+    def after_baseline(self, run_id: str, running: int, wanted: int) -> int:
+        self.asked.append(("after_baseline", run_id.rsplit("-", 1)[1], running, wanted))
+        self.notes.append(f"for the rows: {self.more}")
+        return self.more
+
+
+def test_the_quick_default_starts_one_cluster_then_those_the_plan_and_memory_allow(
+        reports: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "marks").mkdir()
+    sizing = StandInSizing(more=2)
+    job = StandInJob(str(tmp_path / "marks"), 1, seconds=2.0)
+    _, _, rows = certify_spread(job, resolve_sink("transactional"), [A, A, A], True, tmp_path / "certificate",
+                                sizing=sizing)
+    assert sizing.asked == ["at_start", ("watch", "w0"), ("after_baseline", "w0", 1, 3), ("watch", "w1")]
+    assert {r.outcome for r in rows} == {"pass"} and {r.worker for r in rows[1:]} == {"w0", "w1"}
+    assert rows[0].worker == "w0" and not (tmp_path / "marks" / "w2.ready").exists()  # two of three wanted
+    assert "[harness] clusters for the rows: 2" in capsys.readouterr().err
 
 
 def test_a_worker_that_dies_leaves_its_row_unknown_and_the_others_go_on(reports: Path, tmp_path: Path) -> None:
