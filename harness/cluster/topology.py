@@ -22,7 +22,8 @@ from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
 from harness.cluster.toxiproxy import ToxiproxyServer
 from harness.errors import InfrastructureError
-from harness.gate.proxy import KafkaGate, Peer
+from harness.gate.points import Peer
+from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
 from harness.progress import say
 from harness.settings import from_environment

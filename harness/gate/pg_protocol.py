@@ -176,7 +176,7 @@ class PgCommit:
     via: str  # "Q" (simple query) or "E" (Execute of a prepared statement)
 
     def fields(self) -> dict:
-        return {"how": self.how, "statement": self.statement, "via": self.via}
+        return {"phase": "request", "how": self.how, "statement": self.statement, "via": self.via}
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,8 @@ class PgAnswer:
     status: str  # I, T or E: the transaction status the ReadyForQuery reports
 
     def fields(self) -> dict:
-        return {"committed": self.committed, "tags": list(self.tags), "error": self.error, "status": self.status}
+        return {**self.commits[0].fields(), "phase": "response", "committed": self.committed, "tags": list(self.tags),
+                "error": self.error, "status": self.status}
 
 
 @dataclass
