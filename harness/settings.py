@@ -69,8 +69,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("sink", "transactional", "a catalog name (transactional, builtin_kafka, ...), a dotted module or "
             "file.py:sink", pytest=True),
     Setting("output", "kafka", "where the sink writes and the harness reads what is committed: kafka (the output "
-            "topic, read_committed) or delta (a Delta table on the run's volume, its latest snapshot and its log); "
-            "the sink's context says where (topic, table_path)", choices=("kafka", "delta"), pytest=True),
+            "topic, read_committed), delta (a Delta table on the run's volume, its latest snapshot and its log) or "
+            "postgres (a PostgreSQL table, read in a transaction of its own, with its rows' transactions); the "
+            "sink's context says where (topic, table_path, or jdbc_url, host, port, table)",
+            choices=("kafka", "delta", "postgres"), pytest=True),
     Setting("records", "20000", "records of input a scenario produces", int),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "

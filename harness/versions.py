@@ -24,6 +24,9 @@ DEBIAN_PACKAGES = (
 )
 
 CONFLUENT_KAFKA = "2.16.1"
+PSYCOPG = "3.3.9"  # PostgreSQL's client, for the harness's reads and the sinks' writes (harness.output.postgres)
+POSTGRES_PACKAGE = "postgresql-15"  # Debian 12's PostgreSQL server package: the postgres image (a table output)
+POSTGRES_JDBC = "42.7.8"  # org.postgresql:postgresql, in the Spark image for `df.write.jdbc`
 LOG4J = "2.24.3"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 TOXIPROXY = "v2.12.0"
@@ -70,9 +73,14 @@ class Stack:
     def delta_jar(self) -> str:
         return f"io.delta:delta-spark_{self.scala}:{self.delta}"
 
+    @property
+    def postgres_jdbc(self) -> str:
+        return f"org.postgresql:postgresql:{POSTGRES_JDBC}"
+
     def described(self) -> dict[str, str]:
         """The versions a result and a certificate name."""
-        return {"kafka": self.kafka, "spark": self.spark, "delta": self.delta}
+        return {"kafka": self.kafka, "spark": self.spark, "delta": self.delta,
+                "postgres": POSTGRES_PACKAGE.removeprefix("postgresql-"), "postgres_jdbc": POSTGRES_JDBC}
 
 
 def stack() -> Stack:
@@ -98,4 +106,4 @@ def _pick(name: str, asked: str, known: tuple[str, ...]) -> str:
 
 def image_python_requirements() -> list[str]:
     """The Python packages installed into every image's virtual environment (pyspark only into Spark's)."""
-    return [f"confluent-kafka=={CONFLUENT_KAFKA}"]
+    return [f"confluent-kafka=={CONFLUENT_KAFKA}", f"psycopg[binary]=={PSYCOPG}"]

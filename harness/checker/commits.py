@@ -1,6 +1,6 @@
 """`batch_committed_twice`: the store's own commit history shows one streaming batch committed in two
-commits (two Delta versions), whatever the rows show: a key or an upsert can hide the duplicate rows
-of a replayed batch; its second commit cannot hide."""
+commits (two Delta versions, two PostgreSQL transactions that wrote its rows again), whatever the rows
+show: a key or an upsert can hide the duplicate rows of a replayed batch; its second commit cannot hide."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ from harness.output.delta_log import Commit
 NAME = "batch_committed_twice"
 
 
-def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int]) -> Anomaly | None:
+def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int],
+                            unit: str = "table version") -> Anomaly | None:
     """Batches held by more than one commit. A commit's batch is the one its log entry names, else the
     one Spark was running when it committed (`running`: version -> batch, from the commit's time and the
     batches' planning times: harness.run.table_watch); a version of neither is not attributed, so no
-    guess accuses a sink. An example names the batch, its versions, and how each named its batch."""
+    guess accuses a sink. Where the store tells which commits repeat others' rows (`Commit.repeats`: a
+    PostgreSQL batch may be committed in parts), only those that repeat count. An example names the
+    batch, its commits (`unit`: a table version, a transaction), and how each named its batch."""
     by_batch: dict[int, list[Commit]] = {}
     said: dict[int, str] = {}
     for commit in commits:
@@ -27,12 +30,18 @@ def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int
         by_batch.setdefault(batch, []).append(commit)
     anomaly = Anomaly(NAME)
     for batch, found in sorted(by_batch.items()):
+        if any(c.repeats is not None for c in found):
+            found = [c for c in found if c.repeats]
         if len(found) > 1:
-            anomaly.add({"batch": batch, "versions": [c.version for c in found],
-                         "app_ids": [c.app_id for c in found], "operations": [c.operation for c in found],
-                         "batch_named_by": [said[c.version] for c in found],
-                         "explanation": f"batch {batch} was committed {len(found)} times: table versions "
-                                        f"{', '.join(str(c.version) for c in found)}"}, weight=len(found) - 1)
+            example = {"batch": batch, "versions": [c.version for c in found],
+                       "app_ids": [c.app_id for c in found], "operations": [c.operation for c in found],
+                       "batch_named_by": [said[c.version] for c in found],
+                       "explanation": f"batch {batch} was committed {len(found)} times: {unit}s "
+                                      f"{', '.join(str(c.version) for c in found)}"}
+            if any(c.rows for c in found):
+                example["rows"] = [c.rows for c in found]
+                example["explanation"] += " (" + ", ".join(f"{c.rows} rows" for c in found) + ", the same rows again)"
+            anomaly.add(example, weight=len(found) - 1)
     return anomaly if anomaly.count else None
 
 

@@ -11,6 +11,7 @@ import glob
 import os
 import re
 import shutil
+import subprocess
 import sys
 import threading
 import zipfile
@@ -83,6 +84,47 @@ def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Pat
     ] + [f"-D{key}={value}" for key, value in properties.items()]
     with _MAVEN:
         run_logged(command, log, f"maven {pom.parent.name}")
+
+
+def fetch_debian_packages(packages: list[str], dest: Path, cache: Path, log: Path) -> None:
+    """Download `packages` and everything they depend on (no recommends) from the host's apt sources into
+    `dest`: resolved as for an empty system, so the set is whole and consistent; the image installs those
+    its base lacks. `cache` keeps the .deb files between builds, as debootstrap's folder does."""
+    if shutil.which("apt-get") is None:
+        raise ImageBuildFailed("apt-get is not on PATH: a Debian host fetches PostgreSQL's packages")
+    status = cache / "empty-status"  # nothing installed: apt resolves the whole closure
+    (cache / "partial").mkdir(parents=True, exist_ok=True)
+    status.write_text("")
+    run_logged(
+        ["apt-get", "install", "-y", "-q", "--download-only", "--no-install-recommends",
+         f"-o=Dir::State::status={status}", f"-o=Dir::Cache::archives={cache}", "-o=Debug::NoLocking=1",
+         *packages],
+        log,
+        "apt-get download " + " ".join(packages),
+    )
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    wanted = _apt_selection(packages, status, cache, log)
+    for deb in cache.glob("*.deb"):
+        if deb.name in wanted:
+            shutil.copy2(deb, dest / deb.name)
+
+
+def _apt_selection(packages: list[str], status: Path, cache: Path, log: Path) -> set[str]:
+    """The .deb file names apt chose for `packages` just now (the cache may hold older versions too), from
+    its simulated install: `Inst NAME (VERSION ... [ARCH])`, named NAME_VERSION_ARCH.deb (':' as '%3a')."""
+    simulated = subprocess.run(
+        ["apt-get", "install", "-s", "-q", "--no-install-recommends", f"-o=Dir::State::status={status}",
+         f"-o=Dir::Cache::archives={cache}", "-o=Debug::NoLocking=1", *packages],
+        capture_output=True, text=True, check=False,
+    )
+    if simulated.returncode != 0:
+        with log.open("a") as out:
+            out.write(simulated.stdout + simulated.stderr)
+        raise ImageBuildFailed(f"apt-get -s install {' '.join(packages)} failed; log: {log}")
+    chosen = re.findall(r"^Inst (\S+) \((\S+) .*\[(\S+)\]\)", simulated.stdout, re.M)
+    return {f"{name}_{version.replace(':', '%3a')}_{arch}.deb" for name, version, arch in chosen}
 
 
 def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Path) -> None:

@@ -23,7 +23,7 @@ from harness import versions
 from harness.cluster import registry as registries
 from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
-from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars, fetch_wheels
+from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels
 from harness.errors import ImageBuildFailed
 from harness.progress import say, step
 from harness.settings import from_environment
@@ -87,7 +87,8 @@ def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
         fetch_maven_jars(
             DOCKERFILES / "spark" / "pom.xml",
             context / "jars",
-            {"spark.version": stack.spark, "scala.binary": stack.scala, "delta.version": stack.delta},
+            {"spark.version": stack.spark, "scala.binary": stack.scala, "delta.version": stack.delta,
+             "postgres.jdbc.version": versions.POSTGRES_JDBC},
             log,
         )
     (context / "wheels").mkdir()
@@ -112,11 +113,17 @@ def _stage_toxiproxy(context: Path, log: Path) -> None:
     )
 
 
+def _stage_postgres(context: Path, log: Path) -> None:
+    fetch_debian_packages([versions.POSTGRES_PACKAGE], context / "debs", cache_dir() / "debs-postgres", log)
+
+
 KAFKA_SCALA = "2.13"  # Kafka's own Scala build; Spark's follows its version (Stack.scala)
 MAVEN = ("mvn", "java")
 BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None,
              tools=("debootstrap",))
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
+# a table output's database; built with the others (a few seconds), started only for --output postgres
+POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), _stage_postgres, BASE, ("apt-get",))
 
 
 @dataclass(frozen=True)
@@ -128,18 +135,20 @@ class Images:
     kafka: Image
     spark: Image
     toxiproxy: Image
+    postgres: Image
 
     @property
     def all(self) -> tuple[Image, ...]:
-        return (self.base, self.kafka, self.spark, self.toxiproxy)
+        return (self.base, self.kafka, self.spark, self.toxiproxy, self.postgres)
 
 
 def current() -> Images:
     """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
     stack = versions.stack()
     kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
-    spark = Image("spark", (stack.spark, stack.connector, stack.delta_jar), partial(_stage_spark, stack), BASE, MAVEN)
-    return Images(stack, BASE, kafka, spark, TOXIPROXY)
+    spark = Image("spark", (stack.spark, stack.connector, stack.delta_jar, stack.postgres_jdbc),
+                  partial(_stage_spark, stack), BASE, MAVEN)
+    return Images(stack, BASE, kafka, spark, TOXIPROXY, POSTGRES)
 
 
 def present(image: Image) -> bool:

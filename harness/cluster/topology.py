@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,6 +17,8 @@ from harness.cluster.brokers import KafkaCluster
 from harness.cluster.engine import docker_client, engine_host
 from harness.cluster.kafka import CHAOS_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
+from harness.cluster.postgres import PORT as POSTGRES_PORT
+from harness.cluster.postgres import PostgresServer
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
@@ -25,7 +28,8 @@ from harness.errors import InfrastructureError
 from harness.gate.points import Peer
 from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
-from harness.progress import say
+from harness.output.postgres import Endpoint
+from harness.progress import say, step
 from harness.settings import from_environment
 
 # One toxiproxy link per role and broker, so that one role's link, or every link to one broker, can be cut
@@ -78,11 +82,14 @@ class Cluster:
             for n in range(1, workers + 1)
         ]
         self.drivers: list[SparkDriver] = []
+        self.postgres: PostgresServer | None = None  # started by the first scenario whose output is postgres
+        self._postgres_lock = threading.Lock()
         self.reaper: Reaper | None = None
 
     @property
     def services(self) -> list[Service]:
-        return [*self.kafka.brokers, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers]
+        return [*self.kafka.brokers, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers,
+                *([self.postgres] if self.postgres is not None else [])]
 
     def start(self) -> Cluster:
         """Start every service in parallel where the dependencies allow; raise NotReady with logs."""
@@ -145,6 +152,31 @@ class Cluster:
         """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for, as published."""
         role = peer.role if peer.role in ROLES else "executors"
         return self.toxiproxy.reached_at(link_port(role, peer.broker))
+
+    def postgres_server(self) -> PostgresServer:
+        """The run's PostgreSQL, started on first use (only a postgres output needs it); NotReady (exit 3)
+        with its log when it does not start (the session keeps the log in the run's folder)."""
+        with self._postgres_lock:
+            if self.postgres is None:
+                self.postgres = PostgresServer(self.images.postgres.tag, self.network, self.labels)
+                with step("starting PostgreSQL"):
+                    self.postgres.start()
+            return self.postgres
+
+    def postgres_route(self) -> tuple[str, int]:
+        """Where the system under test reaches PostgreSQL, as host and port inside the network: the one place
+        that says it (the sink's context carries it as host, port and jdbc_url). Straight to the server for
+        now; a gate that speaks PostgreSQL's protocol goes in between here."""
+        server = self.postgres_server()
+        return server.alias, POSTGRES_PORT
+
+    def postgres_for_sinks(self) -> Endpoint:
+        """The sinks' connection: the route above, as the sinks' role."""
+        return self.postgres_server().for_sinks(*self.postgres_route())
+
+    def postgres_for_harness(self) -> Endpoint:
+        """The harness's connection: the published port (never through the gate), as the superuser."""
+        return self.postgres_server().admin()
 
     def _start_spark(self) -> None:
         self.master.start()

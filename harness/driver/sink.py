@@ -19,5 +19,23 @@ class SinkContext:
     sink_id: str  # the sink's stable id: the same across the query's restarts, unique per scenario
     checkpoint: str  # the query's checkpoint folder, on the volume the driver and executors share
     marker_topic: str  # a topic (as many partitions as the output) for sinks that record what they committed
-    output: str = "kafka"  # where the harness reads the output: kafka (the topic) or delta (the table)
+    output: str = "kafka"  # where the harness reads the output: kafka (the topic), delta or postgres (the table)
     table_path: str = ""  # output delta: the Delta table's path on the shared volume (write it there)
+    jdbc_url: str = ""  # output postgres: jdbc:postgresql://host:port/database (for df.write.jdbc)
+    host: str = ""  # output postgres: the server's host and port as the sink reaches them (through the gate)
+    port: int = 0
+    database: str = ""  # output postgres: the database, and the role and password to write it as
+    user: str = ""
+    password: str = ""
+    table: str = ""  # output postgres: the table to write (key text, value text, batch_id bigint: made for it)
+    batch_table: str = ""  # output postgres: a table for the batches a sink committed (query_id text,
+    #                        batch_id bigint, its primary key): a (query id, batch id) row in the rows' transaction
+
+    def conninfo(self) -> str:
+        """Output postgres: a libpq connection string for psycopg (`psycopg.connect(context.conninfo())`)."""
+        return (f"host={self.host} port={self.port} dbname={self.database} user={self.user} "
+                f"password={self.password}")
+
+    def jdbc_properties(self) -> dict[str, str]:
+        """Output postgres: the properties for `df.write.jdbc(context.jdbc_url, table, properties=...)`."""
+        return {"user": self.user, "password": self.password, "driver": "org.postgresql.Driver"}

@@ -47,8 +47,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--marker-topic", required=True)
     parser.add_argument("--state-store", choices=sorted(STATE_STORES), default=DEFAULT_STATE_STORE)
     parser.add_argument("--speculation", action="store_true", help="run a copy of a slow task elsewhere")
-    parser.add_argument("--output", choices=("kafka", "delta"), default="kafka", help="where the sink writes")
+    parser.add_argument("--output", choices=("kafka", "delta", "postgres"), default="kafka",
+                        help="where the sink writes")
     parser.add_argument("--table-path", default="", help="output delta: the table's path on the shared volume")
+    parser.add_argument("--postgres", default="{}", help="output postgres: the context's fields, as JSON (host, "
+                        "port, database, user, password, table, batch_table, jdbc_url)")
     parser.add_argument("--hold-table-commits", action="store_true",
                         help="stop the JVM at each new table version until the harness answers (table.committed)")
     return parser.parse_args()
@@ -102,7 +105,7 @@ def main() -> None:
         print(f"HARNESS-PIPELINE-ERROR transform raised {error.__class__.__name__}: {error}", flush=True)
         raise SystemExit(2) from None
     context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic,
-                          args.output, args.table_path)
+                          args.output, args.table_path, **json.loads(args.postgres))
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)

@@ -36,7 +36,8 @@ class Files(Protocol):
 
 @dataclass(frozen=True)
 class Commit:
-    """One version of the table, as its log entry says."""
+    """One commit of a table: a Delta version, as its log entry says (or a PostgreSQL transaction's rows of
+    one batch: harness.output.postgres)."""
 
     version: int
     operation: str | None = None  # commitInfo.operation: WRITE, STREAMING UPDATE, MERGE, ...
@@ -48,6 +49,11 @@ class Commit:
     removed: tuple[str, ...] = ()
     deletion_vectors: bool = False  # an add carries a deletion vector (rows of the file deleted)
     timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
+    rows: int = 0  # rows it wrote, where the store says (a PostgreSQL transaction's rows of the batch)
+    # other commits of the same batch whose rows this one's repeat (the same key and value), where the store
+    # can tell: a PostgreSQL batch may be committed in parts (one transaction per partition), so only a
+    # repeat is a second write; None where a commit is a whole batch (a Delta version), so two are two writes
+    repeats: tuple[int, ...] | None = None
 
     @property
     def batch(self) -> int | None:

@@ -18,9 +18,11 @@ pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_host_confluent_kafka_pin_matches_the_images() -> None:
+def test_host_confluent_kafka_and_psycopg_pins_match_the_images() -> None:
     dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"confluent-kafka=={versions.CONFLUENT_KAFKA}" in dependencies
+    assert f"psycopg[binary]=={versions.PSYCOPG}" in dependencies
+    assert f"psycopg[binary]=={versions.PSYCOPG}" in versions.image_python_requirements()
 
 
 def test_image_tags_are_stable_hashes_and_children_follow_the_base() -> None:

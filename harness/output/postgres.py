@@ -1,0 +1,293 @@
+"""A PostgreSQL table as an output: prepared by the harness (a table for the rows, one for the batches a
+sink committed), read after the run in a transaction of its own, with each row's batch id and the
+transaction that wrote it (the `xmin` system column) as the store's commit history.
+
+The client is psycopg 3 (`psycopg[binary]`: libpq and a C row parser in one wheel, for CPython 3.11 on
+manylinux), not pg8000 (pure Python): reading is the hot path (a million rows in benchmarks/scale.py),
+psycopg's C loader parses text rows several times faster than pure Python, streams them from a named
+(server-side) cursor without holding the table in memory, and its `COPY` support gives the reference
+sinks their fast write. Both are maintained and LGPL/BSD; the wheel is the price (4 MB).
+
+Commit holds (the `table.committed` point): the server names a synchronous standby that never connects
+(harness/images/postgres/start-postgres.sh), and the harness's trigger on the rows' table asks, inside
+each transaction that writes rows, for a synchronous commit (`synchronous_commit = on`, for that
+transaction only) and names the batches it wrote in `application_name`. Such a transaction commits
+(its commit record is written, it is committed on the server), then waits for the standby before its
+client hears: the writer is held right after its commit, whoever it is (the driver in `foreachBatch`,
+an executor's task in `df.write.jdbc`). The harness sees the wait in `pg_stat_activity`, fires what the
+point triggers, then lets it go (`pg_cancel_backend`: the client gets its commit, with a warning).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from harness.client.reader import ReadResult
+from harness.client.records import OutputRecord, Record, Records
+from harness.errors import BadInput, InfrastructureError
+from harness.output.delta_log import Commit
+
+COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
+BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)
+HOLD_PREFIX = "eo-hold"  # application_name of a transaction held at its commit: `eo-hold <table> <batches>`
+HELD = "SyncRep"  # pg_stat_activity.wait_event of a backend waiting for the (absent) synchronous standby
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and as whom to connect: the harness's view (the published port) or the sinks' (the route
+    inside the network)."""
+
+    host: str
+    port: int
+    database: str
+    user: str
+    password: str
+
+    @property
+    def jdbc_url(self) -> str:
+        return f"jdbc:postgresql://{self.host}:{self.port}/{self.database}"
+
+    def conninfo(self) -> str:
+        """A libpq connection string (psycopg's)."""
+        return (f"host={self.host} port={self.port} dbname={self.database} user={self.user} "
+                f"password={self.password} connect_timeout=10")
+
+
+@dataclass(frozen=True)
+class HeldCommit:
+    """A writer held right after its commit: its backend, its transaction and the batches it wrote."""
+
+    pid: int
+    xid: int | None
+    batches: tuple[int, ...]
+
+
+def table_name(scenario: str) -> str:
+    """A scenario's table: its name made an identifier (lower case, at most 63 bytes with the suffixes)."""
+    readable = re.sub(r"[^a-z0-9_]+", "_", scenario.lower()).strip("_")[:36]
+    return f"out_{readable}_{hashlib.sha256(scenario.encode()).hexdigest()[:8]}"
+
+
+def held_batches(application_name: str, table: str) -> tuple[int, ...] | None:
+    """The batches a held writer named (`eo-hold <table> 3,4`), None when it is not one of `table`'s."""
+    parts = application_name.split(" ")
+    if len(parts) != 3 or parts[0] != HOLD_PREFIX or parts[1] != table:
+        return None
+    return tuple(int(b) for b in parts[2].split(",") if b.strip().lstrip("-").isdigit())
+
+
+def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tuple[int, list[int]]]) -> list[Commit]:
+    """The table's commits, one per (transaction, batch): from `(xid, batch, rows, commit time ms, query id of
+    the batch row that transaction wrote)` and, per batch, the transactions whose rows repeat each other's
+    (the same key and value written by several transactions: the batch written again). A transaction that
+    wrote a batch's rows is a commit of it; several commits of one batch are a second write only where
+    their rows repeat (a `df.write.jdbc` commits each partition alone: parts of one write, not two)."""
+    repeated: dict[tuple[int, int], set[int]] = {}
+    for batch, xids in repeats:
+        for xid in xids:
+            repeated.setdefault((batch, xid), set()).update(x for x in xids if x != xid)
+    commits = []
+    for xid, batch, count, committed_ms, query_id in sorted(rows, key=lambda row: (row[0], row[1])):
+        commits.append(Commit(version=xid, operation="INSERT", app_id=query_id, txn_version=batch,
+                              timestamp_ms=committed_ms, rows=count,
+                              repeats=tuple(sorted(repeated.get((batch, xid), ())))))
+    return commits
+
+
+def _bytes(cell: str | bytes | None) -> bytes | None:
+    return cell.encode() if isinstance(cell, str) else cell
+
+
+class PostgresTable:
+    """The scenario's table (the context's `table`, `batch_table` and connection fields)."""
+
+    name = "postgres"
+    unit = "transaction"  # what one of its commits is, in explanations
+
+    def __init__(self, harness: Endpoint, sinks: Endpoint, table: str) -> None:
+        self.harness = harness
+        self.sinks = sinks
+        self.table = table
+        self.batch_table = f"{table}_batches"
+        self.where = f"table {table} in database {harness.database} ({sinks.host}:{sinks.port})"
+        self.xids: list[int] = []  # partition (a transaction's rows) -> its transaction id
+        self._history: list[Commit] | None = None
+
+    @contextmanager
+    def _connection(self, autocommit: bool = True) -> Iterator:  # type: ignore[type-arg]
+        import psycopg
+
+        try:
+            connection = psycopg.connect(self.harness.conninfo(), autocommit=autocommit)
+        except psycopg.OperationalError as error:
+            raise InfrastructureError(f"PostgreSQL at {self.harness.host}:{self.harness.port} cannot be reached: "
+                                      f"{str(error).strip().splitlines()[0]}") from None
+        with connection:
+            yield connection
+
+    def prepare(self) -> None:
+        """The rows' table and the batches' table, owned by the sinks' role, with the hold trigger; a table
+        already there is refused (each scenario writes a table of its own)."""
+        from psycopg import sql
+
+        table, batches = sql.Identifier(self.table), sql.Identifier(self.batch_table)
+        with self._connection() as connection:
+            if connection.execute("SELECT to_regclass(%s)", (self.table,)).fetchone()[0] is not None:
+                raise BadInput(f"PostgreSQL {self.where} already exists: each scenario writes a table of its own")
+            statements = [
+                sql.SQL("CREATE TABLE {} (key text, value text, batch_id bigint)").format(table),
+                sql.SQL("CREATE TABLE {} (query_id text NOT NULL, batch_id bigint NOT NULL, "
+                        "PRIMARY KEY (query_id, batch_id))").format(batches),
+                sql.SQL(HOLD_FUNCTION),
+                *[sql.SQL("CREATE TRIGGER {} AFTER " + event + " ON {} REFERENCING NEW TABLE AS written "
+                          "FOR EACH STATEMENT EXECUTE FUNCTION eo_hold_commit()").format(
+                              sql.Identifier(f"{self.table}_hold_{event.lower()}"), table)
+                  for event in ("INSERT", "UPDATE")],
+                *[sql.SQL("ALTER TABLE {} OWNER TO {}").format(name, sql.Identifier(self.sinks.user))
+                  for name in (table, batches)],
+            ]
+            with connection.transaction():
+                for statement in statements:
+                    connection.execute(statement)
+
+    def sink_arguments(self) -> list[str]:
+        import json
+
+        fields = {"jdbc_url": self.sinks.jdbc_url, "host": self.sinks.host, "port": self.sinks.port,
+                  "database": self.sinks.database, "user": self.sinks.user, "password": self.sinks.password,
+                  "table": self.table, "batch_table": self.batch_table}
+        return ["--postgres", json.dumps(fields)]
+
+    def held(self) -> list[HeldCommit]:
+        """The writers of this table held right after their commit, oldest first."""
+        with self._connection() as connection:
+            rows = connection.execute(
+                "SELECT pid, backend_xid::text, application_name FROM pg_stat_activity "
+                "WHERE wait_event = %s AND application_name LIKE %s ORDER BY xact_start",
+                (HELD, f"{HOLD_PREFIX} {self.table} %")).fetchall()
+        found = []
+        for pid, xid, application_name in rows:
+            batches = held_batches(application_name, self.table)
+            if batches is not None:
+                found.append(HeldCommit(pid, int(xid) if xid else None, batches))
+        return found
+
+    def release(self, pid: int) -> None:
+        """Let a held writer go: its commit returns (it was committed already); a writer gone is no matter."""
+        with self._connection() as connection:
+            connection.execute("SELECT pg_cancel_backend(%s) FROM pg_stat_activity WHERE pid = %s AND wait_event = %s",
+                               (pid, pid, HELD))
+
+    def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
+        """Every committed row, read in one repeatable-read transaction: a transaction's rows are one
+        partition (in transaction order), a row's place among them (insert order) its offset, its
+        transaction's commit time its timestamp."""
+        records = Records()
+        with self._connection(autocommit=False) as connection:
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._check_columns(connection)
+            partitions: dict[int, int] = {}
+            offset = 0
+            with connection.cursor(name="eo_read") as cursor:
+                cursor.itersize = BATCH
+                cursor.execute(self._query(
+                    "SELECT xmin::text::bigint AS xid, key, value, "
+                    "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint "
+                    "FROM {} ORDER BY xid, ctid"))
+                while rows := cursor.fetchmany(BATCH):
+                    batch = []
+                    for xid, key, value, committed_ms in rows:
+                        partition = partitions.get(xid)
+                        if partition is None:
+                            partition = partitions[xid] = len(partitions)
+                            offset = 0
+                        batch.append(OutputRecord(partition, offset, _bytes(key), _bytes(value) or b"",
+                                                  committed_ms or 0))  # a null value: `unreadable`
+                        offset += 1
+                    records.extend(batch)
+                    on_batch(batch)
+            if not partitions:
+                raise BadInput(self._nothing_written(connection))
+            self.xids = list(partitions)
+            self._history = self._commits(connection)
+        ends = dict.fromkeys(range(len(partitions)), 0)
+        for partition in records.partitions:
+            ends[partition] += 1
+        return ReadResult(records, ends, dict(ends))
+
+    def _query(self, text: str):  # type: ignore[no-untyped-def]
+        from psycopg import sql
+
+        return sql.SQL(text).format(sql.Identifier(self.table))
+
+    def _check_columns(self, connection) -> None:  # type: ignore[no-untyped-def]
+        names = [row[0] for row in connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = %s "
+            "ORDER BY ordinal_position", (self.table,)).fetchall()]
+        if not names:
+            raise BadInput(f"PostgreSQL {self.where} is gone (the sink dropped it?): write the context's table, "
+                           "as it is made (key text, value text, batch_id bigint)")
+        missing = [c for c in COLUMNS if c not in names]
+        if missing:
+            raise BadInput(f"PostgreSQL {self.where} has no column {', '.join(missing)} (it has {', '.join(names)}): "
+                           "the checkers read `key` and `value` (text), the commit history `batch_id` (the "
+                           "foreachBatch batch id)")
+
+    def _nothing_written(self, connection) -> str:  # type: ignore[no-untyped-def]
+        """Why an empty table is bad input, naming where the harness looked and what else the sink made."""
+        others = [row[0] for row in connection.execute(
+            "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_name NOT LIKE 'out\\_%%'"
+            ).fetchall()]
+        elsewhere = f"; the database also has {', '.join(sorted(others))}, which the harness did not make" if others \
+            else ""
+        return (f"the sink wrote no rows to PostgreSQL {self.where} (looked in {self.table} as {self.harness.user}, "
+                f"in a transaction of its own after the run){elsewhere}: write to the context's table")
+
+    def _commits(self, connection) -> list[Commit]:  # type: ignore[no-untyped-def]
+        """The history: each (transaction, batch) with its rows, its commit time and the batch row it wrote."""
+        from psycopg import sql
+
+        rows = connection.execute(sql.SQL(
+            "SELECT r.xid, r.batch_id, r.rows, r.committed_ms, b.query_id FROM ("
+            "  SELECT xmin::text::bigint AS xid, batch_id, count(*) AS rows, "
+            "  (extract(epoch FROM pg_xact_commit_timestamp(min(xmin::text)::xid)) * 1000)::bigint AS committed_ms "
+            "  FROM {} WHERE batch_id IS NOT NULL GROUP BY 1, 2) r "
+            "LEFT JOIN (SELECT xmin::text::bigint AS xid, batch_id, min(query_id) AS query_id FROM {} GROUP BY 1, 2) b "
+            "ON b.xid = r.xid AND b.batch_id = r.batch_id").format(
+                sql.Identifier(self.table), sql.Identifier(self.batch_table))).fetchall()
+        repeats = connection.execute(self._query(
+            "SELECT batch_id, array_agg(DISTINCT xid ORDER BY xid) FROM ("
+            "  SELECT batch_id, key, value, xmin::text::bigint AS xid FROM {} WHERE batch_id IS NOT NULL) r "
+            "GROUP BY batch_id, key, value HAVING count(DISTINCT xid) > 1")).fetchall()
+        return history([tuple(row) for row in rows], [(batch, list(xids)) for batch, xids in repeats])
+
+    def commits(self) -> list[Commit]:
+        """The history read with the rows (in the same transaction); empty before the read."""
+        return self._history or []
+
+    def commit_of(self, partition: int) -> int | None:
+        return self.xids[partition]
+
+
+HOLD_FUNCTION = """
+CREATE OR REPLACE FUNCTION eo_hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  batches text;
+BEGIN
+  SELECT string_agg(DISTINCT batch_id::text, ',') INTO batches FROM written;
+  IF batches IS NOT NULL THEN
+    -- this transaction's commit waits for the synchronous standby that never comes, until the harness
+    -- lets it go; the batches it wrote are said where the harness looks (pg_stat_activity)
+    PERFORM set_config('synchronous_commit', 'on', true);
+    PERFORM set_config('application_name',
+                       left('""" + HOLD_PREFIX + """ ' || TG_TABLE_NAME || ' ' || batches, 63), true);
+  END IF;
+  RETURN NULL;
+END $$
+"""
