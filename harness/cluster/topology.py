@@ -51,6 +51,11 @@ def link_port(kind: str, node_id: int) -> int:
     return 9100 + 10 * node_id + (ROLES.index(kind) if kind in ROLES else 9)
 
 
+def postgres_link_port(role: str) -> int:
+    """A role's link to PostgreSQL: its port inside toxiproxy (above every broker's)."""
+    return 9300 + ROLES.index(role)
+
+
 class Cluster:
     """Kafka (KRaft), toxiproxy, a Spark master and workers; drivers come and go per scenario."""
 
@@ -72,6 +77,8 @@ class Cluster:
         for broker in self.kafka.brokers:
             for role in ROLES:
                 self.toxiproxy.with_published_port(link_port(role, broker.node_id))
+        for role in ROLES:  # published before toxiproxy starts; the links are made with PostgreSQL, if ever
+            self.toxiproxy.with_published_port(postgres_link_port(role))
         self.gate: KafkaGate | None = None
         self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
@@ -149,9 +156,18 @@ class Cluster:
                                      f"{broker.alias}:{INTERNAL_PORT}")
 
     def link_address(self, peer: Peer) -> tuple[str, int]:
-        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for, as published."""
+        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for (or to
+        PostgreSQL), as published."""
         role = peer.role if peer.role in ROLES else "executors"
+        if peer.service == "postgres":
+            return self.toxiproxy.reached_at(postgres_link_port(role))
         return self.toxiproxy.reached_at(link_port(role, peer.broker))
+
+    def postgres_link(self, role: str) -> str:
+        """The name of a role's toxiproxy link to PostgreSQL; LookupError when the run has no PostgreSQL."""
+        if self.postgres is None:
+            raise LookupError("this run has no PostgreSQL: no link to it to cut")
+        return link_name(role, self.postgres.alias)
 
     def postgres_server(self) -> PostgresServer:
         """The run's PostgreSQL, started on first use (only a postgres output needs it); NotReady (exit 3)
@@ -161,14 +177,18 @@ class Cluster:
                 self.postgres = PostgresServer(self.images.postgres.tag, self.network, self.labels)
                 with step("starting PostgreSQL"):
                     self.postgres.start()
+                for role in ROLES:
+                    self.toxiproxy.proxy(link_name(role, self.postgres.alias), postgres_link_port(role),
+                                         f"{self.postgres.alias}:{POSTGRES_PORT}")
             return self.postgres
 
     def postgres_route(self) -> tuple[str, int]:
         """Where the system under test reaches PostgreSQL, as host and port inside the network: the one place
-        that says it (the sink's context carries it as host, port and jdbc_url). Straight to the server for
-        now; a gate that speaks PostgreSQL's protocol goes in between here."""
-        server = self.postgres_server()
-        return server.alias, POSTGRES_PORT
+        that says it (the sink's context carries it as host, port and jdbc_url). The relay's PostgreSQL port:
+        the gate reads the protocol (harness.gate.pg_proxy) and sends it on by the sender role's toxiproxy
+        link, as it does Kafka's."""
+        self.postgres_server()
+        return self.relay.postgres_address
 
     def postgres_for_sinks(self) -> Endpoint:
         """The sinks' connection: the route above, as the sinks' role."""
