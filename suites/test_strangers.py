@@ -12,7 +12,7 @@ import pytest
 
 from harness.cluster import reaper_process
 from harness.cluster.engine import engine_host
-from harness.cluster.topology import Cluster
+from harness.cluster.topology import ROLES, Cluster, postgres_link_port
 from harness.gate import relay
 from harness.run.session import scenario
 
@@ -59,4 +59,5 @@ def test_only_the_listed_ports_are_published(cluster: Cluster) -> None:
         bindings = container.attrs["NetworkSettings"]["Ports"] or {}
         ports |= {int(port.split("/")[0]) for port, bound in bindings.items() if bound}
     links = {port for port in ports if 9100 <= port < 9200}  # toxiproxy's links, one per role and broker
+    links |= {postgres_link_port(role) for role in ROLES}  # and one per role to PostgreSQL
     assert ports - links == set(PUBLISHED), ports

@@ -259,17 +259,21 @@ def schedule_from_json(text: str) -> list[FaultStep]:
     return _in_order([checked(FaultStep(**step), spec) for step, spec in zip(steps, specs, strict=True)], specs)
 
 
-def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False) -> list[FaultStep]:
+def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False,
+                    postgres: bool = False) -> list[FaultStep]:
     """A reproducible random schedule: same seed, same steps (never at a state point, which a
-    stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit."""
+    stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit
+    (`postgres`: and its commits on PostgreSQL's wire)."""
     rng = random.Random(seed)
-    writes = TABLE_POINTS if table else TRANSACTION_POINTS if transactional else ("produce",)
+    writes = (*TABLE_POINTS, *PG_POINTS) if postgres else TABLE_POINTS if table else TRANSACTION_POINTS \
+        if transactional else ("produce",)
     points = (*writes, *STREAM_POINTS)
     schedule = []
     for _ in range(steps):
         point = rng.choice(points)
-        action = rng.choice(("kill", "pause", "partition", "delay") if point in GATE_POINTS else ("kill", "pause"))
-        target = {"partition": rng.choice(ROLES), "delay": "sender"}.get(
+        gate_actions = ("kill", "pause", "partition", "delay", *(("drop",) if point in PG_POINTS else ()))
+        action = rng.choice(gate_actions if point in GATE_POINTS else ("kill", "pause"))
+        target = {"partition": rng.choice(ROLES), "delay": "sender", "drop": "sender"}.get(
             action, rng.choice(("sender", "executor", "driver") if point in GATE_POINTS else ("executor", "driver"))
         )
         number = float(rng.randint(1, 3)) if point in BATCH_POINTS else None  # a backlog is read in 5 batches
