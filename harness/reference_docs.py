@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import inspect
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -217,13 +218,35 @@ def anomalies_page() -> str:
     return HEADER + "\n".join(lines) + "\n"
 
 
+def _field_comments(source: str) -> dict[str, str]:
+    """Each dataclass field's comment in its source (`name: type = default  # comment`, and the comment
+    lines that follow it)."""
+    comments: dict[str, str] = {}
+    last = None
+    for line in source.splitlines():
+        field = re.match(r"^\s+(\w+): [^#]*#\s*(.*)$", line)
+        more = re.match(r"^\s+#\s+(.*)$", line)
+        if field:
+            last = field[1]
+            comments[last] = field[2].strip()
+        elif more and last is not None:
+            comments[last] += " " + more[1].strip()
+        else:
+            last = None
+    return comments
+
+
 def sink_context_page() -> str:
     """The sink contract and the context's fields (driver.sink)."""
-    fields = [(f"`{f.name}`", f"`{f.type}`") for f in dataclasses.fields(SinkContext)]
+    meanings = _field_comments(inspect.getsource(SinkContext))
+    fields = [(f"`{f.name}`", f"`{f.type}`", meanings.get(f.name, "")) for f in dataclasses.fields(SinkContext)]
+    methods = [(f"`{name}()`", inspect.cleandoc(member.__doc__ or "").replace("\n", " "))
+               for name, member in vars(SinkContext).items() if inspect.isfunction(member) and not name.startswith("_")]
     what = inspect.cleandoc(SinkContext.__doc__ or "")
     lines = ["# Sink context", "", inspect.cleandoc(sink_contract.__doc__ or ""), "",
              f"`SinkContext` (`from harness.driver.sink import SinkContext`): {what}",
-             "", *_table(("field", "type"), fields), "",
+             "", *_table(("field", "type", "meaning"), fields), "",
+             *([*_table(("method", "what it gives"), methods), ""] if methods else []),
              "A sink file is shipped to the driver and the executors; the context is picklable, so partition writers "
              "on the executors may close over it. See [certify your own sink](../guides/your-sink.md)."]
     return HEADER + "\n".join(lines) + "\n"

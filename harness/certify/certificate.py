@@ -165,9 +165,9 @@ def _files(files: dict[str, str]) -> str:
 
 
 def _versions(versions: dict[str, str]) -> str:
-    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, Delta Lake 4.0.1, confluent-kafka 2.16.1`."""
+    """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, Delta Lake 4.0.1, PostgreSQL 15, ...`."""
     names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "delta": "Delta Lake",
-             "confluent_kafka": "confluent-kafka"}
+             "postgres": "PostgreSQL", "postgres_jdbc": "PostgreSQL JDBC", "confluent_kafka": "confluent-kafka"}
     return ", ".join(f"{names.get(name, name)} {version}" for name, version in versions.items())
 
 

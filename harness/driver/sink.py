@@ -22,11 +22,11 @@ class SinkContext:
     output: str = "kafka"  # where the harness reads the output: kafka (the topic), delta or postgres (the table)
     table_path: str = ""  # output delta: the Delta table's path on the shared volume (write it there)
     jdbc_url: str = ""  # output postgres: jdbc:postgresql://host:port/database (for df.write.jdbc)
-    host: str = ""  # output postgres: the server's host and port as the sink reaches them (through the gate)
-    port: int = 0
-    database: str = ""  # output postgres: the database, and the role and password to write it as
-    user: str = ""
-    password: str = ""
+    host: str = ""  # output postgres: the server's host as the sink reaches it (the route a gate can sit on)
+    port: int = 0  # output postgres: the server's port as the sink reaches it
+    database: str = ""  # output postgres: the database to write
+    user: str = ""  # output postgres: the role to write as (the sinks' own, not the harness's)
+    password: str = ""  # output postgres: that role's password (made at random for the run)
     table: str = ""  # output postgres: the table to write (key text, value text, batch_id bigint: made for it)
     batch_table: str = ""  # output postgres: a table for the batches a sink committed (query_id text,
     #                        batch_id bigint, its primary key): a (query id, batch id) row in the rows' transaction

@@ -17,8 +17,9 @@ OUTPUTS = SETTINGS["output"].choices or ()  # the --output choices
 class Output(Protocol):
     """One scenario's output."""
 
-    name: str  # kafka, delta: the --output it is
-    where: str  # the topic or the table's path, as reports and errors name it
+    name: str  # kafka, delta, postgres: the --output it is
+    where: str  # the topic, the table's path or name, as reports and errors name it
+    unit: str  # what one of its commits is, in explanations: a table version, a transaction
 
     def prepare(self) -> None:
         """Make the place ready before the sink starts (nothing where the sink or store makes it)."""

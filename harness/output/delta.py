@@ -32,6 +32,7 @@ class DeltaTable:
     """The scenario's table (the context's `table_path`)."""
 
     name = "delta"
+    unit = "table version"  # what one of its commits is, in explanations
 
     def __init__(self, files: Files, path: str) -> None:
         self.files = files

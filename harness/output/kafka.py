@@ -13,6 +13,7 @@ class KafkaTopic:
     """The scenario's output topic (made with the scenario's other topics; the context's `topic`)."""
 
     name = "kafka"
+    unit = "transaction"
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.bootstrap = bootstrap

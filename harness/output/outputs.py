@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.errors import BadInput
 from harness.output.base import OUTPUTS, Output
 from harness.output.delta import DeltaTable, table_path
 from harness.output.delta_log import Files
 from harness.output.kafka import KafkaTopic
+from harness.output.postgres import Endpoint, PostgresTable, table_name
 
 
-def output_for(name: str, bootstrap: str, topic: str, files: Files, checkpoint: str) -> Output:
-    """`kafka`: the output topic on `bootstrap`; `delta`: a table beside the checkpoint, read through `files`."""
+def output_for(name: str, bootstrap: str, topic: str, files: Files, checkpoint: str, scenario: str = "",
+               postgres: Callable[[], tuple[Endpoint, Endpoint]] | None = None) -> Output:
+    """`kafka`: the output topic on `bootstrap`; `delta`: a table beside the checkpoint, read through `files`;
+    `postgres`: a table named for the scenario on the server `postgres()` starts (the harness's endpoint
+    and the sinks')."""
     if name == "kafka":
         return KafkaTopic(bootstrap, topic)
     if name == "delta":
         return DeltaTable(files, table_path(checkpoint))
+    if name == "postgres" and postgres is not None:
+        return PostgresTable(*postgres(), table_name(scenario))
     raise BadInput(f"output '{name}': one of {', '.join(OUTPUTS)}")

@@ -68,8 +68,9 @@ class HeldCommit:
 
 
 def table_name(scenario: str) -> str:
-    """A scenario's table: its name made an identifier (lower case, at most 63 bytes with the suffixes)."""
-    readable = re.sub(r"[^a-z0-9_]+", "_", scenario.lower()).strip("_")[:36]
+    """A scenario's table: its name made an identifier (lower case, at most 63 bytes with the suffixes
+    `_batches` and `_hold_update`)."""
+    readable = re.sub(r"[^a-z0-9_]+", "_", scenario.lower()).strip("_")[:30]
     return f"out_{readable}_{hashlib.sha256(scenario.encode()).hexdigest()[:8]}"
 
 
@@ -182,6 +183,25 @@ class PostgresTable:
         with self._connection() as connection:
             connection.execute("SELECT pg_cancel_backend(%s) FROM pg_stat_activity WHERE pid = %s AND wait_event = %s",
                                (pid, pid, HELD))
+
+    def stop_holding(self, within_s: float = 10.0) -> None:
+        """No more holds: the trigger off, every writer still held let go (a held transaction is invisible
+        to readers until it is), waited for."""
+        import time
+
+        from psycopg import sql
+
+        with self._connection() as connection:
+            connection.execute(sql.SQL("ALTER TABLE IF EXISTS {} DISABLE TRIGGER USER").format(
+                sql.Identifier(self.table)))
+        deadline = time.monotonic() + within_s
+        while held := self.held():
+            if time.monotonic() > deadline:
+                raise InfrastructureError(f"PostgreSQL: {len(held)} writers of {self.table} still held after "
+                                          f"{within_s:g} s (backends {', '.join(str(h.pid) for h in held)})")
+            for commit in held:
+                self.release(commit.pid)
+            time.sleep(0.05)
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """Every committed row, read in one repeatable-read transaction: a transaction's rows are one

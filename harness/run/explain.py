@@ -128,9 +128,11 @@ def explain(verdict: Verdict, explainer: Explainer, records: Records, identities
 
 
 def explain_by_commits(verdict: Verdict, records: Records, identities: Iterable[str],
-                       commit_of: Callable[[int], int | None], batch_of: dict[int, int]) -> None:
-    """Add an `explanation` to each duplicate example of a table output: the table versions that hold
-    its copies and the batch each version committed (`batch_of`: version -> batch, where known)."""
+                       commit_of: Callable[[int], int | None], batch_of: dict[int, int],
+                       unit: str = "table version") -> None:
+    """Add an `explanation` to each duplicate example of a table output: the commits (`unit`: table
+    versions, transactions) that hold its copies and the batch each committed (`batch_of`: commit -> batch,
+    where known)."""
     duplicates = verdict.anomalies.get("duplicate")
     if not duplicates:
         return
@@ -141,5 +143,5 @@ def explain_by_commits(verdict: Verdict, records: Records, identities: Iterable[
             continue
         versions = sorted({v for v in (commit_of(partition) for partition, _ in found) if v is not None})
         named = [f"{v} (batch {batch_of[v]})" if v in batch_of else str(v) for v in versions]
-        example["explanation"] = (f"read {len(found)} times: written by table version{'s' if len(named) > 1 else ''} "
+        example["explanation"] = (f"read {len(found)} times: written by {unit}{'s' if len(named) > 1 else ''} "
                                   f"{' and '.join(named)}")

@@ -37,6 +37,7 @@ from harness.history import History, read_history
 from harness.output.base import Output
 from harness.output.delta_log import Commit
 from harness.output.outputs import output_for
+from harness.output.postgres import PostgresTable
 from harness.progress import say
 from harness.report import write_scenario_page
 from harness.report.folders import scenario_dir
@@ -48,7 +49,7 @@ from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
 from harness.run.table_watch import POINT as TABLE_POINT
-from harness.run.table_watch import TableWatcher
+from harness.run.table_watch import PostgresCommitWatcher, TableWatcher
 from harness.subject.code_spec import CodeSpec
 from harness.subject.pipeline import Pipeline
 
@@ -261,7 +262,8 @@ class Scenario:
         checkpoint = self.cluster.checkpoint(self.name)
         files = self.cluster.files
         assert files is not None
-        output = output_for(self.output, kafka.bootstrap_direct, output_topic, files, checkpoint)
+        output = output_for(self.output, kafka.bootstrap_direct, output_topic, files, checkpoint, self.name,
+                            lambda: (self.cluster.postgres_for_harness(), self.cluster.postgres_for_sinks()))
         output.prepare()
         driver_args = [
             "--pipeline", self.pipeline.code.module,
@@ -292,8 +294,7 @@ class Scenario:
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
         watcher.start()
-        tables = (TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
-                  if output.name == "delta" else None)
+        tables = self._table_watcher(output, files, folder, schedule)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
                       if len(kafka.brokers) > 1 else None)
         incomplete = None
@@ -334,7 +335,7 @@ class Scenario:
                             output=output.name, where=output.where)
         commits = output.commits()
         running = tables.attributed if tables is not None else {}
-        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, running)
+        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, running, output.unit)
         if commits and verdict.anomalies and self.pipeline.identity is not None:
             self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity)
         self.unfired = [str(step) for step in schedule.unfired()]
@@ -351,15 +352,27 @@ class Scenario:
         )
         return result
 
-    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int]) -> Verdict:
+    def _table_watcher(self, output: Output, files: RelayFiles, folder: CheckpointFolder,
+                       schedule: Schedule) -> TableWatcher | PostgresCommitWatcher | None:
+        """The watcher of a table output's commit point, started (None for a topic)."""
+        if isinstance(output, PostgresTable):
+            return PostgresCommitWatcher(output, folder, self.history, schedule.on_table_commit).start()
+        if output.name == "delta":
+            return TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
+        return None
+
+    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
+                             unit: str) -> Verdict:
         """The verdict with what the store's own history shows (harness.checker.commits): a batch
         committed twice, its versions named; a version's batch is the one it names, else the one Spark ran
         when it committed (`running`: version -> batch, from harness.run.table_watch)."""
         if not commits:
             return verdict
-        self.history.record("table.history", versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
-                                                         "operation": c.operation} for c in commits])
-        return with_commit_history(verdict, batches_committed_twice(commits, running))
+        self.history.record("table.history", unit=unit,
+                            versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
+                                       "operation": c.operation, "rows": c.rows, "repeats": c.repeats}
+                                      for c in commits])
+        return with_commit_history(verdict, batches_committed_twice(commits, running, unit))
 
     def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
                             running: dict[int, int], identity: Callable[[bytes], str]) -> None:
@@ -368,7 +381,7 @@ class Scenario:
         batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **running}
         try:
             explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
-                               output.commit_of, batches)
+                               output.commit_of, batches, output.unit)
         except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
             say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
 

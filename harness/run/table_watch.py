@@ -1,6 +1,7 @@
 """The table output's commit point, `table.committed:N`: a new Delta version holding batch N appeared
-while Spark's `commits/N` does not exist yet. Watched through the relay, like the checkpoint
-(harness.run.checkpoint).
+while Spark's `commits/N` does not exist yet (watched through the relay, like the checkpoint:
+harness.run.checkpoint); or a PostgreSQL transaction that wrote rows of batch N committed, its writer
+held before it heard (harness.output.postgres), while Spark's `commits/N` does not exist yet.
 
 A version's batch is the one its log entry names (a `txn` action, Spark's sink's `epochId`), else the
 batch Spark was running when it committed: the last one planned before the commit's time (Delta's
@@ -21,6 +22,7 @@ from typing import Protocol
 from harness.driver.table_hold import holds_folder
 from harness.history import History
 from harness.output.delta_log import DeltaLog, versions
+from harness.output.postgres import HeldCommit, PostgresTable
 from harness.run.checkpoint import CheckpointFolder
 
 POINT = "table.committed"
@@ -167,3 +169,75 @@ class _NoHold:
 
     def drop(self) -> None:
         """Nothing held."""
+
+
+class PostgresHold:
+    """A PostgreSQL writer held right after its commit (harness.output.postgres); settled like a TableHold:
+    the transaction is committed whatever happens, so dropping it is releasing it."""
+
+    def __init__(self, table: PostgresTable, held: HeldCommit) -> None:
+        self.table = table
+        self.pid = held.pid
+        self.what = f"transaction {held.xid} (batch {', '.join(map(str, held.batches))})"
+
+    def release(self) -> None:
+        self.table.release(self.pid)
+
+    def drop(self) -> None:
+        self.release()
+
+
+class PostgresCommitWatcher:
+    """Polls the server for writers of the table held at their commit and records each as a
+    `table.committed` event (its `version` the transaction id); `on_commit(event, hold)` is told of each
+    that is the point (its batch not yet in Spark's commit log) and must settle the hold; the others are
+    released here. On stop, every hold left is released and the table holds no more."""
+
+    def __init__(self, table: PostgresTable, folder: CheckpointFolder, history: History,
+                 on_commit: Callable[[dict, PostgresHold], None], interval: float = 0.02) -> None:
+        self.table = table
+        self.folder = folder
+        self.history = history
+        self.on_commit = on_commit
+        self.interval = interval
+        self.attributed: dict[int, int] = {}  # every transaction names its batch (its rows' batch_id)
+        self.seen: set[tuple[int, int | None]] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="postgres-commit-watcher", daemon=True)
+
+    def start(self) -> PostgresCommitWatcher:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.table.stop_holding()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.poll()
+
+    def poll(self) -> None:
+        try:
+            held = [h for h in self.table.held() if (h.pid, h.xid) not in self.seen]
+            if not held:
+                return
+            committed = self.folder.committed(self.folder.listing())
+        except OSError:  # the relay or the server is gone: the run is ending
+            return
+        except Exception as error:  # noqa: BLE001 - psycopg's errors: the next poll tries again
+            self.history.record("table.watch_error", error=f"{type(error).__name__}: {error}")
+            return
+        for commit in held:
+            self.seen.add((commit.pid, commit.xid))
+            batch = min(commit.batches) if commit.batches else None
+            point = batch is not None and batch not in committed
+            hold = PostgresHold(self.table, commit)
+            event = self.history.record(POINT, version=commit.xid, batch=batch, batches=list(commit.batches),
+                                        by="rows", held=True, point=point)
+            if point:
+                self.on_commit(event, hold)
+            else:
+                hold.release()

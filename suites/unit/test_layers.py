@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Code that runs inside the Spark containers: only its own kind of module besides stdlib and pyspark.
 IN_CONTAINERS = {"harness.driver": ("harness.driver",),
                  "harness.catalog.sinks": ("harness.catalog.sinks", "harness.driver")}
-CONTAINER_LIBRARIES = {"pyspark", "confluent_kafka", "py4j"}
+CONTAINER_LIBRARIES = {"pyspark", "confluent_kafka", "py4j", "psycopg"}
 
 
 def modules() -> dict[str, Path]:

@@ -56,16 +56,17 @@ class Host:
 
 def test_what_the_registry_has_is_pulled_and_only_the_rest_built(monkeypatch: pytest.MonkeyPatch) -> None:
     wanted = images.current()
-    host = Host(monkeypatch, set(), {wanted.base.tag, wanted.spark.tag}, {"debootstrap", "mvn", "java", "go"})
+    host = Host(monkeypatch, set(), {wanted.base.tag, wanted.spark.tag},
+                {"debootstrap", "mvn", "java", "go", "apt-get"})
     images.build_all()
-    assert host.pulled == [wanted.base.tag, wanted.spark.tag] and host.built == ["kafka", "toxiproxy"]
+    assert host.pulled == [wanted.base.tag, wanted.spark.tag] and host.built == ["kafka", "toxiproxy", "postgres"]
 
 
 def test_without_a_registry_everything_missing_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     wanted = images.current()
-    host = Host(monkeypatch, {wanted.base.tag}, set(), {"mvn", "java", "go"})  # no debootstrap: base is present
-    images.build_all()
-    assert host.built == ["kafka", "spark", "toxiproxy"] and host.pulled == []
+    host = Host(monkeypatch, {wanted.base.tag}, set(), {"mvn", "java", "go", "apt-get"})  # no debootstrap: base is
+    images.build_all()  # present
+    assert host.built == ["kafka", "spark", "toxiproxy", "postgres"] and host.pulled == []
 
 
 def test_a_host_that_can_neither_pull_nor_build_is_told_what_it_lacks(monkeypatch: pytest.MonkeyPatch) -> None:

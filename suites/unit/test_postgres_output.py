@@ -1,0 +1,135 @@
+"""A PostgreSQL table output, without a server: its table's name, the holds it reads from the server's
+activity, its history (a batch written again told from a batch committed in parts), the commit point
+watched with the holds settled, and the bad-input messages (no rows where the harness looked, a table
+without the columns the checkers need)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checker.commits import batches_committed_twice
+from harness.errors import BadInput
+from harness.history import History, read_history
+from harness.output.postgres import Endpoint, HeldCommit, PostgresTable, held_batches, history, table_name
+from harness.run.checkpoint import CheckpointFolder
+from harness.run.table_watch import PostgresCommitWatcher
+from suites.unit.test_delta_output import StandInFiles
+from suites.unit.test_table_commits import Settled
+
+pytestmark = pytest.mark.unit
+HARNESS = Endpoint("127.0.0.1", 32768, "eo", "eo_harness", "secret-h")
+SINKS = Endpoint("postgres", 5432, "eo", "eo_sink", "secret-s")
+CHECKPOINT = "/checkpoints/s"
+
+
+def test_a_scenario_table_is_an_identifier_of_its_own() -> None:
+    name = table_name("kill-driver-table.committed (Row 2)")
+    assert name.startswith("out_kill_driver_table_committed_")
+    assert len(f"{name}_hold_update") <= 63 and len(f"{name}_batches") <= 63
+    assert table_name("a b") != table_name("a-b")  # the same readable part, another scenario
+
+
+def test_a_held_writer_names_its_table_and_batches() -> None:
+    assert held_batches("eo-hold out_x_1 3", "out_x_1") == (3,)
+    assert held_batches("eo-hold out_x_1 3,4", "out_x_1") == (3, 4)
+    assert held_batches("eo-hold out_y_2 3", "out_x_1") is None  # another scenario's table
+    assert held_batches("PostgreSQL JDBC Driver", "out_x_1") is None
+
+
+def test_history_names_a_batch_written_again_not_a_batch_committed_in_parts() -> None:
+    # batch 1 in two transactions with disjoint rows (a commit per partition); batch 2 written twice
+    rows = [(10, 1, 5, 1000, None), (11, 1, 5, 1001, None), (12, 2, 5, 2000, "q"), (20, 2, 5, 3000, None)]
+    commits = history(rows, [(2, [12, 20])])
+    assert [(c.version, c.batch, c.rows, c.app_id, c.repeats) for c in commits] == [
+        (10, 1, 5, None, ()), (11, 1, 5, None, ()), (12, 2, 5, "q", (20,)), (20, 2, 5, None, (12,))]
+    anomaly = batches_committed_twice(commits, {}, "transaction")
+    assert anomaly is not None and anomaly.count == 1
+    example = anomaly.examples[0]
+    assert example["batch"] == 2 and example["versions"] == [12, 20] and example["rows"] == [5, 5]
+    assert example["explanation"] == ("batch 2 was committed 2 times: transactions 12, 20 (5 rows, 5 rows, "
+                                      "the same rows again)")
+    assert batches_committed_twice(history(rows[:2], []), {}, "transaction") is None
+
+
+def test_the_sink_is_told_where_to_write_as_the_sinks_role() -> None:
+    arguments = PostgresTable(HARNESS, SINKS, "out_s_1").sink_arguments()
+    assert arguments[0] == "--postgres"
+    import json
+
+    fields = json.loads(arguments[1])
+    assert fields == {"jdbc_url": "jdbc:postgresql://postgres:5432/eo", "host": "postgres", "port": 5432,
+                      "database": "eo", "user": "eo_sink", "password": "secret-s", "table": "out_s_1",
+                      "batch_table": "out_s_1_batches"}
+    from harness.driver.sink import SinkContext
+
+    context = SinkContext("b:1", "t", "s", "/c", "m", "postgres", "", **fields)
+    assert context.conninfo() == "host=postgres port=5432 dbname=eo user=eo_sink password=secret-s"
+    assert context.jdbc_properties()["driver"] == "org.postgresql.Driver"
+
+
+class Answers:
+    """A stand-in connection: each execute's rows, in turn."""
+
+    def __init__(self, *answers: list[tuple]) -> None:
+        self.answers = list(answers)
+
+    def execute(self, *_: object) -> Answers:
+        self.rows = self.answers.pop(0)
+        return self
+
+    def fetchall(self) -> list[tuple]:
+        return self.rows
+
+
+def test_a_table_without_the_columns_the_checkers_need_names_them() -> None:
+    table = PostgresTable(HARNESS, SINKS, "out_s_1")
+    with pytest.raises(BadInput, match=r"has no column value, batch_id \(it has key, payload\)"):
+        table._check_columns(Answers([("key",), ("payload",)]))
+    with pytest.raises(BadInput, match="is gone"):
+        table._check_columns(Answers([]))
+    table._check_columns(Answers([("key",), ("value",), ("batch_id",), ("extra",)]))
+
+
+def test_no_rows_names_where_the_harness_looked_and_what_else_the_sink_made() -> None:
+    table = PostgresTable(HARNESS, SINKS, "out_s_1")
+    said = table._nothing_written(Answers([("public.results",)]))
+    assert "wrote no rows to PostgreSQL table out_s_1 in database eo (postgres:5432)" in said
+    assert "the database also has public.results, which the harness did not make" in said
+    assert "also has" not in table._nothing_written(Answers([]))
+
+
+class StandInTable:
+    """The server's holds as a list; releases recorded."""
+
+    def __init__(self, held: list[HeldCommit]) -> None:
+        self.holds = held
+        self.released: list[int] = []
+        self.stopped = False
+
+    def held(self) -> list[HeldCommit]:
+        return [h for h in self.holds if h.pid not in self.released]
+
+    def release(self, pid: int) -> None:
+        self.released.append(pid)
+
+    def stop_holding(self) -> None:
+        self.stopped = True
+
+
+def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    files.write(f"{CHECKPOINT}/commits/1", b"v1\n")
+    history = History(tmp_path / "history.jsonl")
+    table = StandInTable([HeldCommit(7, 100, (1,)), HeldCommit(8, 101, (2,))])
+    watcher = PostgresCommitWatcher(table, CheckpointFolder(files, CHECKPOINT), history, settled)  # type: ignore[arg-type]
+    watcher.poll()
+    watcher.poll()  # a hold already told of is not told again
+    assert [e["batch"] for e in settled.events] == [2] and settled.events[0]["version"] == 101
+    assert table.released == [7]  # batch 1 was in Spark's commit log: not the point, let go at once
+    settled.holds[0].release()
+    assert table.released == [7, 8]
+    watcher.stop()
+    assert table.stopped
+    history.close()
+    events = read_history(tmp_path / "history.jsonl", ("table.committed",))
+    assert [(e["version"], e["point"]) for e in events] == [(100, False), (101, True)]
