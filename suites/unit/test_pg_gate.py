@@ -160,3 +160,30 @@ def test_a_dropped_answer_leaves_the_commit_done_and_the_client_without_its_answ
             rest += chunk
         assert rest == complete("COMMIT")  # its tag came before the answer's ReadyForQuery, which never comes
     assert any(type == "drop" and f["phase"] == "response" for type, f in gate.events)  # type: ignore[attr-defined]
+
+
+def test_postgres_commits_are_drawn_on_their_senders_lane() -> None:
+    from harness.report.swimlanes import swimlanes_svg
+
+    def commit(t: float, phase: str, connection: int, **fields: object) -> dict:
+        return {"t": t, "type": "point", "point": "pg.commit", "phase": phase, "container": "driver-q",
+                "connection": connection, "how": "commit", "statement": "commit", **fields}
+
+    events = [{"t": 1.0, "type": "scenario.start"},
+              commit(2.0, "request", 7), commit(2.5, "response", 7, committed=True),
+              commit(3.0, "request", 7), commit(3.25, "response", 7, committed=True),
+              {"t": 3.3, "type": "drop", "container": "driver-q", "connection": 7, "phase": "response"},
+              commit(4.0, "request", 8), {"t": 5.0, "type": "scenario.end"}]
+    svg = swimlanes_svg(events, {}, {})
+    assert "PostgreSQL commit (commit): committed after 0.50 s" in svg  # the first answer, not the dropped one
+    assert "committed, its answer dropped after 0.25 s" in svg and "never answered after 1.00 s" in svg
+
+
+def test_postgres_commits_are_described_in_plain_words() -> None:
+    from harness.report.events import describe
+
+    sent = {"type": "point", "point": "pg.commit", "phase": "request", "container": "spark-worker-1",
+            "how": "autocommit", "statement": "insert into out_t"}
+    assert describe(sent) == "spark-worker-1 sent a PostgreSQL autocommit (insert into out_t)"
+    refused = {**sent, "phase": "response", "committed": False, "error": "23505: duplicate key"}
+    assert describe(refused) == "spark-worker-1's PostgreSQL autocommit answered: not committed (23505: duplicate key)"
