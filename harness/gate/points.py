@@ -29,7 +29,8 @@ class Peer:
 
 @dataclass
 class GateEvent:
-    """A transaction or produce point reached by one request."""
+    """A point reached by one request: a Kafka transaction or produce point, or a PostgreSQL commit (sent,
+    or answered)."""
 
     point: str
     peer: Peer
