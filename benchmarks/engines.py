@@ -29,13 +29,16 @@ LOCAL = "unix:///var/run/docker.sock"
 PHASES = ("start_to_query", "query_to_first_batch", "first_to_last_batch", "last_batch_to_read")
 
 
-def one_run(engine: str, records: int, fault: str, reports: Path, name: str) -> dict[str, float]:
-    """Cluster start, the scenario's phases and the whole command's seconds, from one `harness run`."""
+def one_run(engine: str, records: int, fault: str, reports: Path, name: str,
+            tls: dict[str, str] | None = None) -> dict[str, float]:
+    """Cluster start, the scenario's phases and the whole command's seconds, from one `harness run` (`tls`: the
+    isolated engine's DOCKER_TLS_VERIFY and DOCKER_CERT_PATH)."""
     started = time.monotonic()
     finished = subprocess.run(
         [sys.executable, "-m", "harness", "run", "--sink", "transactional", "--records", str(records),
          "--fault", fault, "--name", name],
-        env={**os.environ, "DOCKER_HOST": engine, "HARNESS_REPORTS": str(reports)}, capture_output=True, text=True)
+        env={**os.environ, **(tls or {}), "DOCKER_HOST": engine, "HARNESS_REPORTS": str(reports)}, capture_output=True,
+        text=True)
     total = time.monotonic() - started
     if finished.returncode != 0:
         raise SystemExit(f"{name} on {engine}: exit {finished.returncode}\n{finished.stderr[-2000:]}")
@@ -54,15 +57,17 @@ def main() -> None:
     parser.add_argument("--fault", default="kill:driver@txn.pre_commit#2")
     args = parser.parse_args()
     images.build_all()
-    far = isolated_engine.start("bench-far", index=7)
+    environment = isolated_engine.start("bench-far", index=7)
+    far = environment["DOCKER_HOST"]
     try:
-        print(f"images copied into the isolated engine in {isolated_engine.copy_images(far):.0f} s", flush=True)
+        print(f"images copied into the isolated engine in {isolated_engine.copy_images('bench-far'):.0f} s", flush=True)
         figures: dict[str, list[dict[str, float]]] = {LOCAL: [], far: []}
         with tempfile.TemporaryDirectory() as reports:
             for n in range(args.repeats):
                 for engine in ((LOCAL, far) if n % 2 == 0 else (far, LOCAL)):
                     where = "local" if engine == LOCAL else "isolated"
-                    figures[engine].append(one_run(engine, args.records, args.fault, Path(reports), f"{where}-{n}"))
+                    figures[engine].append(one_run(engine, args.records, args.fault, Path(reports), f"{where}-{n}",
+                                                   None if engine == LOCAL else environment))
                     print(f"{engine:<32} " + ", ".join(f"{k} {v:.1f}" for k, v in figures[engine][-1].items()),
                           flush=True)
     finally:

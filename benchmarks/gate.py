@@ -14,8 +14,10 @@ percentile round trips.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import statistics
+import tarfile
 from pathlib import Path
 
 from harness.client.topics import create_topics, unique_name
@@ -33,8 +35,12 @@ def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float) -> 
     driver.waiting_for(None)  # type: ignore[arg-type]
     driver.start()
     try:
-        client = Path(__file__).with_name("gate_client.py").read_text()  # the package volume holds no benchmarks
-        result = driver.exec(["python", "-c", client, bootstrap, topic, str(megabytes), str(rate)])
+        client = Path(__file__).with_name("gate_client.py")  # not in the package volume: copied in
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            tar.add(client, arcname=client.name)
+        driver.get_wrapped_container().put_archive("/tmp", archive.getvalue())
+        result = driver.exec(["python", f"/tmp/{client.name}", bootstrap, topic, str(megabytes), str(rate)])
         output = result.output.decode().strip().splitlines()
         return json.loads(output[-1])
     finally:

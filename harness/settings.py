@@ -56,6 +56,14 @@ def restart_count(text: str) -> int:
     return count
 
 
+def image_age_days(text: str) -> float:
+    """Days an image may age before it is rebuilt: a number above 0 (0 would rebuild at every command)."""
+    days = float(text)
+    if not 0 < days < float("inf"):
+        raise ValueError(f"--image-max-age {text}: a number of days above 0")
+    return days
+
+
 FULL_CERTIFICATION_BROKERS = 3  # every broker class applies from 3 brokers: "certified" needs no flag
 # Names a setting had before; the CLI and the plugin refuse them, saying what to write instead.
 RENAMED = {"rate": "--rate was split in two: --live-rate R (certify, explore, pytest: the matrix's live-input "
@@ -96,6 +104,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("registry", "", "a registry (host[:port][/path], e.g. 127.0.0.1:5000/eo) that every command pulls "
             "the images it needs from before building any: only what it lacks is built here (`eo-harness images "
             "push REGISTRY` fills it; credentials are the engine's, `docker login`)", pytest=True),
+    Setting("image_max_age", "7", "days after which an image is rebuilt even when its inputs have not changed, so "
+            "that the base image takes Debian's security updates (bookworm-security); a child image older than its "
+            "parent is rebuilt too", image_age_days, pytest=True),
     Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
             "(modulo their number); default: every worker on the default engine", pytest=True),
 )}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+import docker
 import pytest
 
 from harness.cluster import images, isolated_engine
@@ -14,21 +15,29 @@ from harness.progress import say
 from harness.run.session import session
 from harness.settings import from_pytest
 
+FAR = "ci-far"  # the isolated engine of the suites
+
 
 @pytest.fixture(scope="session")
-def far_engine() -> Iterator[str]:
-    """An engine that is really elsewhere (harness.cluster.isolated_engine: reachable only over TCP, its
-    networks and file system out of this host's reach), with the harness's images copied in from the
-    local engine; its DOCKER_HOST URL."""
+def far_engine() -> Iterator[dict[str, str]]:
+    """An engine that is really elsewhere (harness.cluster.isolated_engine: reachable only over TCP with TLS,
+    its networks and file system out of this host's reach), with the harness's images copied in from the
+    local engine; its environment (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)."""
     if os.geteuid() != 0:
         pytest.skip("an isolated engine needs root (network and mount namespaces, dockerd)")
     images.build_all()
-    url = isolated_engine.start("ci-far", index=9)
+    environment = isolated_engine.start(FAR, index=9)
     try:
-        say(f"images copied into the isolated engine in {isolated_engine.copy_images(url):.0f} s")
-        yield url
+        say(f"images copied into the isolated engine in {isolated_engine.copy_images(FAR):.0f} s")
+        yield environment
     finally:
-        isolated_engine.stop("ci-far")
+        isolated_engine.stop(FAR)
+
+
+@pytest.fixture(scope="session")
+def far_client(far_engine: dict[str, str]) -> docker.DockerClient:
+    """A docker SDK client of the far engine, over TLS."""
+    return isolated_engine.client(FAR)
 
 
 @pytest.fixture(scope="module")

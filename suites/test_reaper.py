@@ -1,6 +1,6 @@
 """A harness killed with SIGKILL leaves nothing running: its reaper removes every container and network
 (and volume) of its run within 30 s of its connection closing (as testcontainers' Ryuk does), on the local engine and
-on one reached only over TCP (harness.cluster.isolated_engine: as on a VM or another machine)."""
+on one reached only over TCP with TLS (harness.cluster.isolated_engine: as on a VM or another machine)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import time
 import docker
 import pytest
 
-from harness.cluster import images, labels
+from harness.cluster import images
 from harness.cluster.engine import docker_client
 from harness.cluster.labels import RUN
 
@@ -36,6 +36,17 @@ HARNESS = textwrap.dedent("""
     client.containers.run(images.current().base.tag, ["sleep", "600"], name=f"{run_id}-worker", detach=True,
                           labels=run_labels, network=network.name)
     print(run_id, flush=True)
+""")
+# then: a dead run of its own namespace (a container whose owner is gone), and a sweep when told
+SWEEP = textwrap.dedent("""
+    import sys
+    dead = labels.labels(labels.new_run_id())
+    dead[labels.OWNER] = f"{labels.host_key()}/999999:0"
+    client.containers.create(images.current().base.tag, ["true"], labels=dead)
+    print(dead[labels.RUN], flush=True)
+    if sys.stdin.readline().strip() == "sweep":
+        labels.sweep_leftovers()
+        print("swept", flush=True)
     time.sleep(600)
 """)
 
@@ -56,16 +67,17 @@ def assert_reaped_after_sigkill(harness: subprocess.Popen, client: docker.Docker
     assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
 
 
-@pytest.mark.parametrize("engine", ["local", "over TCP"])
+@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
 def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: str, request) -> None:
     environment = dict(os.environ)
     if engine == "local":
         images.build_all()
         client = docker_client()
     else:
-        environment["DOCKER_HOST"] = request.getfixturevalue("far_engine")
-        client = docker.DockerClient(base_url=environment["DOCKER_HOST"])
-    harness = subprocess.Popen([sys.executable, "-c", HARNESS], stdout=subprocess.PIPE, text=True, env=environment)
+        environment.update(request.getfixturevalue("far_engine"))
+        client = request.getfixturevalue("far_client")
+    harness = subprocess.Popen([sys.executable, "-c", HARNESS + "time.sleep(600)\n"], stdout=subprocess.PIPE, text=True,
+                               env=environment)
     try:
         run_id = harness.stdout.readline().strip()  # type: ignore[union-attr]
         assert run_id, "the harness process did not start its run"
@@ -76,25 +88,41 @@ def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: 
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
-def test_a_sweep_leaves_a_live_run_of_another_pid_namespace_alone_and_its_reaper_still_removes_it() -> None:
-    """Two harness processes in separate PID namespaces on one engine (two CI jobs): this one's sweep of
-    leftovers removes a dead run of its own namespace, never the other's live run; the other, killed with
-    SIGKILL, is removed by its own reaper."""
-    images.build_all()
-    client = docker_client()
-    other = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-c",
-                              HARNESS], stdout=subprocess.PIPE, text=True)
-    dead = labels.labels(labels.new_run_id())
-    dead[labels.OWNER] = f"{labels.host_key()}/{os.getpid()}:0"  # this namespace's, and gone
-    client.containers.create(images.current().base.tag, ["true"], labels=dead)
+@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
+def test_two_harnesses_in_their_own_pid_namespaces_sweep_around_each_other_and_each_is_reaped_alone(
+        engine: str, request) -> None:
+    """Two harness processes in separate PID namespaces on one engine (two CI jobs): each one's sweep of
+    leftovers leaves the other's live run alone (and removes a dead run of this namespace); each, killed with
+    SIGKILL, is removed by its own reaper while the other's run stays."""
+    environment = dict(os.environ)
+    if engine == "local":
+        images.build_all()
+        client = docker_client()
+    else:
+        environment.update(request.getfixturevalue("far_engine"))
+        client = request.getfixturevalue("far_client")
+    harnesses = [subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-c",
+                                   HARNESS + SWEEP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=environment) for _ in range(2)]
+    dead: list[str] = []
     try:
-        run_id = other.stdout.readline().strip()  # type: ignore[union-attr]
-        assert run_id, "the other harness process did not start its run"
-        assert len(leftovers(client, run_id)) == 4
-        labels.sweep_leftovers()
-        assert len(leftovers(client, run_id)) == 4, "the sweep removed another namespace's live run"
-        assert not leftovers(client, dead[RUN]), "the sweep left this namespace's dead run"
-        assert_reaped_after_sigkill(other, client, run_id)  # --kill-child: its namespace goes with it
+        runs = []
+        for harness in harnesses:
+            runs.append(harness.stdout.readline().strip())  # type: ignore[union-attr]
+            dead.append(harness.stdout.readline().strip())  # type: ignore[union-attr]
+        assert all(runs) and all(dead), "a harness process did not start its run"
+        for harness in harnesses:  # each sweeps while the other's run is live
+            harness.stdin.write("sweep\n")  # type: ignore[union-attr]
+            harness.stdin.flush()  # type: ignore[union-attr]
+            assert harness.stdout.readline().strip() == "swept"  # type: ignore[union-attr]
+        assert [len(leftovers(client, run)) for run in runs] == [4, 4], "a sweep removed another namespace's live run"
+        assert [leftovers(client, run) for run in dead] == [[], []], "a sweep left its own namespace's dead run"
+        assert_reaped_after_sigkill(harnesses[0], client, runs[0])  # --kill-child: its namespace goes with it
+        assert len(leftovers(client, runs[1])) == 4, "the other's run went with the killed one"
+        assert_reaped_after_sigkill(harnesses[1], client, runs[1])
     finally:
-        other.kill()
-        labels.remove_run(dead[RUN])
+        for harness in harnesses:
+            harness.kill()
+        for run in dead:  # left only when the test failed
+            for container in client.containers.list(all=True, filters={"label": f"{RUN}={run}"}):
+                container.remove(force=True)

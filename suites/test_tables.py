@@ -89,7 +89,7 @@ def test_postgres_batch_row_in_a_second_transaction_commits_the_replayed_batch_t
     assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
     twice = anomalies["batch_committed_twice"].examples
     assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
-    assert "the same rows again" in twice[0]["explanation"]
+    assert "committed the same rows" in twice[0]["explanation"]
     explained = [e for e in anomalies["duplicate"].examples if "explanation" in e]
     assert explained and "written by transactions" in explained[0]["explanation"], anomalies["duplicate"].examples
     assert result.verdict.guarantee == "at-least-once"

@@ -31,18 +31,44 @@ def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int
     anomaly = Anomaly(NAME)
     for batch, found in sorted(by_batch.items()):
         if any(c.repeats is not None for c in found):
-            found = [c for c in found if c.repeats]
-        if len(found) > 1:
-            example = {"batch": batch, "versions": [c.version for c in found],
-                       "app_ids": [c.app_id for c in found], "operations": [c.operation for c in found],
-                       "batch_named_by": [said[c.version] for c in found],
-                       "explanation": f"batch {batch} was committed {len(found)} times: {unit}s "
-                                      f"{', '.join(str(c.version) for c in found)}"}
-            if any(c.rows for c in found):
-                example["rows"] = [c.rows for c in found]
-                example["explanation"] += " (" + ", ".join(f"{c.rows} rows" for c in found) + ", the same rows again)"
-            anomaly.add(example, weight=len(found) - 1)
+            for group in _writes_again(found):
+                anomaly.add(_example(batch, group, said, unit, again=True), weight=len(group) - 1)
+        elif len(found) > 1:
+            anomaly.add(_example(batch, found, said, unit, again=False), weight=len(found) - 1)
     return anomaly if anomaly.count else None
+
+
+def _writes_again(commits: list[Commit]) -> list[list[Commit]]:
+    """The commits that wrote the same rows of a batch, in groups (each a part written more than once)."""
+    by_version = {c.version: c for c in commits}
+    groups: list[list[Commit]] = []
+    placed: set[int] = set()
+    for commit in commits:
+        if not commit.repeats or commit.version in placed:
+            continue
+        group, todo = [], [commit.version]
+        while todo:
+            version = todo.pop()
+            if version in placed or version not in by_version:
+                continue
+            placed.add(version)
+            group.append(by_version[version])
+            todo += by_version[version].repeats or ()
+        groups.append(sorted(group, key=lambda c: c.version))
+    return groups
+
+
+def _example(batch: int, found: list[Commit], said: dict[int, str], unit: str, again: bool) -> dict:
+    """An example: the batch, its commits, and in words what they show (`again`: they wrote the same rows)."""
+    listed = ", ".join(str(c.version) for c in found)
+    example = {"batch": batch, "versions": [c.version for c in found], "app_ids": [c.app_id for c in found],
+               "operations": [c.operation for c in found], "batch_named_by": [said[c.version] for c in found],
+               "explanation": f"batch {batch} was committed {len(found)} times: {unit}s {listed}"}
+    if again:
+        example["rows"] = [c.rows for c in found]
+        example["explanation"] = (f"batch {batch} was written {len(found)} times: {unit}s {listed} committed the "
+                                  f"same rows ({', '.join(str(c.rows) for c in found)} rows)")
+    return example
 
 
 def with_commit_history(verdict: Verdict, anomaly: Anomaly | None) -> Verdict:

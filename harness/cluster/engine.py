@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import socket
+from collections.abc import Mapping
 from functools import lru_cache, partial
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import docker
 from docker.errors import APIError, DockerException
+from docker.utils import kwargs_from_env
 from requests.exceptions import RequestException
 from testcontainers.core.config import testcontainers_config
 
+from harness.cluster.engine_ca import trust_engine_ca
 from harness.cluster.ssh_tunnel import open_tunnel, ssh_target
 from harness.errors import BadInput, DockerUnavailable, InfrastructureError
+from harness.progress import say
 
 HOST_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")  # unix:///path/docker.sock, tcp://host:2376, ssh://user@host
 ANSWER_TIMEOUT_S = 10.0  # an engine that has not answered by then is down or unreachable: said now, not in 120 s
@@ -22,6 +28,16 @@ API_TIMEOUT_S = 120.0  # a call of a working engine (an image build's step, a co
 
 
 _tunnelled: dict[str, str] = {}  # a tunnel's unix:// URL -> the ssh:// engine it reaches
+
+
+def trust_ca(engine: Mapping[str, str] | None = None) -> None:
+    """The engine's CA (of this process's environment, or of `engine`'s variables) trusted by every docker
+    client of this process despite REQUESTS_CA_BUNDLE (harness.cluster.engine_ca)."""
+    trust_engine_ca(Path(os.environ.get("HARNESS_CACHE") or Path.home() / ".cache" / "eo-harness") / "tls",
+                    engine=engine)
+
+
+trust_ca()  # before any docker client of this process (testcontainers makes its own as containers are declared)
 
 
 @lru_cache(maxsize=1)
@@ -41,6 +57,9 @@ def docker_client() -> docker.DockerClient:
         probe.ping()
         probe.close()
         client = connect(timeout=API_TIMEOUT_S)
+        warning = plain_tcp_warning(url, "tls" in kwargs_from_env())
+        if warning:
+            say(warning)
     except (DockerException, RequestException) as error:
         local = url.startswith("unix://") and "DOCKER_HOST" not in os.environ
         fix = ("`python -m harness doctor --fix` installs docker.io and starts dockerd" if local
@@ -48,6 +67,22 @@ def docker_client() -> docker.DockerClient:
         detail = str(error).splitlines()[0][:200] if str(error) else error.__class__.__name__
         raise DockerUnavailable(f"no Docker engine answers at {url} ({detail}); fix: {fix}") from None
     return client
+
+
+def plain_tcp_warning(url: str, tls: bool) -> str | None:
+    """One line for an engine reached over TCP without TLS on an address that is not this host's loopback:
+    whoever reaches that port drives the engine (root on its host); None for every other engine."""
+    parts = urlsplit(url)
+    if parts.scheme != "tcp" or tls or not parts.hostname:
+        return None
+    try:
+        if parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback:
+            return None
+    except ValueError:  # a name: not known to be loopback
+        pass
+    return (f"warning: the Docker engine at {url} is reached over TCP without TLS: anyone who reaches that port "
+            "drives it (root on its host); prefer TLS (port 2376, DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH) or "
+            "ssh://user@host")
 
 
 def engine_socket_url() -> str:

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-from harness.errors import DockerUnavailable
+from harness.errors import BadInput, DockerUnavailable
 from harness.progress import say
 
 DATA = Path("/var/lib/eo-harness-engines")
 RUN = Path("/run/eo-harness-engines")
 DEFAULT_BRIDGE = "docker0"  # the first engine's
+NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,29}")  # goes into interface, namespace and folder names, run as root
+
+
+def engine_name(name: str) -> str:
+    """`name`, refused (BadInput) unless it is safe in a path, an interface name and a root shell command."""
+    if not NAME.fullmatch(name):
+        raise BadInput(f"engine name {name!r}: lower-case letters, digits and '-', at most 30, not starting with '-'")
+    return name
 
 
 def host(name: str) -> str:
@@ -28,15 +37,18 @@ def host(name: str) -> str:
     return f"unix://{RUN / name / 'docker.sock'}"
 
 
-def answers(docker_host: str) -> bool:
-    result = subprocess.run(["docker", "-H", docker_host, "info"], capture_output=True, timeout=30)
+def answers(docker_host: str, certificates: Path | None = None) -> bool:
+    """Whether the engine answers (over TLS with the client certificates in `certificates`, when given)."""
+    tls = ["--tlsverify", f"--tlscacert={certificates / 'ca.pem'}", f"--tlscert={certificates / 'cert.pem'}",
+           f"--tlskey={certificates / 'key.pem'}"] if certificates is not None else []
+    result = subprocess.run(["docker", "-H", docker_host, *tls, "info"], capture_output=True, timeout=30)
     return result.returncode == 0
 
 
 def start(name: str, pool: int = 1) -> str:
     """Start engine `name` unless it answers; `pool` picks its address pool (10.20<pool>.0.0/16, one
     per engine). Returns its DOCKER_HOST."""
-    url = host(name)
+    url = host(engine_name(name))
     if answers(url):
         return url
     if os.geteuid() != 0:
@@ -70,7 +82,7 @@ def start(name: str, pool: int = 1) -> str:
 
 def stop(name: str) -> None:
     """Stop engine `name` and remove its bridge (its containers stop with it; its images stay)."""
-    pidfile = RUN / name / "docker.pid"
+    pidfile = RUN / engine_name(name) / "docker.pid"
     if pidfile.exists():
         pid = int(pidfile.read_text())
         try:

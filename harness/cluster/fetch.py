@@ -37,6 +37,31 @@ def debian_mirror() -> str:
     raise ImageBuildFailed("no Debian mirror found in the host's apt sources (/etc/apt/sources.list*)")
 
 
+def apt_sources() -> list[str]:
+    """The host's apt source files, deb822 ones first."""
+    return sorted(glob.glob("/etc/apt/sources.list.d/*.sources")) + ["/etc/apt/sources.list"]
+
+
+def debian_security_mirror(candidates: list[str] | None = None) -> str | None:
+    """The Debian security archive URI the host's apt is configured with (a source whose suite ends in
+    `-security`), None when it has none."""
+    for path in candidates if candidates is not None else apt_sources():
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        for stanza in re.split(r"\n\s*\n", text):  # deb822: one source per paragraph
+            uri = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
+            suites = re.search(r"^Suites:(.*)$", stanza, re.M)
+            if uri and suites and any(suite.endswith("-security") for suite in suites.group(1).split()):
+                return uri.group(1)
+        for line in text.splitlines():  # one-line style: deb [options] URI SUITE COMPONENTS
+            match = re.match(r"\s*deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+(\S+)", line)
+            if match and match.group(2).endswith("-security"):
+                return match.group(1)
+    return None
+
+
 def maven_central_url() -> str:
     """Maven's own default repository URL, read from the super-POM inside the installed Maven."""
     mvn = shutil.which("mvn")

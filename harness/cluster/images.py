@@ -1,5 +1,6 @@
 """Every image the cluster needs: pulled from the `registry` setting's registry when it has them (no build
-tools needed), else built locally; tags are hashes of their inputs, the same on every host."""
+tools needed), else built locally; tags are hashes of their inputs, the same on every host. An image
+older than the `image_max_age` setting (or than its parent) is built again under the same tag."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -152,17 +154,32 @@ def current() -> Images:
 
 
 def present(image: Image) -> bool:
-    """Whether the engine already has this exact image."""
+    """Whether the engine already has this exact image, no older than the `image_max_age` setting and than
+    its parent: an older one is rebuilt, so that the base takes Debian's security updates and its children
+    the rebuilt base."""
+    built = _created(image)
+    parent = _created(image.parent) if image.parent is not None else None
+    return built is not None and fresh(built, parent, time.time(), from_environment("image_max_age"))
+
+
+def fresh(built: float, parent_built: float | None, now: float, max_age_days: float) -> bool:
+    """Whether an image built at `built` serves on: younger than `max_age_days`, and built after its parent
+    (None: it has none, or the engine has none to compare)."""
+    return now - built <= max_age_days * 86400 and (parent_built is None or built >= parent_built)
+
+
+def _created(image: Image) -> float | None:
+    """When the engine's copy of `image` was built (seconds since the epoch), None when it has none."""
     try:
-        docker_client().images.get(image.tag)
-        return True
+        created = docker_client().images.get(image.tag).attrs["Created"]
     except ImageNotFound:
-        return False
+        return None
+    return datetime.fromisoformat(created[:19]).replace(tzinfo=UTC).timestamp()  # Docker gives nanoseconds
 
 
 def missing() -> list[Image]:
-    """The images that a cluster start would need built first."""
-    return [image for image in current().all if not present(image)]
+    """The images that a cluster start would need built first (an old one still serves: `build_all` renews it)."""
+    return [image for image in current().all if _created(image) is None]
 
 
 def tools_missing(image: Image) -> list[str]:
@@ -186,6 +203,14 @@ def build_all() -> None:
         for image in wanted.all:
             if present(image):
                 say(f"image {image.tag}: present")
+            elif _created(image) is not None:
+                lacking = tools_missing(image)
+                age = f"older than {from_environment('image_max_age'):g} days or than its parent"
+                if lacking:
+                    say(f"image {image.tag}: {age}, kept: building it takes {', '.join(lacking)} (not on PATH)")
+                else:
+                    say(f"image {image.tag}: {age}; building it again")
+                    to_build.append(image)
             elif not _pulled(image, registry):
                 to_build.append(image)
         _build_at_once(to_build)

@@ -1,29 +1,21 @@
 """A KRaft Kafka node (broker and controller in one process) with transactions and two client listeners:
-direct, for the harness, and chaos, for the system under test."""
+direct, for the harness (through a tunnel of the run's relay: plain text without ACLs, it is never
+published), and chaos, for the system under test."""
 
 from __future__ import annotations
 
 import base64
-import socket
 import uuid
 
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness.cluster.engine import engine_host
 from harness.cluster.service import Service
 
 INTERNAL_PORT = 9091
 DIRECT_PORT = 9092
 CHAOS_PORT = 9093
 CONTROLLER_PORT = 9095
-
-
-def free_local_port() -> int:
-    """A free TCP port on 127.0.0.1 (the broker must advertise its host port before it starts)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def cluster_id() -> str:
@@ -43,9 +35,8 @@ class KafkaBroker(Service):
                  cluster: str, voters: str, replication: int, min_isr: int, internal_address: str) -> None:
         super().__init__(image, alias, network, labels)
         self.node_id = node_id
-        self.direct_port = free_local_port()
+        self.direct_address = ""  # where the harness reaches the direct listener: a relay tunnel on its loopback
         self.chaos_address = f"{alias}:{CHAOS_PORT}"
-        self.with_published_port(DIRECT_PORT, self.direct_port)
         self.with_envs(
             KAFKA_CLUSTER_ID=cluster,
             KAFKA_NODE_ID=str(node_id),
@@ -53,7 +44,6 @@ class KafkaBroker(Service):
             KAFKA_REPLICATION=str(replication),
             KAFKA_MIN_ISR=str(min_isr),
             KAFKA_ADVERTISED_INTERNAL=internal_address,
-            KAFKA_ADVERTISED_DIRECT=f"{engine_host()}:{self.direct_port}",
             KAFKA_HEAP="768m",
         )
         self.waiting_for(LogMessageWaitStrategy("Kafka Server started").with_startup_timeout(90))
@@ -63,10 +53,15 @@ class KafkaBroker(Service):
         self.chaos_address = address
         return self
 
+    def with_direct_address(self, address: tuple[str, int]) -> KafkaBroker:
+        """The host:port the direct listener advertises: the harness's tunnel to it (open before the start)."""
+        self.direct_address = f"{address[0]}:{address[1]}"
+        return self
+
     @property
     def bootstrap_direct(self) -> str:
         """Bootstrap servers for the harness's own clients on the host."""
-        return f"{engine_host()}:{self.direct_port}"
+        return self.direct_address
 
     @property
     def bootstrap_chaos(self) -> str:
@@ -75,6 +70,8 @@ class KafkaBroker(Service):
 
     def start(self) -> KafkaBroker:
         """Start; ready once its log says so (KafkaCluster then waits until the metadata names every node)."""
-        self.with_env("KAFKA_ADVERTISED_CHAOS", self.chaos_address)
+        if not self.direct_address:
+            raise ValueError(f"{self.alias}: no direct address (Cluster.start opens its tunnel first)")
+        self.with_envs(KAFKA_ADVERTISED_CHAOS=self.chaos_address, KAFKA_ADVERTISED_DIRECT=self.direct_address)
         super().start()
         return self

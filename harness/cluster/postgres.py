@@ -1,6 +1,7 @@
 """PostgreSQL in a container (Debian's postgresql-15, the postgres image), for a table output: on the
-run's network, its port published only on the address the harness reaches the engine by, with random
-passwords made for the run: one for the harness's superuser, one for the sinks' role."""
+run's network, its port not published (the harness reaches it through a tunnel of its own through the
+relay, the system under test on the network), with random passwords made for the run: one for the
+harness's superuser, one for the sinks' role."""
 
 from __future__ import annotations
 
@@ -29,12 +30,10 @@ class PostgresServer(Service):
         self.password = secrets.token_hex(16)
         self.with_envs(EO_PG_DATABASE=DATABASE, EO_PG_ADMIN=ADMIN, EO_PG_ADMIN_PASSWORD=self.admin_password,
                        EO_PG_USER=USER, EO_PG_PASSWORD=self.password)
-        self.with_published_port(PORT)
         self.waiting_for(LogMessageWaitStrategy(READY).with_startup_timeout(60))
 
-    def admin(self) -> Endpoint:
-        """The harness's connection: the published port, as the superuser."""
-        host, port = self.reached_at(PORT)
+    def admin(self, host: str, port: int) -> Endpoint:
+        """The harness's connection through `host:port` (its tunnel through the relay), as the superuser."""
         return Endpoint(host, port, DATABASE, ADMIN, self.admin_password)
 
     def for_sinks(self, host: str, port: int) -> Endpoint:

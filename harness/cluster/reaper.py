@@ -1,16 +1,17 @@
 """The run's reaper: a small container started before the others, holding a connection from this
 process; when the connection closes, however this process ended (SIGKILL included), it removes every
 container and network of the run within seconds. It reaches the engine through its unix socket, mounted,
-or over TCP for an engine reached so (its program goes in on the command line: no host path is needed).
-The sweep of earlier runs' leftovers stays as the fallback (an engine over TLS gets no reaper)."""
+or over TCP for an engine reached so, with TLS and this process's client certificate where the engine
+asks for it (its program and the certificates go in on the command line and in its environment: no host
+path is needed). The sweep of earlier runs' leftovers stays as the fallback."""
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
 from docker.errors import APIError
+from docker.utils import kwargs_from_env
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
@@ -35,6 +36,7 @@ class Reaper(DockerContainer):
             self.with_volume_mapping(reaper_process.DOCKER_SOCKET, reaper_process.DOCKER_SOCKET, "rw")
         else:
             self.with_env("EO_ENGINE", engine)
+            self.with_envs(**tls_environment())
         self.ports[f"{reaper_process.PORT}/tcp"] = (publish_address(), None)  # type: ignore[assignment]
         self.with_command(["python", "-c", Path(reaper_process.__file__).read_text(), run_id])
         self._kwargs = {"labels": dict(labels)}
@@ -62,13 +64,24 @@ class Reaper(DockerContainer):
             self.connection = None
 
 
-def reaper_engine() -> str | None:
+def reaper_engine() -> str:
     """The engine as the reaper reaches it (DOCKER_HOST or the default socket), a tcp:// host by its address
-    (a name such as GitLab's `docker` resolves for the job, not inside the engine's containers); None for
-    TLS (no certificates go into the reaper)."""
-    if os.environ.get("DOCKER_TLS_VERIFY"):
-        return None
+    (a name such as GitLab's `docker` resolves for the job, not inside the engine's containers)."""
     url = engine_socket_url()
     if url.startswith("tcp://"):
         return url.replace(f"//{engine_host()}", f"//{publish_address()}", 1)
     return url
+
+
+def tls_environment() -> dict[str, str]:
+    """The reaper's TLS material (PEM text) when this process reaches its engine over TLS, read as the docker
+    SDK reads DOCKER_TLS_VERIFY and DOCKER_CERT_PATH: EO_TLS_CERT and EO_TLS_KEY (this process's client
+    certificate), EO_TLS_CA when the engine's certificate is verified. None otherwise."""
+    tls = kwargs_from_env().get("tls")
+    if tls is None or tls.cert is None:
+        return {}
+    cert, key = tls.cert
+    found = {"EO_TLS_CERT": Path(cert).read_text(), "EO_TLS_KEY": Path(key).read_text()}
+    if tls.verify and tls.ca_cert:
+        found["EO_TLS_CA"] = Path(tls.ca_cert).read_text()
+    return found

@@ -5,7 +5,8 @@ itself. A connection without the secret is closed and the reaper waits on: whoev
 published port can neither take the harness's place nor reap a live run. Testcontainers' Ryuk does the
 same; its image cannot be pulled here.
 
-    EO_SECRET=... python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, or tcp://HOST:PORT)
+    EO_SECRET=... python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, or tcp://HOST:PORT;
+                                                     EO_TLS_CERT, EO_TLS_KEY, EO_TLS_CA: PEM text, for TLS)
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import http.client
 import json
 import os
 import socket
+import ssl
 import sys
+import tempfile
 import time
 import urllib.parse
 
@@ -27,7 +30,10 @@ SECRET_SECONDS = 10  # how long a connection may take to say the secret
 
 class Engine(http.client.HTTPConnection):
     """HTTP to the engine's API: over its unix socket (mounted into this container), or over TCP for an
-    engine reached that way (one in a VM or on another machine, whose socket is not on the harness's host)."""
+    engine reached that way (one in a VM or on another machine, whose socket is not on the harness's host),
+    with TLS when the harness gave its client certificate."""
+
+    tls: ssl.SSLContext | None = None
 
     def __init__(self) -> None:
         url = urllib.parse.urlsplit(os.environ.get("EO_ENGINE", f"unix://{DOCKER_SOCKET}"))
@@ -36,9 +42,30 @@ class Engine(http.client.HTTPConnection):
 
     def connect(self) -> None:
         if self.unix is None:
-            return super().connect()
+            super().connect()
+            if self.tls is not None:
+                self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.host)
+            return
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(self.unix)
+
+
+def tls_context() -> ssl.SSLContext | None:
+    """The client side of the engine's TLS from EO_TLS_CERT and EO_TLS_KEY (the engine's certificate checked
+    against EO_TLS_CA when given, as the harness's own client does: DOCKER_TLS_VERIFY); None without them."""
+    if "EO_TLS_CERT" not in os.environ:
+        return None
+    context = ssl.create_default_context(cadata=os.environ.get("EO_TLS_CA") or None)
+    if "EO_TLS_CA" not in os.environ:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    with tempfile.TemporaryDirectory() as folder:  # load_cert_chain takes files; they go once loaded
+        cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+        for path, variable in ((cert, "EO_TLS_CERT"), (key, "EO_TLS_KEY")):
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+                file.write(os.environ[variable])
+        context.load_cert_chain(cert, key)
+    return context
 
 
 def api(method: str, path: str) -> object:
@@ -106,6 +133,7 @@ def the_harness(server: socket.socket, secret: bytes) -> socket.socket | None:
 def main() -> None:
     run_id = sys.argv[1]
     secret = os.environ["EO_SECRET"].encode()
+    Engine.tls = tls_context()
     server = socket.create_server(("0.0.0.0", PORT))
     print("REAPER-READY", flush=True)
     harness = the_harness(server, secret)

@@ -1,5 +1,7 @@
-"""The relay container (harness.gate.relay): where the system under test meets the gate, and where the
-checkpoint volume is read; the harness reaches it only through its published service port."""
+"""The relay container (harness.gate.relay): where the system under test meets the gate, where the
+checkpoint volume is read, and the harness's tunnel to the run's other containers; the harness reaches it
+only through its published service port, the one port of the run (with the reaper's) on the engine's
+address."""
 
 from __future__ import annotations
 
@@ -11,20 +13,22 @@ from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 from harness.cluster.service import Service
 from harness.gate import relay
 from harness.gate.relay_files import RelayFiles
+from harness.gate.tunnel import Tunnel
 
 
 class Relay(Service):
     """The relay, on the run's network as `alias`, with the checkpoint volume mounted."""
 
     def __init__(self, image: str, network: Network, labels: dict[str, str], checkpoints: str, brokers: int,
-                 secret: str, alias: str = "gate") -> None:
+                 secret: str, targets: list[str], alias: str = "gate") -> None:
         super().__init__(image, alias, network, labels)
         self.brokers = brokers
         self.secret = secret  # every connection to the service port must begin with it
         self.with_env(relay.SECRET_ENV, secret)
         self.with_volume_mapping(checkpoints, relay.ROOT, "rw")
         self.with_published_port(relay.SERVICE_PORT)
-        self.with_command(["python", "-c", Path(relay.__file__).read_text(), str(brokers)])  # no host path there
+        # no host path there; `targets`: the containers a tunnel may reach
+        self.with_command(["python", "-c", Path(relay.__file__).read_text(), str(brokers), *targets])
         self.waiting_for(LogMessageWaitStrategy(relay.READY).with_startup_timeout(30))
 
     @property
@@ -43,3 +47,7 @@ class Relay(Service):
 
     def files(self) -> RelayFiles:
         return RelayFiles(*self.service_address, self.secret)
+
+    def tunnel(self, host: str, port: int) -> Tunnel:
+        """A port on this host's loopback that reaches `host:port` on the run's network (close it when done)."""
+        return Tunnel(self.service_address, self.secret, host, port)

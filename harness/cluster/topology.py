@@ -15,19 +15,21 @@ from testcontainers.core.network import Network
 from harness.cluster import images, labels
 from harness.cluster.brokers import KafkaCluster
 from harness.cluster.engine import docker_client, engine_host
-from harness.cluster.kafka import CHAOS_PORT, INTERNAL_PORT
+from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
+from harness.cluster.postgres import ALIAS as POSTGRES_ALIAS
 from harness.cluster.postgres import PORT as POSTGRES_PORT
 from harness.cluster.postgres import PostgresServer
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
-from harness.cluster.toxiproxy import ToxiproxyServer
+from harness.cluster.toxiproxy import API_PORT, ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.points import Peer
 from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
+from harness.gate.tunnel import Tunnel
 from harness.output.postgres import Endpoint
 from harness.progress import say, step
 from harness.settings import from_environment
@@ -69,16 +71,13 @@ class Cluster:
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
         count = brokers if brokers is not None else from_environment("brokers")
         self.secret = secrets.token_hex(16)  # the run's: its relay and reaper obey only this process
-        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret)
         self.files: RelayFiles | None = None
         self.toxiproxy = ToxiproxyServer(self.images.toxiproxy.tag, self.network, self.labels)
         self.kafka = KafkaCluster(self.images.kafka.tag, self.network, self.labels, count,
                                   lambda n: f"{self.toxiproxy.alias}:{link_port(REPLICATION, n)}")
-        for broker in self.kafka.brokers:
-            for role in ROLES:
-                self.toxiproxy.with_published_port(link_port(role, broker.node_id))
-        for role in ROLES:  # published before toxiproxy starts; the links are made with PostgreSQL, if ever
-            self.toxiproxy.with_published_port(postgres_link_port(role))
+        self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret,
+                           [self.toxiproxy.alias, *(broker.alias for broker in self.kafka.brokers), POSTGRES_ALIAS])
+        self.tunnels: list[Tunnel] = []  # toxiproxy's API, brokers' direct listeners, PostgreSQL: on the loopback
         self.gate: KafkaGate | None = None
         self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
@@ -91,6 +90,7 @@ class Cluster:
         self.drivers: list[SparkDriver] = []
         self.postgres: PostgresServer | None = None  # started by the first scenario whose output is postgres
         self._postgres_lock = threading.Lock()
+        self._postgres_tunnel: Tunnel | None = None
         self.reaper: Reaper | None = None
 
     @property
@@ -108,19 +108,16 @@ class Cluster:
                 "images missing: " + ", ".join(i.tag for i in missing) + "; run `python -m harness images build`"
             )
         say(f"starting the cluster (run {self.run_id}) ...")
-        engine = reaper_engine()
         try:
-            if engine is None:
-                say("no reaper for an engine over TLS: a killed run is removed by the next run's sweep")
-            else:
-                self.reaper = Reaper(self.images.base.tag, self.labels, engine, self.secret).start()
+            self.reaper = Reaper(self.images.base.tag, self.labels, reaper_engine(), self.secret).start()
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
-            self.toxiproxy.start()
-            self._links()
             self.relay.start()
             self.files = self.relay.files()
+            self._tunnels()
+            self.toxiproxy.start()
+            self._links()
             self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address, self.secret).start()
             self.kafka.with_chaos_advertised(self.relay.client_address)
             with ThreadPoolExecutor(max_workers=4) as pool:
@@ -144,6 +141,16 @@ class Cluster:
                 return Peer(alias, role, address)
         raise InfrastructureError(f"no container of this run has address {address}")
 
+    def _tunnels(self) -> None:
+        """Open the harness's tunnels through the relay: what only it needs is reached so, never published."""
+        api = self.relay.tunnel(self.toxiproxy.alias, API_PORT)
+        self.tunnels.append(api)
+        self.toxiproxy.with_api(api.address)
+        for broker in self.kafka.brokers:
+            direct = self.relay.tunnel(broker.alias, DIRECT_PORT)
+            self.tunnels.append(direct)
+            broker.with_direct_address(direct.address)
+
     def _links(self) -> None:
         """Every toxiproxy link: each role's to each broker's chaos listener, and (of several) each broker's
         replication listener."""
@@ -157,11 +164,11 @@ class Cluster:
 
     def link_address(self, peer: Peer) -> tuple[str, int]:
         """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for (or to
-        PostgreSQL), as published."""
+        PostgreSQL), on the run's network (the relay's tunnel reaches it)."""
         role = peer.role if peer.role in ROLES else "executors"
         if peer.service == "postgres":
-            return self.toxiproxy.reached_at(postgres_link_port(role))
-        return self.toxiproxy.reached_at(link_port(role, peer.broker))
+            return self.toxiproxy.alias, postgres_link_port(role)
+        return self.toxiproxy.alias, link_port(role, peer.broker)
 
     def postgres_link(self, role: str) -> str:
         """The name of a role's toxiproxy link to PostgreSQL; LookupError when the run has no PostgreSQL."""
@@ -195,8 +202,14 @@ class Cluster:
         return self.postgres_server().for_sinks(*self.postgres_route())
 
     def postgres_for_harness(self) -> Endpoint:
-        """The harness's connection: the published port (never through the gate), as the superuser."""
-        return self.postgres_server().admin()
+        """The harness's connection: a tunnel of its own through the relay (never through the gate, nothing
+        published), as the superuser."""
+        server = self.postgres_server()
+        with self._postgres_lock:
+            if self._postgres_tunnel is None:
+                self._postgres_tunnel = self.relay.tunnel(server.alias, POSTGRES_PORT)
+                self.tunnels.append(self._postgres_tunnel)
+        return server.admin(*self._postgres_tunnel.address)
 
     def _start_spark(self) -> None:
         self.master.start()
@@ -250,6 +263,9 @@ class Cluster:
             self.gate.stop()
         if self.files is not None:
             self.files.close()
+        for tunnel in self.tunnels:
+            tunnel.close()
+        self.tunnels.clear()
         labels.remove_run(self.run_id)
         if self.reaper is not None:
             self.reaper.release()

@@ -49,7 +49,7 @@ class Observation:
         counts: dict[str, int] = {}
         timeouts = []
         for event in events:
-            if event["type"] in TABLE_POINTS and event["point"]:
+            if event["type"] in TABLE_POINTS and event["point"]:  # Delta: the driver; PostgreSQL: who committed
                 senders.setdefault(event["type"], set()).add(event.get("role", "driver"))
                 counts[event["type"]] = counts.get(event["type"], 0) + 1
             elif event["type"] == "point" and event.get("phase") != "response":  # a commit's answer: counted in

@@ -3,10 +3,11 @@ PostgreSQL's: harness.gate.pg_proxy).
 
 The system under test connects to the run's relay (harness.gate.relay), a container on its network; the
 relay announces each connection and the gate claims it over the relay's published port, so that no
-container needs to reach this host. It attributes each connection to a container and role by source
-address, routes it through that role's toxiproxy link, and names the points a request reaches: some as it
-arrives (held there, the broker has not seen it), some as its response comes back (held there, the broker
-acted but the client does not know). On an interceptor's word it holds the frame at that point until
+container needs to reach this host, and sends it on through the relay's tunnel to toxiproxy. It
+attributes each connection to a container and role by source address, routes it through that role's
+toxiproxy link, and names the points a request reaches: some as it arrives (held there, the broker has
+not seen it), some as its response comes back (held there, the broker acted but the client does not
+know). On an interceptor's word it holds the frame at that point until
 released or dropped. It runs its own asyncio loop in a thread; holds are released from any thread.
 A client of PostgreSQL comes in on the relay's PostgreSQL port (announced as `pg`) and goes through its
 role's toxiproxy link to the server.
@@ -41,7 +42,8 @@ INSPECTED = {PRODUCE, *BODY_CLASSES}
 
 class KafkaGate:
     """The proxy. `relay` is the relay's service port as this host reaches it; `resolve(ip)` names the peer;
-    `upstream(peer)` gives its (host, port) through toxiproxy."""
+    `upstream(peer)` gives its (host, port) through toxiproxy, on the run's network: the relay's tunnel
+    reaches it there, so that toxiproxy's links need not be published."""
 
     def __init__(
         self,
@@ -141,7 +143,8 @@ class KafkaGate:
             to = {"service": "postgres"} if broker == POSTGRES else {"broker": int(broker)}
             peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port, **to)
             host, port = await self._loop.run_in_executor(None, self.upstream, peer)
-            upstream_reader, upstream_writer = await asyncio.open_connection(host, port, limit=2**20)
+            upstream_reader, upstream_writer = await asyncio.open_connection(*self.relay, limit=2**20)
+            upstream_writer.write(f"{self.secret} connect {host} {port}\n".encode())  # the relay goes on to it
         except Exception as error:  # noqa: BLE001 - an unroutable peer is closed, and said so
             self.record("gate.refused", source=address, error=repr(error))
             client_writer.close()

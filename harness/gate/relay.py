@@ -9,14 +9,16 @@ It runs in a container on the run's network (standard library only) and listens 
   opens a data connection for it (`data <id>`) and from then on the relay copies bytes both ways. The
   gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
 - SERVICE_PORT, published: the harness's connections, each starting with one line: the run's secret,
-  then what it is: `control`, `data <id>`, or `files` (JSON lines on the checkpoint volume: `walk`,
-  `read`, `write`), so that the checkpoint triggers are read through the engine, not from a host path.
+  then what it is: `control`, `data <id>`, `files` (JSON lines on the checkpoint volume: `walk`,
+  `read`, `write`), so that the checkpoint triggers are read through the engine, not from a host path,
+  or `connect <host> <port>`: a tunnel to a port of one of the run's containers named on the command
+  line (Kafka's direct listeners, toxiproxy's API and links), so that none of them is published.
   A connection without the secret is closed at once: whoever else reaches the published port can neither
   steer the run (replace its control, claim a client) nor read or write its files. Client ids are random.
   A write follows no symbolic link a client may have planted, and lands in a folder of the volume, never
   at its root.
 
-    HARNESS_RUN_SECRET=... python3 -m harness.gate.relay [BROKERS]
+    HARNESS_RUN_SECRET=... python3 -m harness.gate.relay [BROKERS [TARGET_HOST ...]]
 """
 
 from __future__ import annotations
@@ -58,10 +60,11 @@ def keep_alive(sock: socket.socket | None) -> None:
 class Relay:
     """Client connections waiting for the harness, and the one control connection announcing them."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, targets: tuple[str, ...] = ()) -> None:
         if not secret:
             raise ValueError(f"the relay needs the run's secret ({SECRET_ENV})")
         self.secret = secret
+        self.targets = targets  # the hosts a `connect` may reach: the run's own containers, nothing else
         self.waiting: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
 
@@ -94,8 +97,21 @@ class Relay:
             await splice(client, (reader, writer))
         elif line == ["files"]:
             await serve_files(reader, writer)
+        elif len(line) == 3 and line[0] == "connect" and line[1] in self.targets and line[2].isdigit():
+            await self.serve_tunnel(reader, writer, line[1], int(line[2]))
         else:
             writer.close()
+
+    async def serve_tunnel(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str,
+                           port: int) -> None:
+        """Copy bytes between the harness and `host:port` on the run's network; an unreachable target is
+        a closed connection, as a refused one would be."""
+        try:
+            upstream = await asyncio.open_connection(host, port, limit=LINE_LIMIT)
+        except OSError:
+            writer.close()
+            return
+        await splice((reader, writer), upstream)
 
     async def serve_control(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One harness at a time (a reconnection with the secret replaces the old control); when it goes,
@@ -209,10 +225,11 @@ async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 
 
 async def listen(secret: str, host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
-                 service_port: int = SERVICE_PORT, postgres_port: int | None = None) -> list[asyncio.Server]:
+                 service_port: int = SERVICE_PORT, targets: tuple[str, ...] = (),
+                 postgres_port: int | None = None) -> list[asyncio.Server]:
     """A client server per broker (the nth port for broker n), PostgreSQL's (when given a port), then the
     service server, listening."""
-    relay = Relay(secret)
+    relay = Relay(secret, targets)
     servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=LINE_LIMIT)
                for n, port in enumerate(client_ports, 1)]
     if postgres_port is not None:
@@ -222,13 +239,13 @@ async def listen(secret: str, host: str = "0.0.0.0", client_ports: tuple[int, ..
     return servers
 
 
-async def main(brokers: int) -> None:
+async def main(brokers: int, targets: tuple[str, ...]) -> None:
     servers = await listen(os.environ.get(SECRET_ENV, ""), client_ports=tuple(CLIENT_PORT + n for n in range(brokers)),
-                           postgres_port=POSTGRES_PORT)
+                           targets=targets, postgres_port=POSTGRES_PORT)
     print(READY, flush=True)
     await asyncio.gather(*(server.serve_forever() for server in servers))
 
 
 if __name__ == "__main__":
     os.makedirs(ROOT, exist_ok=True)
-    sys.exit(asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)))
+    sys.exit(asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1, tuple(sys.argv[2:]))))

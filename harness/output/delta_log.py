@@ -54,6 +54,7 @@ class Commit:
     # can tell: a PostgreSQL batch may be committed in parts (one transaction per partition), so only a
     # repeat is a second write; None where a commit is a whole batch (a Delta version), so two are two writes
     repeats: tuple[int, ...] | None = None
+    named_by: str = ""  # where its batch id came from, where not a Delta log's txn or commitInfo
 
     @property
     def batch(self) -> int | None:
@@ -62,7 +63,9 @@ class Commit:
 
     @property
     def said_by(self) -> str | None:
-        """Where the batch id came from: `txn`, `commitInfo`, or None."""
+        """Where the batch id came from: `txn`, `commitInfo`, `named_by` (a row's `batch_id`), or None."""
+        if self.named_by:
+            return self.named_by
         return "txn" if self.txn_version is not None else "commitInfo" if self.epoch is not None else None
 
 

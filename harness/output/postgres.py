@@ -3,10 +3,12 @@ sink committed), read after the run in a transaction of its own, with each row's
 transaction that wrote it (the `xmin` system column) as the store's commit history.
 
 The client is psycopg 3 (`psycopg[binary]`: libpq and a C row parser in one wheel, for CPython 3.11 on
-manylinux), not pg8000 (pure Python): reading is the hot path (a million rows in benchmarks/scale.py),
-psycopg's C loader parses text rows several times faster than pure Python, streams them from a named
-(server-side) cursor without holding the table in memory, and its `COPY` support gives the reference
-sinks their fast write. Both are maintained and LGPL/BSD; the wheel is the price (4 MB).
+manylinux), not pg8000 (pure Python): reading is the hot path (a million rows in benchmarks/scale.py).
+Measured here, reading this module's query over a million rows (about 80 MB of values, the server's sort
+included, on a loaded two-core machine): psycopg 12.8 s and 19.5 s, pg8000 1.31.6 33.7 s and 45.9 s,
+and pg8000's native `run` holds every row in memory where psycopg streams them from a named (server-side)
+cursor. psycopg's `COPY` support also gives the reference sinks their fast write. Both are maintained;
+the wheel is the price (a few MB, in the images too).
 
 Commit holds (the `table.committed` point): the server names a synchronous standby that never connects
 (harness/images/postgres/start-postgres.sh), and the harness's trigger on the rows' table asks, inside
@@ -65,6 +67,7 @@ class HeldCommit:
     pid: int
     xid: int | None
     batches: tuple[int, ...]
+    client: str = ""  # the writer's address on the run's network (its container: the driver or a worker)
 
 
 def table_name(scenario: str) -> str:
@@ -96,7 +99,7 @@ def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tup
     for xid, batch, count, committed_ms, query_id in sorted(rows, key=lambda row: (row[0], row[1])):
         commits.append(Commit(version=xid, operation="INSERT", app_id=query_id, txn_version=batch,
                               timestamp_ms=committed_ms, rows=count,
-                              repeats=tuple(sorted(repeated.get((batch, xid), ())))))
+                              repeats=tuple(sorted(repeated.get((batch, xid), ()))), named_by="batch_id"))
     return commits
 
 
@@ -118,17 +121,21 @@ class PostgresTable:
         self.where = f"table {table} in database {harness.database} ({sinks.host}:{sinks.port})"
         self.xids: list[int] = []  # partition (a transaction's rows) -> its transaction id
         self._history: list[Commit] | None = None
+        self._control = None  # the connection the holds are watched and settled on, opened once
 
-    @contextmanager
-    def _connection(self, autocommit: bool = True) -> Iterator:  # type: ignore[type-arg]
+    def _connect(self, autocommit: bool = True):  # type: ignore[no-untyped-def]
+        """A new connection as the harness; the server not answering is the infrastructure's failure."""
         import psycopg
 
         try:
-            connection = psycopg.connect(self.harness.conninfo(), autocommit=autocommit)
+            return psycopg.connect(self.harness.conninfo(), autocommit=autocommit)
         except psycopg.OperationalError as error:
             raise InfrastructureError(f"PostgreSQL at {self.harness.host}:{self.harness.port} cannot be reached: "
                                       f"{str(error).strip().splitlines()[0]}") from None
-        with connection:
+
+    @contextmanager
+    def _connection(self, autocommit: bool = True) -> Iterator:  # type: ignore[type-arg]
+        with self._connect(autocommit) as connection:
             yield connection
 
     def prepare(self) -> None:
@@ -164,25 +171,30 @@ class PostgresTable:
                   "table": self.table, "batch_table": self.batch_table}
         return ["--postgres", json.dumps(fields)]
 
+    def _controlling(self):  # type: ignore[no-untyped-def]
+        """The holds' connection, opened once (again if it broke): the watcher polls on it, the schedule's
+        threads release on it (a psycopg connection serializes its users)."""
+        if self._control is None or self._control.closed:
+            self._control = self._connect()
+        return self._control
+
     def held(self) -> list[HeldCommit]:
         """The writers of this table held right after their commit, oldest first."""
-        with self._connection() as connection:
-            rows = connection.execute(
-                "SELECT pid, backend_xid::text, application_name FROM pg_stat_activity "
-                "WHERE wait_event = %s AND application_name LIKE %s ORDER BY xact_start",
-                (HELD, f"{HOLD_PREFIX} {self.table} %")).fetchall()
+        rows = self._controlling().execute(
+            "SELECT pid, backend_xid::text, application_name, host(client_addr) FROM pg_stat_activity "
+            "WHERE wait_event = %s AND application_name LIKE %s ORDER BY xact_start",
+            (HELD, f"{HOLD_PREFIX} {self.table} %")).fetchall()
         found = []
-        for pid, xid, application_name in rows:
+        for pid, xid, application_name, client in rows:
             batches = held_batches(application_name, self.table)
             if batches is not None:
-                found.append(HeldCommit(pid, int(xid) if xid else None, batches))
+                found.append(HeldCommit(pid, int(xid) if xid else None, batches, client or ""))
         return found
 
     def release(self, pid: int) -> None:
         """Let a held writer go: its commit returns (it was committed already); a writer gone is no matter."""
-        with self._connection() as connection:
-            connection.execute("SELECT pg_cancel_backend(%s) FROM pg_stat_activity WHERE pid = %s AND wait_event = %s",
-                               (pid, pid, HELD))
+        self._controlling().execute(
+            "SELECT pg_cancel_backend(%s) FROM pg_stat_activity WHERE pid = %s AND wait_event = %s", (pid, pid, HELD))
 
     def stop_holding(self, within_s: float = 10.0) -> None:
         """No more holds: the trigger off, every writer still held let go (a held transaction is invisible
@@ -202,6 +214,8 @@ class PostgresTable:
             for commit in held:
                 self.release(commit.pid)
             time.sleep(0.05)
+        if self._control is not None:
+            self._control.close()
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """Every committed row, read in one repeatable-read transaction: a transaction's rows are one

@@ -356,7 +356,8 @@ class Scenario:
                        schedule: Schedule) -> TableWatcher | PostgresCommitWatcher | None:
         """The watcher of a table output's commit point, started (None for a topic)."""
         if isinstance(output, PostgresTable):
-            return PostgresCommitWatcher(output, folder, self.history, schedule.on_table_commit).start()
+            return PostgresCommitWatcher(output, folder, self.history, schedule.on_table_commit,
+                                         lambda address: self.cluster.peer(address).role).start()
         if output.name == "delta":
             return TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
         return None

@@ -194,8 +194,11 @@ class PostgresCommitWatcher:
     released here. On stop, every hold left is released and the table holds no more."""
 
     def __init__(self, table: PostgresTable, folder: CheckpointFolder, history: History,
-                 on_commit: Callable[[dict, PostgresHold], None], interval: float = 0.02) -> None:
+                 on_commit: Callable[[dict, PostgresHold], None], role_of: Callable[[str], str] = lambda _: "driver",
+                 interval: float = 0.02) -> None:
+        """`role_of`: the role (driver, executors) of the container at a writer's address."""
         self.table = table
+        self.role_of = role_of
         self.folder = folder
         self.history = history
         self.on_commit = on_commit
@@ -219,6 +222,12 @@ class PostgresCommitWatcher:
         while not self._stop.wait(self.interval):
             self.poll()
 
+    def _role(self, address: str) -> str:
+        try:
+            return self.role_of(address)
+        except Exception:  # noqa: BLE001 - a container gone by now: the role is evidence, not the point
+            return "unknown"
+
     def poll(self) -> None:
         try:
             held = [h for h in self.table.held() if (h.pid, h.xid) not in self.seen]
@@ -236,7 +245,7 @@ class PostgresCommitWatcher:
             point = batch is not None and batch not in committed
             hold = PostgresHold(self.table, commit)
             event = self.history.record(POINT, version=commit.xid, batch=batch, batches=list(commit.batches),
-                                        by="rows", held=True, point=point)
+                                        by="rows", held=True, point=point, role=self._role(commit.client))
             if point:
                 self.on_commit(event, hold)
             else:

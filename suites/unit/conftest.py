@@ -28,8 +28,9 @@ def _relay(**ports: int):  # type: ignore[no-untyped-def]
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    servers = asyncio.run_coroutine_threadsafe(relay.listen(SECRET, "127.0.0.1", (0,), 0, **ports),
-                                               loop).result(timeout=5)
+    # its tunnels may reach loopback only, as a relay's reach the run's own containers only
+    listening = relay.listen(SECRET, "127.0.0.1", (0,), 0, ("127.0.0.1",), **ports)
+    servers = asyncio.run_coroutine_threadsafe(listening, loop).result(timeout=5)
     yield tuple(server.sockets[0].getsockname()[1] for server in servers)
     for server in servers:
         loop.call_soon_threadsafe(server.close)

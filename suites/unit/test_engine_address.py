@@ -71,3 +71,15 @@ def test_an_ssh_engine_whose_tunnel_does_not_open_is_one_line_naming_it(monkeypa
     message = str(raised.value)
     assert message.startswith("no ssh tunnel to the Docker engine at ssh://nobody@127.0.0.1:1")
     assert "\n" not in message and raised.value.exit_status == 3
+
+
+@pytest.mark.parametrize(("url", "tls", "warned"), [
+    ("tcp://10.0.0.7:2375", False, True), ("tcp://docker:2375", False, True), ("tcp://10.0.0.7:2376", True, False),
+    ("tcp://127.0.0.1:2375", False, False), ("tcp://localhost:2375", False, False),
+    ("unix:///var/run/docker.sock", False, False), ("ssh://me@far", False, False)])
+def test_a_plain_tcp_engine_off_this_host_is_one_warning_with_the_tls_and_ssh_ways(url: str, tls: bool,
+                                                                                   warned: bool) -> None:
+    warning = engine.plain_tcp_warning(url, tls)
+    assert (warning is not None) is warned
+    if warning:
+        assert "\n" not in warning and "DOCKER_TLS_VERIFY" in warning and "ssh://" in warning

@@ -9,6 +9,7 @@ import pytest
 
 from harness.checker.commits import batches_committed_twice
 from harness.errors import BadInput
+from harness.faults.space import Observation
 from harness.history import History, read_history
 from harness.output.postgres import Endpoint, HeldCommit, PostgresTable, held_batches, history, table_name
 from harness.run.checkpoint import CheckpointFolder
@@ -40,15 +41,25 @@ def test_history_names_a_batch_written_again_not_a_batch_committed_in_parts() ->
     # batch 1 in two transactions with disjoint rows (a commit per partition); batch 2 written twice
     rows = [(10, 1, 5, 1000, None), (11, 1, 5, 1001, None), (12, 2, 5, 2000, "q"), (20, 2, 5, 3000, None)]
     commits = history(rows, [(2, [12, 20])])
-    assert [(c.version, c.batch, c.rows, c.app_id, c.repeats) for c in commits] == [
-        (10, 1, 5, None, ()), (11, 1, 5, None, ()), (12, 2, 5, "q", (20,)), (20, 2, 5, None, (12,))]
+    assert [(c.version, c.batch, c.rows, c.app_id, c.repeats, c.said_by) for c in commits] == [
+        (10, 1, 5, None, (), "batch_id"), (11, 1, 5, None, (), "batch_id"), (12, 2, 5, "q", (20,), "batch_id"),
+        (20, 2, 5, None, (12,), "batch_id")]
     anomaly = batches_committed_twice(commits, {}, "transaction")
     assert anomaly is not None and anomaly.count == 1
     example = anomaly.examples[0]
     assert example["batch"] == 2 and example["versions"] == [12, 20] and example["rows"] == [5, 5]
-    assert example["explanation"] == ("batch 2 was committed 2 times: transactions 12, 20 (5 rows, 5 rows, "
-                                      "the same rows again)")
+    assert example["explanation"] == ("batch 2 was written 2 times: transactions 12, 20 committed the same rows "
+                                      "(5, 5 rows)")
     assert batches_committed_twice(history(rows[:2], []), {}, "transaction") is None
+
+
+def test_a_batch_whose_parts_were_each_written_again_is_named_part_by_part() -> None:
+    # df.write.jdbc: partitions committed in 30 and 31, the replay wrote them again in 40 and 41
+    rows = [(30, 2, 7, 0, None), (31, 2, 3, 0, None), (40, 2, 3, 0, None), (41, 2, 7, 0, None)]
+    anomaly = batches_committed_twice(history(rows, [(2, [30, 41]), (2, [31, 40])]), {}, "transaction")
+    assert anomaly is not None and anomaly.count == 2
+    assert [e["versions"] for e in anomaly.examples] == [[30, 41], [31, 40]]
+    assert [e["rows"] for e in anomaly.examples] == [[7, 7], [3, 3]]
 
 
 def test_the_sink_is_told_where_to_write_as_the_sinks_role() -> None:
@@ -120,8 +131,10 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
     files, settled = StandInFiles(), Settled()
     files.write(f"{CHECKPOINT}/commits/1", b"v1\n")
     history = History(tmp_path / "history.jsonl")
-    table = StandInTable([HeldCommit(7, 100, (1,)), HeldCommit(8, 101, (2,))])
-    watcher = PostgresCommitWatcher(table, CheckpointFolder(files, CHECKPOINT), history, settled)  # type: ignore[arg-type]
+    table = StandInTable([HeldCommit(7, 100, (1,), "10.0.0.5"), HeldCommit(8, 101, (2,), "10.0.0.7")])
+    roles = {"10.0.0.5": "driver", "10.0.0.7": "executors"}
+    watcher = PostgresCommitWatcher(table, CheckpointFolder(files, CHECKPOINT), history, settled,  # type: ignore[arg-type]
+                                    roles.__getitem__)
     watcher.poll()
     watcher.poll()  # a hold already told of is not told again
     assert [e["batch"] for e in settled.events] == [2] and settled.events[0]["version"] == 101
@@ -132,4 +145,6 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
     assert table.stopped
     history.close()
     events = read_history(tmp_path / "history.jsonl", ("table.committed",))
-    assert [(e["version"], e["point"]) for e in events] == [(100, False), (101, True)]
+    assert [(e["version"], e["point"], e["role"]) for e in events] == [(100, False, "driver"), (101, True, "executors")]
+    seen = Observation.from_events(events, stateful=False, output="postgres")
+    assert seen.senders == {"table.committed": frozenset({"executors"})} and seen.kind == "table"

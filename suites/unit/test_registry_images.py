@@ -40,6 +40,7 @@ class Host:
     def __init__(self, monkeypatch: pytest.MonkeyPatch, local: set[str], registry: set[str], tools: set[str]) -> None:
         self.local, self.registry, self.built, self.pulled = local, registry, [], []
         monkeypatch.setattr(images, "present", lambda image: image.tag in self.local)
+        monkeypatch.setattr(images, "_created", lambda image: None)  # what is not present is missing, not old
         monkeypatch.setattr(images.registries, "pull", self.pull)
         monkeypatch.setattr(images, "_build_at_once", lambda todo: self.built.extend(i.name for i in todo))
         monkeypatch.setattr(images.shutil, "which", lambda tool: f"/usr/bin/{tool}" if tool in tools else None)

@@ -4,12 +4,14 @@ operations on the checkpoint volume as the harness makes them (harness.gate.rela
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 
 import pytest
 
 from harness.gate import relay
 from harness.gate.relay_files import RelayFiles
+from harness.gate.tunnel import Tunnel
 from suites.unit.conftest import SECRET
 
 pytestmark = pytest.mark.unit
@@ -61,3 +63,48 @@ def test_clients_are_announced_under_ids_no_one_can_guess(relay_ports) -> None:
                 ids.append(replies.readline().split()[0])
         assert all(len(i) == 16 for i in ids) and ids[0] != ids[1]
         assert not any(i.isdigit() for i in ids)
+
+
+@pytest.fixture
+def echo_port():
+    """A server on loopback that answers each line with itself: a container port a tunnel reaches."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection, connection.makefile("rb") as lines:
+                for line in lines:
+                    connection.sendall(line)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_a_tunnel_reaches_a_target_through_the_relay_with_the_secret(relay_ports, echo_port: int) -> None:
+    """What only the harness needs (Kafka's direct listener, toxiproxy's API) is reached through the relay's
+    published port, with the run's secret, from a port on this host's loopback: it is never published."""
+    tunnel = Tunnel(("127.0.0.1", relay_ports[1]), SECRET, "127.0.0.1", echo_port)
+    try:
+        assert tunnel.address[0] == "127.0.0.1"
+        for _ in range(2):  # each local connection has a relay connection of its own
+            with socket.create_connection(tunnel.address, timeout=5) as local:
+                local.sendall(b"hello\n")
+                assert local.makefile("rb").readline() == b"hello\n"
+    finally:
+        tunnel.close()
+
+
+@pytest.mark.parametrize("first_line", ["wrong-secret connect 127.0.0.1 {port}", "connect 127.0.0.1 {port}",
+                                        "{secret} connect localhost {port}", "{secret} connect 127.0.0.1 x"])
+def test_a_tunnel_goes_only_with_the_secret_and_only_to_the_runs_containers(relay_ports, echo_port: int,
+                                                                          first_line: str) -> None:
+    """Without the secret, or to a host that is not one of the run's containers (here: not the one target
+    the relay was given), the relay closes the connection: it is nobody's way into the engine's networks."""
+    with socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) as stranger:
+        stranger.sendall(first_line.format(secret=SECRET, port=echo_port).encode() + b"\nhello\n")
+        assert stranger.recv(100) == b""
