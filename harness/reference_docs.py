@@ -117,8 +117,14 @@ def grammar_page() -> str:
     return HEADER + "\n".join(lines) + "\n"
 
 
-KINDS = (spec.TRANSACTIONAL, spec.PLAIN)
+KINDS = (spec.TRANSACTIONAL, spec.PLAIN, f"{spec.TABLE} (delta)", f"{spec.TABLE} (postgres)")
 BROKER_COUNTS = (1, MIN_BROKERS)
+
+
+def _assumed(kind: str, stateful: bool, brokers: int) -> Observation:
+    """A sink of one of KINDS as a dry run assumes it (a table sink's output in brackets)."""
+    kind, _, output = kind.partition(" (")
+    return Observation.assumed(kind, stateful, brokers, **({"output": output.rstrip(")")} if output else {}))
 
 
 def class_counts() -> dict[tuple[str, bool, int], tuple[int, int, int]]:
@@ -128,7 +134,7 @@ def class_counts() -> dict[tuple[str, bool, int], tuple[int, int, int]]:
     for kind in KINDS:
         for stateful in (False, True):
             for brokers in BROKER_COUNTS:
-                seen = Observation.assumed(kind, stateful, brokers)
+                seen = _assumed(kind, stateful, brokers)
                 classes = space(seen)
                 quick = [BASELINE, *rows_for(seen, quick=True)]
                 counts[(kind, stateful, brokers)] = (len(classes), sum(c.tried for c in classes), len(quick))
@@ -145,7 +151,8 @@ def classes_page() -> str:
              "request, timing); the **row** that tries it is a scenario of the matrix (its name is a test id); the "
              "**steps** are what the row runs, in the [fault grammar](fault-grammar.md), and what you write in "
              "`--fault` or `eo_scenario(faults=...)`. A sink's space is drawn from its fault-free baseline: its kind "
-             "(transactional: `txn.*` points; plain: `produce`), who sent each point (a class per role when the "
+             "(transactional: `txn.*` points; plain: `produce`; table: a Delta table's or PostgreSQL's commits, "
+             "`table.committed` and `pg.commit`), who sent each point (a class per role when the "
              "driver and the executors both do), its transaction timeout (the durations below are for 60 s) and "
              "whether the pipeline keeps state. `eo-harness space --sink ...` prints a sink's own.", "",
              "## How many", "",
@@ -155,7 +162,7 @@ def classes_page() -> str:
              "not tried: a full certification there is not certified and exits 4.", ""]
     for kind in KINDS:
         for stateful in (False, True):
-            seen = Observation.assumed(kind, stateful, MIN_BROKERS)
+            seen = _assumed(kind, stateful, MIN_BROKERS)
             lines += [f"## {kind} sink, {'stateful' if stateful else 'stateless'} pipeline, {MIN_BROKERS} brokers",
                       "", *_table(("class", "row", "steps", "quick", "what it tries"),
                                   [(f"`{c.name}`", f"`{c.row}`", " ".join(f"`{f}`" for f in c.faults) or

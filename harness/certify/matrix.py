@@ -52,13 +52,20 @@ def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:
     return [row_of(fault, seen.kind) for fault in space(seen) if fault.tried and (fault.quick or not quick)]
 
 
+def _assumed(brokers: int = 1) -> list[Observation]:
+    """A sink of every kind with a stateful pipeline, as a dry run assumes it: table sinks of both outputs."""
+    return [*(Observation.assumed(kind, stateful=True, brokers=brokers) for kind in (TRANSACTIONAL, PLAIN, TABLE)),
+            Observation.assumed(TABLE, stateful=True, brokers=brokers, output="postgres")]
+
+
 def _matrix(brokers: int = 1) -> list[MatrixScenario]:
     """Every row on `brokers` brokers: those of every kind of sink with a stateful pipeline, each once."""
     rows: dict[str, MatrixScenario] = {BASELINE.name: BASELINE}
-    for kind in (TRANSACTIONAL, PLAIN, TABLE):
-        for row in rows_for(Observation.assumed(kind, stateful=True, brokers=brokers), quick=False):
+    for seen in _assumed(brokers):
+        for row in rows_for(seen, quick=False):
             shared = rows.get(row.name)
-            rows[row.name] = row if shared is None else replace(row, applies_to=ANY)
+            rows[row.name] = row if shared is None or shared.applies_to == row.applies_to else replace(row,
+                                                                                                     applies_to=ANY)
     return list(rows.values())
 
 
@@ -72,8 +79,7 @@ def _split_by_role() -> list[MatrixScenario]:
     a sink of unknown senders gets; listed for test ids, which are fixed before any baseline runs."""
     known = {row.name for row in MATRIX}
     rows: dict[str, MatrixScenario] = {}
-    for kind in (TRANSACTIONAL, PLAIN):
-        assumed = Observation.assumed(kind, stateful=True)
+    for assumed in _assumed():
         both = replace(assumed, senders={point: frozenset(ROLES) for point in assumed.senders})
         rows.update((row.name, row) for row in rows_for(both, quick=False) if row.name not in known)
     return list(rows.values())

@@ -80,7 +80,7 @@ def command(args: argparse.Namespace) -> int:
         if args.random_faults:
             kind = observed_kind(opened.cluster, args)
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL,
-                                    table=kind == TABLE)
+                                    table=kind == TABLE, postgres=args.output == "postgres")
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
                               rate=args.input_rate, restarts=args.restarts, output=args.output)

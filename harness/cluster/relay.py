@@ -40,6 +40,11 @@ class Relay(Service):
         """Where the system under test reaches broker `broker` (its node id) through the gate, inside the network."""
         return f"{self.alias}:{relay.CLIENT_PORT + broker - 1}"
 
+    @property
+    def postgres_address(self) -> tuple[str, int]:
+        """Where the system under test reaches PostgreSQL through the gate, inside the network."""
+        return self.alias, relay.POSTGRES_PORT
+
     def files(self) -> RelayFiles:
         return RelayFiles(*self.service_address, self.secret)
 

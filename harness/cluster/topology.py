@@ -26,7 +26,8 @@ from harness.cluster.service import Service
 from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
 from harness.cluster.toxiproxy import API_PORT, ToxiproxyServer
 from harness.errors import InfrastructureError
-from harness.gate.proxy import KafkaGate, Peer
+from harness.gate.points import Peer
+from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
 from harness.gate.tunnel import Tunnel
 from harness.output.postgres import Endpoint
@@ -50,6 +51,11 @@ def link_name(kind: str, broker: str) -> str:
 def link_port(kind: str, node_id: int) -> int:
     """The link's port inside toxiproxy."""
     return 9100 + 10 * node_id + (ROLES.index(kind) if kind in ROLES else 9)
+
+
+def postgres_link_port(role: str) -> int:
+    """A role's link to PostgreSQL: its port inside toxiproxy (above every broker's)."""
+    return 9300 + ROLES.index(role)
 
 
 class Cluster:
@@ -157,10 +163,18 @@ class Cluster:
                                      f"{broker.alias}:{INTERNAL_PORT}")
 
     def link_address(self, peer: Peer) -> tuple[str, int]:
-        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for, on the
-        run's network (the relay's tunnel reaches it)."""
+        """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for (or to
+        PostgreSQL), on the run's network (the relay's tunnel reaches it)."""
         role = peer.role if peer.role in ROLES else "executors"
+        if peer.service == "postgres":
+            return self.toxiproxy.alias, postgres_link_port(role)
         return self.toxiproxy.alias, link_port(role, peer.broker)
+
+    def postgres_link(self, role: str) -> str:
+        """The name of a role's toxiproxy link to PostgreSQL; LookupError when the run has no PostgreSQL."""
+        if self.postgres is None:
+            raise LookupError("this run has no PostgreSQL: no link to it to cut")
+        return link_name(role, self.postgres.alias)
 
     def postgres_server(self) -> PostgresServer:
         """The run's PostgreSQL, started on first use (only a postgres output needs it); NotReady (exit 3)
@@ -170,14 +184,18 @@ class Cluster:
                 self.postgres = PostgresServer(self.images.postgres.tag, self.network, self.labels)
                 with step("starting PostgreSQL"):
                     self.postgres.start()
+                for role in ROLES:
+                    self.toxiproxy.proxy(link_name(role, self.postgres.alias), postgres_link_port(role),
+                                         f"{self.postgres.alias}:{POSTGRES_PORT}")
             return self.postgres
 
     def postgres_route(self) -> tuple[str, int]:
         """Where the system under test reaches PostgreSQL, as host and port inside the network: the one place
-        that says it (the sink's context carries it as host, port and jdbc_url). Straight to the server for
-        now; a gate that speaks PostgreSQL's protocol goes in between here."""
-        server = self.postgres_server()
-        return server.alias, POSTGRES_PORT
+        that says it (the sink's context carries it as host, port and jdbc_url). The relay's PostgreSQL port:
+        the gate reads the protocol (harness.gate.pg_proxy) and sends it on by the sender role's toxiproxy
+        link, as it does Kafka's."""
+        self.postgres_server()
+        return self.relay.postgres_address
 
     def postgres_for_sinks(self) -> Endpoint:
         """The sinks' connection: the route above, as the sinks' role."""

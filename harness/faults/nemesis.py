@@ -3,7 +3,8 @@
 Every fault has its heal: killed containers are started again (at once; a Kafka node of several stays
 down until healing, so that the others take over), a killed driver is replaced by a new spark-submit on
 the same checkpoint, paused processes and containers resume, cut links are restored,
-isolated containers reconnected, held requests released or dropped.
+isolated containers reconnected, held requests released or dropped. A PostgreSQL commit's connection
+dropped in place of its answer (`drop`) needs no heal: the client has its error, the server its commit.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from harness.cluster.kafka import KafkaBroker
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
-from harness.faults.spec import FaultStep, is_node
-from harness.gate.proxy import GateEvent, Held
+from harness.faults.spec import PG_POINTS, FaultStep, is_node
+from harness.gate.points import GateEvent, Held
 from harness.history import History
 
 EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
@@ -264,7 +265,9 @@ class Nemesis:
         name = str(step)
         assert step.duration is not None
         brokers = [broker.alias for broker in self.cluster.kafka.brokers]
-        if step.target in ROLES:
+        if step.point in PG_POINTS:  # a role's link to PostgreSQL (spec: only a role there)
+            names = [self.cluster.postgres_link(step.target)]
+        elif step.target in ROLES:
             names = [link_name(step.target, broker) for broker in brokers]
         elif step.target == "followers":
             names = [link_name(REPLICATION, self._node(step, event, target="leader").alias)]
@@ -303,6 +306,12 @@ class Nemesis:
                     raise
 
         self._later(name, step.duration, reconnect)
+
+    def _drop(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
+        """The commit went through, its answer is held: close the connection in its place."""
+        assert hold is not None
+        hold.drop()
+        self.history.record("effect", fault=str(step), effect="the commit's answer dropped, its connection closed")
 
     def _delay(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         assert step.duration is not None and hold is not None

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from harness.cluster.brokers import KafkaCluster
 from harness.cluster.kafka import KafkaBroker
+from harness.gate.points import GateEvent
 from harness.gate.protocol import PRODUCE
-from harness.gate.proxy import GateEvent, KafkaGate
+from harness.gate.proxy import KafkaGate
 
 
 def resolve_node(target: str, event: GateEvent | None, kafka: KafkaCluster,

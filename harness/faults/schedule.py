@@ -11,8 +11,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.faults.nemesis import Nemesis
-from harness.faults.spec import BATCH_POINTS, FaultStep
-from harness.gate.proxy import GateEvent, Held, Hold
+from harness.faults.spec import BATCH_POINTS, PG_POINTS, FaultStep
+from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
 
 
@@ -73,8 +73,9 @@ class Schedule:
         self._timers: list[threading.Timer] = []
         self._closed = False
 
-    def _match(self, point: str, role: str | None, batch: int | None) -> int | None:
-        """Count the point against every armed step; the index of the step that fires now, if any."""
+    def _match(self, point: str, role: str | None, batch: int | None, answered: bool = False) -> int | None:
+        """Count the point against every armed step; the index of the step that fires now, if any. A
+        PostgreSQL commit is counted as it arrives, by a `drop` step as it is answered."""
         with self._lock:
             if self._closed:
                 return None
@@ -82,6 +83,8 @@ class Schedule:
                 if index in self.fired or step.point != point or (step.after and index - 1 not in self.done):
                     continue
                 if step.role is not None and step.role != role:
+                    continue
+                if point in PG_POINTS and (step.action == "drop") != answered:
                     continue
                 if step.number is not None and point in BATCH_POINTS and batch != int(step.number):
                     continue
@@ -96,11 +99,11 @@ class Schedule:
 
     def on_point(self, event: GateEvent) -> bool:
         """A step that fires on a gate point holds it: the nemesis then settles the hold."""
-        group = self._groups.get((event.point, event.request.transactional_id or ""))
+        group = self._groups.get((event.point, event.transactional_id or ""))
         if group is not None and group.outcome is None and group.retries(event):
             self._retries[id(event)] = group
             return True
-        index = self._match(event.point, event.peer.role, None)
+        index = self._match(event.point, event.peer.role, None, event.answered)
         if index is None:
             return False
         self._held[id(event)] = index
@@ -110,14 +113,14 @@ class Schedule:
         group = self._retries.pop(id(hold.event), None)
         if group is not None:
             self.history.record("hold.retry", point=hold.event.point,
-                                transactional_id=hold.event.request.transactional_id)
+                                transactional_id=hold.event.transactional_id)
             group.add(hold)
             return
         index = self._held.pop(id(hold.event))
         step = self.steps[index]
         held: Hold | HoldGroup = hold
-        if step.action in ("delay", "pause") and hold.event.request.transactional_id:
-            held = self._groups[(hold.event.point, hold.event.request.transactional_id)] = HoldGroup(hold)
+        if step.action in ("delay", "pause") and hold.event.transactional_id:
+            held = self._groups[(hold.event.point, hold.event.transactional_id)] = HoldGroup(hold)
         self._pool.submit(self._carry_out, index, hold.event, held)
 
     # -- checkpoint and clock ----------------------------------------------------------------------

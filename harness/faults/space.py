@@ -1,5 +1,6 @@
 """The fault space of a sink and pipeline, drawn from what their fault-free run showed: the gate points
-it reached and which role sent them, whether the query kept state, and the sink's own transaction
+it reached (Kafka's, PostgreSQL's commits) and which role sent them, whether the query kept state, and the
+sink's own transaction
 timeout (in every InitProducerId request). A fault class is one cell: an action on a target at a point,
 for the role that sent the request there, in a timing class (instant, or just below or just above a
 timeout the sink or Spark has). Each class names the fault steps of the row that tries it, or none
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from harness.cluster.spark import NETWORK_TIMEOUT_S
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
-from harness.faults.spec import TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
+from harness.faults.spec import PG_POINTS, TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
 
 DEFAULT_TRANSACTION_TIMEOUT_S = 60.0  # librdkafka's transaction.timeout.ms default, when no InitProducerId showed one
 ABOVE_MARGIN_S = 10.0  # "just above" a timeout: past it with room for the broker's abort to land
@@ -41,8 +42,9 @@ class Observation:
     @classmethod
     def from_events(cls, events: Iterable[dict], stateful: bool, brokers: int = 1,
                     output: str = "kafka") -> Observation:
-        """From a run's history events (its gate `point` events, and a table output's `table.committed`
-        versions that came before Spark's commit: the driver commits a table) on `brokers` brokers."""
+        """From a run's history events (its gate `point` events as requests arrived, and a table output's
+        `table.committed` commits that came before Spark's commit: by the driver, unless the event names
+        the role whose commit it was) on `brokers` brokers."""
         senders: dict[str, set[str]] = {}
         counts: dict[str, int] = {}
         timeouts = []
@@ -50,7 +52,7 @@ class Observation:
             if event["type"] in TABLE_POINTS and event["point"]:  # Delta: the driver; PostgreSQL: who committed
                 senders.setdefault(event["type"], set()).add(event.get("role", "driver"))
                 counts[event["type"]] = counts.get(event["type"], 0) + 1
-            elif event["type"] == "point":
+            elif event["type"] == "point" and event.get("phase") != "response":  # a commit's answer: counted in
                 senders.setdefault(event["point"], set()).add(event["role"])
                 counts[event["point"]] = counts.get(event["point"], 0) + 1
                 if event.get("transaction_timeout_ms"):
@@ -59,11 +61,15 @@ class Observation:
                    counts, brokers, output)
 
     @classmethod
-    def assumed(cls, kind: str, stateful: bool, brokers: int = 1) -> Observation:
-        """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet)."""
+    def assumed(cls, kind: str, stateful: bool, brokers: int = 1, output: str = "delta") -> Observation:
+        """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet); a
+        table sink's, for its `output` (Delta's driver commits the table; PostgreSQL's commits go by the gate)."""
+        if kind == TABLE and output == "postgres":
+            return cls({p: frozenset() for p in (*TABLE_POINTS, *PG_POINTS)}, None, stateful, brokers=brokers,
+                       output=output)
         if kind == TABLE:
             return cls({p: frozenset({"driver"}) for p in TABLE_POINTS}, None, stateful, brokers=brokers,
-                       output="delta")
+                       output=output)
         points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce", "produce.sent")
         return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 
@@ -71,13 +77,14 @@ class Observation:
         """As JSON: a shard's certificate carries it, so that merging shards draws the space again."""
         return {"senders": {point: sorted(roles) for point, roles in sorted(self.senders.items())},
                 "transaction_timeout_s": self.transaction_timeout_s, "stateful": self.stateful,
-                "counts": dict(sorted(self.counts.items())), "brokers": self.brokers}
+                "counts": dict(sorted(self.counts.items())), "brokers": self.brokers, "output": self.output}
 
     @classmethod
     def from_dict(cls, data: dict) -> Observation:
         """From `to_dict`'s JSON."""
         return cls({point: frozenset(roles) for point, roles in data["senders"].items()},
-                   data["transaction_timeout_s"], data["stateful"], dict(data["counts"]), data["brokers"])
+                   data["transaction_timeout_s"], data["stateful"], dict(data["counts"]), data["brokers"],
+                   data.get("output", "kafka"))
 
     @property
     def kind(self) -> str:
@@ -228,15 +235,57 @@ def _plain(seen: Observation) -> list[FaultClass]:
 
 
 def _table(seen: Observation) -> list[FaultClass]:
-    """A table sink writes no Kafka: its commit point is the table's (a new version holding batch N, the
-    driver held there before Spark's commit log has N: harness.run.table_watch)."""
+    """A table sink writes no Kafka: its commit point is the table's (a new version holding batch N, or a
+    PostgreSQL commit answered while Spark runs batch N, before Spark's commit log has N:
+    harness.run.table_watch, harness.run.pg_commits), and PostgreSQL's commits on the wire."""
+    out = _postgres(seen)
     if "table.committed" not in seen.senders:
-        return []
-    return [FaultClass("kill", "driver", "table.committed", "any", "instant", "kill-driver-table.committed",
+        return out
+    return [*out, FaultClass("kill", "driver", "table.committed", "any", "instant", "kill-driver-table.committed",
                        ("kill:driver@table.committed:2",),
                        "SIGKILL the driver once batch 2 is committed to the table, before Spark's commit log has it "
                        "(apache/paimon#9666): the restarted query runs batch 2 again and must not commit it twice",
                        quick=True)]
+
+
+def _postgres(seen: Observation) -> list[FaultClass]:
+    """A sink's commits on PostgreSQL's wire (`pg.commit`, the second one: the first batch's may be alone in
+    being slow), by whichever roles sent them: the driver (foreachBatch) or the executors (df.write.jdbc).
+    Cut before the server sees it, a commit is rolled back; its answer lost, it is committed while the
+    sink gets an error; held, it lands late; its executor stopped, it lands after the task's retry's."""
+    point = "pg.commit"
+    if point not in seen.senders:
+        return []
+    out = []
+    for role, spec, suffix in _role_suffix(seen, point):
+        out += [
+            FaultClass("kill", "sender", point, role, "instant", f"kill-sender-{point}{suffix}",
+                       (f"kill:sender@{point}#2{spec}",),
+                       f"SIGKILL the process sending a commit ({_who(role)}) while the gate holds it: PostgreSQL "
+                       "rolls the transaction back, and the batch or task runs again", quick=True),
+            FaultClass("drop", "sender", point, role, "instant", f"lost-pg-commit-response{suffix}",
+                       (f"drop:sender@{point}#2{spec}",),
+                       f"a commit whose answer is lost ({_who(role)}): committed in PostgreSQL, the connection "
+                       "closed in place of its answer; writing the batch again without checking what committed "
+                       "duplicates it", quick=True),
+        ]
+    for link in sorted(seen.senders[point]) or ROLES:
+        out.append(FaultClass("partition", link, point, "any", f"{PARTITION_S:g}s", f"partition-{link}-{point}",
+                              (f"partition:{link}@{point}#2/{PARTITION_S:g}s",),
+                              f"cut the {link} link to PostgreSQL for {PARTITION_S:g} s as a commit is sent: the "
+                              "commit never reaches the server (rolled back), the connection is lost"))
+    held = round(NETWORK_TIMEOUT_S / 2)
+    out.append(FaultClass("delay", "sender", point, "any", "below-network-timeout", f"delay-{point}",
+                          (f"delay:sender@{point}#2/{held}s",),
+                          f"a commit held {held} s at the gate, then let through (within Spark's network timeout)"))
+    if _executors_write(seen, point):
+        pause = round(2 * NETWORK_TIMEOUT_S)
+        out.append(FaultClass("pause", "executor", point, "any", "above-network-timeout", f"pause-executor-{point}",
+                              (f"pause:executor@{point}#2/{pause}s",),
+                              f"a zombie: the executor stops as it sends a commit, past Spark's network timeout "
+                              f"({NETWORK_TIMEOUT_S:g} s); the task runs again elsewhere and the zombie's commit "
+                              "lands when it wakes", quick=True))
+    return out
 
 
 def _executors_write(seen: Observation, point: str) -> bool:

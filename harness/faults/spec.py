@@ -1,11 +1,11 @@
 """Fault steps as data, and the small grammar that writes them.
 
     step     := ["then "] action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
-    action   := kill | stop | pause | partition | isolate | delay
+    action   := kill | stop | pause | partition | isolate | delay | drop
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
-              | batch.planned | batch.committed | state.committed | table.committed | time
+              | pg.commit | batch.planned | batch.committed | state.committed | table.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time)
                 (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet)
     nth      := fire on the nth matching occurrence (default 1)
@@ -19,6 +19,14 @@ A plain (non-transactional) write has two points: `produce` as its response come
 in the log, its sender does not know yet) and `produce.sent`, only for a write to the output, as it
 arrives (the broker has not seen it: held, it lands when released, whatever became of its sender).
 
+`pg.commit` is a commit on PostgreSQL's wire (a COMMIT or END, or a write sent outside a transaction
+block: autocommit), matched as it arrives at the gate: held there, the server has not seen it. `kill`
+or `stop` its sender (or the driver, an executor), `partition` its role's link to PostgreSQL, `isolate`:
+the held commit is dropped with the connection, so the server rolls the transaction back. `delay` holds
+it, `pause` holds it while its sender sleeps. `drop:sender@pg.commit` lets the commit through and
+closes the connection in place of its response: committed, and the sink gets an error (the lost commit
+response). Kafka's nodes as targets of a pg.commit step: broker, broker:N or controller.
+
 Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
 the transaction coordinator of the sender's transactional id (else of the last one the gate saw),
 `leader` the leader of the partition the request writes to (else of the partition the sender last
@@ -31,7 +39,8 @@ Examples: kill:sender@txn.pre_commit#2, kill:driver@batch.committed:3, partition
 pause:executor@txn.pre_commit/40s, delay:sender@txn.commit/20s, kill:broker@time:20,
 kill:coordinator@txn.commit#2, partition:leader@txn.first_write#3/20s, isolate:coordinator@txn.pre_commit#2/30s,
 partition:followers@txn.first_write#2/30s, stop:broker:3@batch.planned:2,
-kill:driver@txn.commit followed by then kill:driver@txn.first_write.
+kill:driver@txn.commit followed by then kill:driver@txn.first_write, kill:sender@pg.commit#2~driver,
+partition:executors@pg.commit#3/10s, drop:sender@pg.commit#2.
 """
 
 from __future__ import annotations
@@ -44,10 +53,12 @@ from dataclasses import asdict, dataclass
 
 from harness.errors import BadInput
 
-ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay")
+ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay", "drop")
 NODES = ("broker", "coordinator", "leader", "controller")  # Kafka nodes, resolved when the fault fires
 TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "followers")
-GATE_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
+KAFKA_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
+PG_POINTS = ("pg.commit",)  # a commit on PostgreSQL's wire: matched as it arrives, `drop` as it is answered
+GATE_POINTS = (*KAFKA_POINTS, *PG_POINTS)
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
 TABLE_POINTS = ("table.committed",)  # a table output's version holding batch N, before Spark's commits/N
@@ -58,7 +69,7 @@ ROLES = ("driver", "executors")
 TIMED = ("pause", "partition", "isolate", "delay")
 TRANSACTIONAL = "transactional"  # a sink's kind: it writes in Kafka transactions (txn.* points apply)
 PLAIN = "plain"  # it writes with plain produce requests (the produce point applies)
-TABLE = "table"  # it writes a table (harness.output: delta): the table points apply, Kafka's write points not
+TABLE = "table"  # it writes a table (harness.output: delta, postgres): the table points apply, Kafka's write points not
 
 STEP = re.compile(
     r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z_.]+)"
@@ -206,6 +217,22 @@ def _validate(step: FaultStep, spec: str) -> None:
         raise BadInput(f"fault spec '{spec}': 'followers' is cut from their leader: partition:followers@.../D")
     if step.target == "executors" and step.action != "partition":
         raise BadInput(f"fault spec '{spec}': target 'executors' is a link; did you mean 'executor'?")
+    _validate_pg(step, spec)
+
+
+def _validate_pg(step: FaultStep, spec: str) -> None:
+    """`drop` closes a PostgreSQL commit's connection in place of its answer; a pg.commit step's partition
+    cuts a role's link to PostgreSQL, and no Kafka request names a coordinator or leader there."""
+    if step.action == "drop" and (step.target != "sender" or step.point not in PG_POINTS):
+        raise BadInput(f"fault spec '{spec}': 'drop' drops a PostgreSQL commit's response: drop:sender@pg.commit")
+    if step.point not in PG_POINTS:
+        return
+    if step.action == "partition" and step.target not in ROLES:
+        raise BadInput(f"fault spec '{spec}': at pg.commit 'partition' cuts a role's link to PostgreSQL: "
+                       "partition:driver@pg.commit/D or partition:executors@pg.commit/D")
+    if step.target in ("coordinator", "leader", "followers"):
+        raise BadInput(f"fault spec '{spec}': no Kafka request at pg.commit names a {step.target}; a Kafka node "
+                       "there is broker, broker:N or controller")
 
 
 def parse_schedule(specs: list[str]) -> list[FaultStep]:
@@ -232,17 +259,21 @@ def schedule_from_json(text: str) -> list[FaultStep]:
     return _in_order([checked(FaultStep(**step), spec) for step, spec in zip(steps, specs, strict=True)], specs)
 
 
-def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False) -> list[FaultStep]:
+def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False,
+                    postgres: bool = False) -> list[FaultStep]:
     """A reproducible random schedule: same seed, same steps (never at a state point, which a
-    stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit."""
+    stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit
+    (`postgres`: and its commits on PostgreSQL's wire)."""
     rng = random.Random(seed)
-    writes = TABLE_POINTS if table else TRANSACTION_POINTS if transactional else ("produce",)
+    writes = (*TABLE_POINTS, *PG_POINTS) if postgres else TABLE_POINTS if table else TRANSACTION_POINTS \
+        if transactional else ("produce",)
     points = (*writes, *STREAM_POINTS)
     schedule = []
     for _ in range(steps):
         point = rng.choice(points)
-        action = rng.choice(("kill", "pause", "partition", "delay") if point in GATE_POINTS else ("kill", "pause"))
-        target = {"partition": rng.choice(ROLES), "delay": "sender"}.get(
+        gate_actions = ("kill", "pause", "partition", "delay", *(("drop",) if point in PG_POINTS else ()))
+        action = rng.choice(gate_actions if point in GATE_POINTS else ("kill", "pause"))
+        target = {"partition": rng.choice(ROLES), "delay": "sender", "drop": "sender"}.get(
             action, rng.choice(("sender", "executor", "driver") if point in GATE_POINTS else ("executor", "driver"))
         )
         number = float(rng.randint(1, 3)) if point in BATCH_POINTS else None  # a backlog is read in 5 batches

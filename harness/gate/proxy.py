@@ -1,4 +1,5 @@
-"""The gate: a TCP proxy between the system under test and toxiproxy that reads Kafka's framing.
+"""The gate: a TCP proxy between the system under test and toxiproxy that reads Kafka's framing (and
+PostgreSQL's: harness.gate.pg_proxy).
 
 The system under test connects to the run's relay (harness.gate.relay), a container on its network; the
 relay announces each connection and the gate claims it over the relay's published port, so that no
@@ -8,6 +9,8 @@ toxiproxy link, and names the points a request reaches: some as it arrives (held
 not seen it), some as its response comes back (held there, the broker acted but the client does not
 know). On an interceptor's word it holds the frame at that point until
 released or dropped. It runs its own asyncio loop in a thread; holds are released from any thread.
+A client of PostgreSQL comes in on the relay's PostgreSQL port (announced as `pg`) and goes through its
+role's toxiproxy link to the server.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Protocol
 
+from harness.gate.pg_proxy import pg_pumps
+from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Hold, Interceptor, Observe, Peer
 from harness.gate.protocol import (
     ADD_PARTITIONS_TO_TXN,
     BODY_CLASSES,
@@ -32,96 +35,9 @@ from harness.gate.protocol import (
     parse_request,
     response_correlation_id,
 )
-from harness.gate.relay import keep_alive
+from harness.gate.relay import POSTGRES, keep_alive
 
 INSPECTED = {PRODUCE, *BODY_CLASSES}
-HOLD_REQUEST = "request"
-HOLD_RESPONSE = "response"
-
-
-@dataclass(frozen=True)
-class Peer:
-    """Who is on the other end of a connection: a container and its role (driver, executors)."""
-
-    container: str
-    role: str
-    address: str
-    port: int = 0  # the client's source port: names the process that owns the connection
-    broker: int = 1  # the node id of the broker the connection goes to (the relay's port it came in on)
-
-
-@dataclass
-class GateEvent:
-    """A transaction or produce point reached by one request."""
-
-    point: str
-    peer: Peer
-    connection: int
-    request: RequestInfo
-    t: float = field(default_factory=time.time)
-
-    def fields(self) -> dict:
-        r = self.request
-        return {"point": self.point, "container": self.peer.container, "role": self.peer.role,
-                "source": f"{self.peer.address}:{self.peer.port}", "connection": self.connection,
-                "broker": self.peer.broker,
-                "api_version": r.api_version,
-                "client_id": r.client_id, "transactional_id": r.transactional_id, "committed": r.committed,
-                "producer_id": r.producer_id, "producer_epoch": r.producer_epoch,
-                **({"transaction_timeout_ms": r.transaction_timeout_ms} if r.transaction_timeout_ms else {})}
-
-
-class Hold:
-    """A request or response held by the gate; `release` forwards it, `drop` cuts the connection."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, event: GateEvent, what: str) -> None:
-        self.loop = loop
-        self.event = event
-        self.what = what
-        self.future: asyncio.Future[bool] = loop.create_future()
-        self.since = time.time()
-
-    def _settle(self, forward: bool) -> None:
-        if not self.future.done():
-            self.future.set_result(forward)
-
-    def release(self) -> None:
-        self.loop.call_soon_threadsafe(self._settle, True)
-
-    def drop(self) -> None:
-        self.loop.call_soon_threadsafe(self._settle, False)
-
-    @property
-    def settled(self) -> bool:
-        return self.future.done()
-
-
-class Held(Protocol):
-    """What the nemesis settles: one hold, or a hold with its retries."""
-
-    what: str
-
-    def release(self) -> None: ...
-
-    def drop(self) -> None: ...
-
-
-class Interceptor(Protocol):
-    """Decides, per point reached, whether to hold; is told of every hold. Called on the gate's loop: be quick."""
-
-    def on_point(self, event: GateEvent) -> bool: ...
-
-    def on_hold(self, hold: Hold) -> None: ...
-
-
-class Observe:
-    """The default interceptor: holds nothing."""
-
-    def on_point(self, event: GateEvent) -> bool:
-        return False
-
-    def on_hold(self, hold: Hold) -> None:
-        return None
 
 
 class KafkaGate:
@@ -178,14 +94,14 @@ class KafkaGate:
         its own."""
         while line := await control.readline():
             number, address, port, broker = line.decode().split()
-            claim = asyncio.ensure_future(self._claim(number, address, int(port), int(broker)))
+            claim = asyncio.ensure_future(self._claim(number, address, int(port), broker))
             self._claims.add(claim)
             claim.add_done_callback(self._claims.discard)
         if not self._stopping:  # no client can be routed from now on: every later scenario would stall
             self.failure = f"the relay's control connection at {self.relay[0]}:{self.relay[1]} closed"
             self.record("gate.lost", error=self.failure)
 
-    async def _claim(self, number: str, address: str, port: int, broker: int) -> None:
+    async def _claim(self, number: str, address: str, port: int, broker: str) -> None:
         try:
             reader, writer = await asyncio.open_connection(*self.relay, limit=2**20)
         except OSError as error:
@@ -220,11 +136,12 @@ class KafkaGate:
         return [hold for hold in self.holds if not hold.settled]
 
     async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
-                      address: str, port: int, broker: int) -> None:
+                      address: str, port: int, broker: str) -> None:
+        """Route one client: `broker` is the node id it asked for, or `pg` (PostgreSQL)."""
         connection = next(self._ids)
         try:
-            peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port,
-                                       broker=broker)
+            to = {"service": "postgres"} if broker == POSTGRES else {"broker": int(broker)}
+            peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port, **to)
             host, port = await self._loop.run_in_executor(None, self.upstream, peer)
             upstream_reader, upstream_writer = await asyncio.open_connection(*self.relay, limit=2**20)
             upstream_writer.write(f"{self.secret} connect {host} {port}\n".encode())  # the relay goes on to it
@@ -233,11 +150,15 @@ class KafkaGate:
             client_writer.close()
             return
         self._connections.update((client_writer, upstream_writer))
-        pending: dict[int, tuple[str, RequestInfo]] = {}  # correlation id -> the point its response reaches
-        pumps = [
-            asyncio.ensure_future(self._requests(client_reader, upstream_writer, peer, connection, pending)),
-            asyncio.ensure_future(self._responses(upstream_reader, client_writer, peer, connection, pending)),
-        ]
+        if peer.service == "postgres":
+            pumps = pg_pumps(self, (client_reader, client_writer), (upstream_reader, upstream_writer), peer,
+                             connection)
+        else:
+            pending: dict[int, tuple[str, RequestInfo]] = {}  # correlation id -> the point its response reaches
+            pumps = [
+                asyncio.ensure_future(self._requests(client_reader, upstream_writer, peer, connection, pending)),
+                asyncio.ensure_future(self._responses(upstream_reader, client_writer, peer, connection, pending)),
+            ]
         await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
         for pump in pumps:
             pump.cancel()
@@ -270,11 +191,11 @@ class KafkaGate:
                     at_request, at_response = self._points(request)
                     if at_response is not None:
                         pending[request.correlation_id] = (at_response, request)
-                    if at_request is not None and not await self._intercept(
+                    if at_request is not None and not await self.intercept(
                         GateEvent(at_request, peer, connection, request), HOLD_REQUEST
                     ):
                         return
-            await self._forward(writer, size_bytes, payload)
+            await self.forward(writer, size_bytes + payload)
 
     async def _responses(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
@@ -283,16 +204,16 @@ class KafkaGate:
         async for size_bytes, payload in self._frames(reader):
             if pending:
                 answered = pending.pop(response_correlation_id(payload), None)
-                if answered is not None and not await self._intercept(
+                if answered is not None and not await self.intercept(
                     GateEvent(answered[0], peer, connection, answered[1]), HOLD_RESPONSE
                 ):
                     return
-            await self._forward(writer, size_bytes, payload)
+            await self.forward(writer, size_bytes + payload)
 
-    async def _forward(self, writer: asyncio.StreamWriter, size_bytes: bytes, payload: bytes) -> None:
-        """Write one frame on; wait for the peer only when a megabyte is buffered."""
-        writer.write(size_bytes + payload)
-        self.bytes_forwarded += 4 + len(payload)
+    async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        """Write frames on; wait for the peer only when a megabyte is buffered."""
+        writer.write(data)
+        self.bytes_forwarded += len(data)
         if writer.transport.get_write_buffer_size() > 2**20:
             await writer.drain()
 
@@ -328,7 +249,7 @@ class KafkaGate:
             return "txn.first_write", None
         return None, None
 
-    async def _intercept(self, event: GateEvent, what: str) -> bool:
+    async def intercept(self, event: GateEvent, what: str) -> bool:
         """Record the point; hold when the interceptor asks to. False: drop the connection."""
         self.record("point", **event.fields())
         if not self.interceptor.on_point(event):

@@ -4,8 +4,8 @@ the harness's host (an engine in a VM, on another machine, in Docker-in-Docker).
 It runs in a container on the run's network (standard library only) and listens on two ports:
 
 - CLIENT_PORT + n - 1 for broker n, on the network: where broker n's chaos listener points the system
-  under test. Each client connection is announced to the harness (`<id> <address> <port> <broker>` on
-  the control connection), which
+  under test; and POSTGRES_PORT, where it reaches PostgreSQL. Each client connection is announced to the
+  harness (`<id> <address> <port> <broker>` on the control connection, `pg` for PostgreSQL's), which
   opens a data connection for it (`data <id>`) and from then on the relay copies bytes both ways. The
   gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
 - SERVICE_PORT, published: the harness's connections, each starting with one line: the run's secret,
@@ -35,6 +35,8 @@ import stat
 import sys
 
 CLIENT_PORT = 9092
+POSTGRES_PORT = 5432
+POSTGRES = "pg"  # what a PostgreSQL client's announcement names in place of a broker
 SERVICE_PORT = 9000
 ROOT = "/checkpoints"  # the run's checkpoint volume; files outside it are refused
 CHUNK = 65536
@@ -66,7 +68,7 @@ class Relay:
         self.waiting: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
 
-    async def on_client(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def on_client(self, broker: int | str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.control is None:  # no harness: nobody can route this client
             writer.close()
             return
@@ -223,18 +225,23 @@ async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 
 
 async def listen(secret: str, host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
-                 service_port: int = SERVICE_PORT, targets: tuple[str, ...] = ()) -> list[asyncio.Server]:
-    """A client server per broker (the nth port for broker n), then the service server, listening."""
+                 service_port: int = SERVICE_PORT, targets: tuple[str, ...] = (),
+                 postgres_port: int | None = None) -> list[asyncio.Server]:
+    """A client server per broker (the nth port for broker n), PostgreSQL's (when given a port), then the
+    service server, listening."""
     relay = Relay(secret, targets)
     servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=LINE_LIMIT)
                for n, port in enumerate(client_ports, 1)]
+    if postgres_port is not None:
+        servers.append(await asyncio.start_server(functools.partial(relay.on_client, POSTGRES), host, postgres_port,
+                                                  limit=LINE_LIMIT))
     servers.append(await asyncio.start_server(relay.on_service, host, service_port, limit=LINE_LIMIT))
     return servers
 
 
 async def main(brokers: int, targets: tuple[str, ...]) -> None:
     servers = await listen(os.environ.get(SECRET_ENV, ""), client_ports=tuple(CLIENT_PORT + n for n in range(brokers)),
-                           targets=targets)
+                           targets=targets, postgres_port=POSTGRES_PORT)
     print(READY, flush=True)
     await asyncio.gather(*(server.serve_forever() for server in servers))
 

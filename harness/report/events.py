@@ -19,6 +19,11 @@ def describe(event: dict) -> str:
             return f"batch {event.get('batch')} committed (commits/{event.get('batch')} written)"
         case "state.committed":
             return f"batch {event.get('batch')}'s state store version written"
+        case "point" if event.get("point") == "pg.commit":
+            if event.get("phase") == "response":
+                outcome = "committed" if event.get("committed") else f"not committed ({event.get('error')})"
+                return f"{event.get('container')}'s PostgreSQL {event.get('how')} answered: {outcome}"
+            return f"{event.get('container')} sent a PostgreSQL {event.get('how')} ({event.get('statement')})"
         case "point":
             txn = f" for {event['transactional_id']}" if event.get("transactional_id") else ""
             return f"{event.get('container')} reached {event.get('point')}{txn}"

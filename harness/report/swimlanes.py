@@ -1,6 +1,7 @@
 """A swimlane timeline of one scenario (SVG, no JavaScript): a lane for the batches, one per driver and
 executor container and one per broker, each transaction a bar from its first write to its commit or
-abort (colored by outcome), plain produce requests as ticks, a query's own failures as crosses, fault
+abort (colored by outcome), each PostgreSQL commit a bar from its sending to its answer (or to the end,
+never answered), plain produce requests as ticks, a query's own failures as crosses, fault
 windows shaded and labelled across the lane they hit (a broker fault on the broker it resolved to),
 leader and coordinator changes marked on the broker that took over, a table output's versions and the
 anomalies marked in an output lane at the time their record was written (found by its partition and offset)."""
@@ -47,6 +48,7 @@ def swimlanes_svg(events: list[dict], anomalies: Mapping[str, dict],
     parts += _faults(events, lanes, x, y, height)
     parts += _batches(events, x, y("batches"))
     parts += _transactions(events, x, y)
+    parts += _pg_commits(events, lanes, x, y)
     parts += _containers(events, lanes, x, y)
     parts += _query_failures(events, lanes, x, y)
     parts += _task_attempts(events, lanes, x, y)
@@ -131,6 +133,36 @@ def _transactions(events: list[dict], x, y) -> list[str]:  # type: ignore[no-unt
     for (container, second), count in ticks.items():
         parts.append(f'<rect x="{x(second):.1f}" y="{y(container) + 10}" width="2" height="{LANE - 20}" '
                      f'fill="#566573"><title>{count} produce requests at {escape(container)}</title></rect>')
+    return parts
+
+
+def _pg_commits(events: list[dict], lanes: list[str], x, y) -> list[str]:  # type: ignore[no-untyped-def]
+    """A bar per PostgreSQL commit on its sender, from the gate's `pg.commit` as sent to its answer
+    (answers come back in the order commits were sent on a connection): committed, not committed, its
+    answer dropped, or never answered (cut before the server)."""
+    sent: dict[tuple[object, object], list[dict]] = {}
+    answered: dict[tuple[object, object], int] = {}  # the last answer on a connection: the one a drop settles
+    bars: list[list] = []  # [sent event, answered at, outcome]
+    for event in events:
+        key = (event.get("container"), event.get("connection"))
+        if event["type"] == "drop" and event.get("phase") == "response" and key in answered:
+            bars[answered.pop(key)][2] += ", its answer dropped"
+        if event["type"] != "point" or event.get("point") != "pg.commit" or event.get("container") not in lanes:
+            continue
+        if event.get("phase") == "request":
+            sent.setdefault(key, []).append(event)
+        elif sent.get(key):
+            answered[key] = len(bars)
+            bars.append([sent[key].pop(0), event["t"], "committed" if event.get("committed") else "not committed"])
+    last = max(e["t"] for e in events)
+    bars += [[first, last, "never answered"] for waiting in sent.values() for first in waiting]
+    parts = []
+    for first, ended, outcome in bars:
+        color = COLORS["committed" if outcome.startswith("committed") else "aborted"]
+        title = f"PostgreSQL {first.get('how')} ({first.get('statement')}): {outcome} after {ended - first['t']:.2f} s"
+        parts.append(f'<rect x="{x(first["t"]):.1f}" y="{y(first["container"]) + 8}" '
+                     f'width="{max(x(ended) - x(first["t"]), 2):.1f}" height="{LANE - 16}" fill="{color}" '
+                     f'opacity="0.75"><title>{escape(title)}</title></rect>')
     return parts
 
 

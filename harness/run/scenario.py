@@ -31,7 +31,7 @@ from harness.faults.nemesis import Nemesis
 from harness.faults.schedule import Schedule
 from harness.faults.space import Observation
 from harness.faults.spec import FaultStep
-from harness.gate.proxy import Observe
+from harness.gate.points import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.output.base import Output

@@ -15,11 +15,21 @@ SECRET = "unit-secret"  # the run's secret the relay of these tests takes
 @pytest.fixture
 def relay_ports():
     """The relay (harness.gate.relay) on loopback, in a thread: (client port, service port)."""
+    yield from _relay()
+
+
+@pytest.fixture
+def pg_relay_ports():
+    """The relay with its PostgreSQL port: (client port, PostgreSQL client port, service port)."""
+    yield from _relay(postgres_port=0)
+
+
+def _relay(**ports: int):  # type: ignore[no-untyped-def]
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     # its tunnels may reach loopback only, as a relay's reach the run's own containers only
-    listening = relay.listen(SECRET, "127.0.0.1", (0,), 0, ("127.0.0.1",))
+    listening = relay.listen(SECRET, "127.0.0.1", (0,), 0, ("127.0.0.1",), **ports)
     servers = asyncio.run_coroutine_threadsafe(listening, loop).result(timeout=5)
     yield tuple(server.sockets[0].getsockname()[1] for server in servers)
     for server in servers:

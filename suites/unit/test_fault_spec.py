@@ -43,6 +43,12 @@ pytestmark = pytest.mark.unit
         ("stop:broker:3@time:20", FaultStep("stop", "broker:3", "time", number=20)),
         ("partition:followers@txn.first_write#2/30s", FaultStep("partition", "followers", "txn.first_write", nth=2,
                                                                 duration=30)),
+        ("kill:sender@pg.commit#2~driver", FaultStep("kill", "sender", "pg.commit", nth=2, role="driver")),
+        ("partition:executors@pg.commit#3/10s", FaultStep("partition", "executors", "pg.commit", nth=3,
+                                                          duration=10)),
+        ("drop:sender@pg.commit#2", FaultStep("drop", "sender", "pg.commit", nth=2)),
+        ("delay:sender@pg.commit/15s", FaultStep("delay", "sender", "pg.commit", duration=15)),
+        ("pause:executor@pg.commit#2/120s", FaultStep("pause", "executor", "pg.commit", nth=2, duration=120)),
     ],
 )
 def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> None:
@@ -73,6 +79,12 @@ def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> No
         ("kill:broker:0@time:20", "bad broker '0'"),
         ("kill:broker:two@time:20", "bad broker 'two'"),
         ("kill:followers@txn.commit", "'followers' is cut from their leader"),
+        ("drop:sender@txn.commit", "'drop' drops a PostgreSQL commit's response"),
+        ("drop:driver@pg.commit", "'drop' drops a PostgreSQL commit's response"),
+        ("drop:sender@pg.commit/5s", "'drop' takes no duration"),
+        ("partition:broker@pg.commit/10s", "cuts a role's link to PostgreSQL"),
+        ("kill:coordinator@pg.commit", "no Kafka request at pg.commit names a coordinator"),
+        ("kill:driver@pg.commit:2", "'2' after 'pg.commit'"),
     ],
 )
 def test_errors_name_the_bad_token(spec: str, token: str) -> None:
@@ -95,6 +107,16 @@ def test_a_then_step_counts_occurrences_only_after_the_step_before_it_was_carrie
     assert fired == [None, 2, None, None, 0, None]  # the 2nd commit fires the kill ...
     schedule.done.add(0)  # ... which is carried out (the driver replaced) only now: the write before did not count
     assert [schedule._match("txn.first_write", "executors", None) for _ in range(2)] == [None, 1]
+    schedule.close()
+    history.close()
+
+
+def test_a_postgres_commit_is_counted_as_it_arrives_and_by_a_drop_step_as_it_is_answered(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    history = History(tmp_path / "history.jsonl")
+    schedule = Schedule(parse_schedule(["kill:sender@pg.commit#2", "drop:sender@pg.commit#2"]), None,
+                        history)  # type: ignore[arg-type]
+    phases = [False, True, False, True]  # two commits, each on its way in, then answered
+    assert [schedule._match("pg.commit", "driver", None, answered) for answered in phases] == [None, None, 0, 1]
     schedule.close()
     history.close()
 
@@ -132,6 +154,9 @@ def test_random_schedules_are_seeded_and_valid() -> None:
     table = [step for seed in range(50) for step in random_schedule(seed, 3, table=True)]
     assert {step.point for step in table} == {"table.committed", "batch.planned", "batch.committed"}
     assert all(parse_step(str(step)) == step for step in table)
+    postgres = [step for seed in range(80) for step in random_schedule(seed, 3, table=True, postgres=True)]
+    assert {step.point for step in postgres} == {"pg.commit", "table.committed", "batch.planned", "batch.committed"}
+    assert "drop" in {step.action for step in postgres} and all(parse_step(str(step)) == step for step in postgres)
 
 
 def test_a_random_nemesis_is_seeded_spread_over_the_run_and_parses() -> None:

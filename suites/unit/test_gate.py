@@ -19,8 +19,9 @@ from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTx
 
 from harness.faults.schedule import Schedule
 from harness.faults.spec import parse_step
+from harness.gate.points import GateEvent, Hold, Peer
 from harness.gate.protocol import parse_request
-from harness.gate.proxy import GateEvent, Hold, KafkaGate, Peer
+from harness.gate.proxy import KafkaGate
 from harness.history import History
 from suites.unit.conftest import SECRET
 

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from harness.faults.nodes import resolve_node
+from harness.gate.points import GateEvent, Peer
 from harness.gate.protocol import ADD_PARTITIONS_TO_TXN, END_TXN, PRODUCE, RequestInfo
-from harness.gate.proxy import GateEvent, Peer
 
 pytestmark = pytest.mark.unit
 

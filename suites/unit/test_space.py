@@ -10,7 +10,7 @@ from harness.certify.certificate import NOT_TRIED, coverage, verdict
 from harness.certify.matrix import BASELINE, MATRIX, SPLIT_BY_ROLE, rows_for
 from harness.certify.rows import Row
 from harness.faults.space import Observation, space
-from harness.faults.spec import PLAIN, TRANSACTIONAL, parse_step
+from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL, parse_step
 
 pytestmark = pytest.mark.unit
 
@@ -122,3 +122,33 @@ def test_two_attempts_at_once_are_tried_by_a_held_write_first_then_by_a_paused_w
     for fault in (txn, plain, paused):
         for way in (fault.faults, *fault.ways):
             [parse_step(spec) for spec in way]
+
+
+def pg_commit(role: str, phase: str = "request") -> dict:
+    return point("pg.commit", role, phase=phase)
+
+
+def test_a_postgres_sinks_space_is_drawn_from_the_roles_that_sent_its_commits() -> None:
+    """foreachBatch commits from the driver, df.write.jdbc from the executors: a zombie commit (an executor
+    paused as it commits) only where executors commit; a commit's answer counted once, as it arrives."""
+    driver = Observation.from_events([pg_commit("driver"), pg_commit("driver", "response"),
+                                      {"type": "table.committed", "point": True, "role": "driver", "batch": 1}],
+                                     stateful=False, output="postgres")
+    assert (driver.kind, driver.counts["pg.commit"], driver.senders["table.committed"]) == (
+        TABLE, 1, frozenset({"driver"}))
+    rows = {c.row: c for c in space(driver)}
+    assert rows["lost-pg-commit-response"].faults == ("drop:sender@pg.commit#2",)
+    assert rows["kill-sender-pg.commit"].faults == ("kill:sender@pg.commit#2",)
+    assert rows["partition-driver-pg.commit"].faults == ("partition:driver@pg.commit#2/10s",)
+    assert "kill-driver-table.committed" in rows and "pause-executor-pg.commit" not in rows
+    assert not [r for r in rows if "txn." in r or "produce" in r]
+    executors = {c.row for c in space(Observation.from_events([pg_commit("executors")], False, output="postgres"))}
+    assert {"pause-executor-pg.commit", "partition-executors-pg.commit"} <= executors
+    for fault in [*space(driver), *space(Observation.assumed(TABLE, False, output="postgres"))]:
+        for spec in fault.faults:
+            parse_step(spec)
+
+
+def test_an_observation_keeps_its_output_through_a_shards_certificate() -> None:
+    seen = Observation.from_events([pg_commit("executors")], stateful=False, output="postgres")
+    assert Observation.from_dict(seen.to_dict()) == seen and Observation.from_dict(seen.to_dict()).kind == TABLE
