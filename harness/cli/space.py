@@ -48,7 +48,8 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_STATUS[row.outcome]
     seen = result.observation
     roles = ", ".join(f"{point} by {' and '.join(sorted(r)) or '?'}" for point, r in sorted(seen.senders.items()))
-    print(f"{args.sink} with pipeline {args.pipeline} into the {seen.output} output: a {seen.kind} sink ({roles}); transaction timeout "
+    print(f"{args.sink} with pipeline {args.pipeline} into the {seen.output} output: a {seen.kind} sink ({roles}); "
+          "transaction timeout "
           f"{f'{seen.transaction_timeout_s:g} s' if seen.transaction_timeout_s else 'none seen'}; "
           f"{'a stateful' if seen.stateful else 'a stateless'} pipeline; {len(space(seen))} fault classes")
     print(table(seen))

@@ -128,6 +128,7 @@ def test_a_failure_into_a_table_is_replayed_and_reproduced_into_the_same_output(
     assert table.options()["output"] == "delta" and table.describe().endswith("into delta")
     found = shrink(table, frozenset({"duplicate"}), stand_in(lambda r: True, []))
     _, text = reproducer(found, tmp_path)
-    call = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call) and ast.unparse(n.func) == "eo_scenario")
+    calls = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)]
+    call = next(n for n in calls if ast.unparse(n.func) == "eo_scenario")
     assert {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg == "output"} == {"output": "delta"}
     assert "output" not in Replay.from_report(report(tmp_path, START)).options()
