@@ -20,8 +20,8 @@ RECORDS = 4000
 WRONG_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "user_sinks" / "delta_wrong_path.py"
 
 
-def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]
-    return scenario(cluster, name, sink=sink, faults=faults, records=RECORDS, output="delta").run()
+def run(cluster, name: str, sink: str, *faults: str, pipeline: str = "passthrough") -> ScenarioResult:  # type: ignore[no-untyped-def]
+    return scenario(cluster, name, pipeline=pipeline, sink=sink, faults=faults, records=RECORDS, output="delta").run()
 
 
 def assert_killed_at_the_table_commit(result: ScenarioResult) -> None:
@@ -57,6 +57,35 @@ def test_blind_append_commits_the_replayed_batch_twice(cluster) -> None:
     twice = anomalies["batch_committed_twice"].examples
     assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
     assert result.verdict.guarantee == "at-least-once"
+
+
+def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster) -> None:
+    """The replayed batch's MERGE carries the same Delta transaction (app id, batch id): Delta skips it."""
+    result = run(cluster, "delta-merge-txn-kill-driver-table-committed", "delta_merge_txn", AT_TABLE_COMMIT,
+                 pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert [v["operation"] for v in batch_2] == ["MERGE"], f"batch 2 must be in exactly one MERGE: {batch_2}"
+    assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
+
+
+def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
+    """One row per user: no duplicate to count; the totals are wrong, and the history says by which versions."""
+    result = run(cluster, "delta-merge-adds-kill-driver-table-committed", "bad_delta_merge_adds_twice",
+                 AT_TABLE_COMMIT, pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"wrong_value", "batch_committed_twice"}, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+    versions = ", ".join(map(str, twice[0]["versions"]))
+    wrong = anomalies["wrong_value"].examples[0]
+    assert wrong["expected"] != wrong["found"] and wrong["key"] in wrong["value"], wrong
+    assert wrong["explanation"].startswith(f"batch 2 was applied twice: table versions {versions}"), wrong
+    assert result.verdict.guarantee == "none"
 
 
 def test_a_sink_that_writes_no_table_at_the_path_is_bad_input(cluster) -> None:

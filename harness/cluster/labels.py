@@ -70,8 +70,10 @@ def sweep_leftovers() -> int:
     """Remove containers, networks and volumes of runs whose owning process is gone; return how many."""
     client = docker_client()
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        if not owner_alive(container.labels.get(OWNER, "")):
+    # sparse: the listing's own fields, not an inspect of each container (another run's, removed meanwhile,
+    # would fail the inspect on a shared engine)
+    for container in client.containers.list(all=True, filters={"label": LABEL}, sparse=True):
+        if not owner_alive((container.attrs.get("Labels") or {}).get(OWNER, "")):
             _ignore_gone(partial(container.remove, force=True, v=True))
             removed += 1
     for network in client.networks.list(filters={"label": LABEL}):
@@ -90,7 +92,7 @@ def sweep_leftovers() -> int:
 def remove_run(run_id: str) -> None:
     """Remove every container, network and volume of one run."""
     client = docker_client()
-    for container in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"}):
+    for container in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"}, sparse=True):
         _ignore_gone(partial(container.remove, force=True, v=True))
     for network in client.networks.list(filters={"label": f"{RUN}={run_id}"}):
         _ignore_gone(network.remove)
