@@ -21,6 +21,7 @@ def detect():  # type: ignore[no-untyped-def]
         spec = importlib.util.spec_from_file_location("detect", BENCHMARKS / "detect.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        sys.modules["detect"] = module  # its dataclasses look their module up
         spec.loader.exec_module(module)
         return module
     finally:
