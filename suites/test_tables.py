@@ -69,6 +69,7 @@ def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_
     batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
     assert [v["operation"] for v in batch_2] == ["MERGE"], f"batch 2 must be in exactly one MERGE: {batch_2}"
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
+    assert result.to_dict()["output"] == {"kind": "delta", "where": result.where, "table": "state"}
 
 
 def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:

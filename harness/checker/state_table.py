@@ -13,7 +13,6 @@ guessed from the rows: rows that look keyed could hide the duplicates of a log.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TypeVar
 
 from harness.checker.compose import close_verdict
 from harness.checker.ledger import shown
@@ -21,7 +20,6 @@ from harness.checker.verdict import NONE, UNKNOWN, Anomaly, Verdict
 from harness.client.reader import ReadResult
 from harness.client.records import Record
 
-T = TypeVar("T")
 ValueCheck = Callable[[list[Record], list[str]], dict[str, Anomaly]]  # rows whose identity is the final one
 
 
@@ -41,7 +39,7 @@ class StateTableCheck:
     when given, checks what else a row carries (the model's value of a result) on the rows whose
     identity is already the final one."""
 
-    def __init__(self, finals: Mapping[str, T], says: Callable[[bytes], T], oracle: str,
+    def __init__(self, finals: Mapping[str, object], says: Callable[[bytes], object], oracle: str,
                  values: ValueCheck | None = None) -> None:
         self.finals = finals
         self.says = says

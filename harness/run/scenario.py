@@ -74,6 +74,7 @@ class ScenarioResult:
     brokers: int = 1  # Kafka brokers in the cluster it ran on
     output: str = "kafka"  # where the sink wrote (harness.output): kafka or delta
     where: str = ""  # the output's topic or table path
+    table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
 
     @property
     def outcome(self) -> str:
@@ -122,7 +123,7 @@ class ScenarioResult:
                      "open_transactions": self.read.open_transactions},
             "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
             "stateful": self.stateful,
-            "output": {"kind": self.output, "where": self.where},
+            "output": {"kind": self.output, "where": self.where, **({"table": self.table} if self.table else {})},
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
@@ -353,7 +354,7 @@ class Scenario:
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
-            output=output.name, where=output.where,
+            output=output.name, where=output.where, table=self.sink.table if output.name != "kafka" else "",
         )
         return result
 
