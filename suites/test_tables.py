@@ -17,7 +17,8 @@ from suites.test_faults import assert_fired_with_effect
 pytestmark = pytest.mark.chaos
 AT_TABLE_COMMIT = "kill:driver@table.committed:2"
 RECORDS = 4000
-WRONG_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "user_sinks" / "delta_wrong_path.py"
+USER_SINKS = Path(__file__).resolve().parents[1] / "fixtures" / "user_sinks"
+WRONG_PATH = USER_SINKS / "delta_wrong_path.py"
 
 
 def run(cluster, name: str, sink: str, *faults: str, pipeline: str = "passthrough") -> ScenarioResult:  # type: ignore[no-untyped-def]
@@ -70,6 +71,20 @@ def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_
     assert [v["operation"] for v in batch_2] == ["MERGE"], f"batch 2 must be in exactly one MERGE: {batch_2}"
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
     assert result.to_dict()["output"] == {"kind": "delta", "where": result.where, "table": "state"}
+
+
+def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(cluster) -> None:
+    """No transaction id: the replayed batch is a second MERGE of batch 2, which sets every key to the value
+    it holds. The history shows the repeat; the table is right: effectively-once, a pass."""
+    upsert = f"{USER_SINKS / 'delta_merge_upsert.py'}:sink"
+    result = run(cluster, "delta-merge-upsert-kill-driver-table-committed", upsert, AT_TABLE_COMMIT,
+                 pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
+    repeat = result.events("table.repeat")
+    assert [(e["batch"], len(e["versions"])) for e in repeat] == [(2, 2)], repeat
+    assert "without changing any row: an idempotent repeat" in repeat[0]["explanation"]
 
 
 def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
