@@ -37,14 +37,16 @@ class StateTableCheck:
     """Rows fed as the table is read, judged at the end: `finals` is each key's final value as `says` reads
     a row's value (the pipeline's identity of it for the model, its bytes for the reference); `values`,
     when given, checks what else a row carries (the model's value of a result) on the rows whose
-    identity is already the final one."""
+    identity is already the final one; `carries`, the value each key's final result carries (the
+    model's), shown beside the expected identity."""
 
     def __init__(self, finals: Mapping[str, object], says: Callable[[bytes], object], oracle: str,
-                 values: ValueCheck | None = None) -> None:
+                 values: ValueCheck | None = None, carries: Mapping[str, object] | None = None) -> None:
         self.finals = finals
         self.says = says
         self.oracle = oracle
         self.values = values
+        self.carries = carries or {}
         self.rows: dict[str, list[Record]] = {}
         self.count = 0
 
@@ -72,7 +74,7 @@ class StateTableCheck:
             found = self.rows.get(key)
             if not found:
                 if not incomplete:
-                    add("lost", {"key": key, "expected": shown_value(want)})
+                    add("lost", {"key": key, "expected": shown_value(want), **self._carried(key)})
                 continue
             row = found[0]
             try:
@@ -85,7 +87,8 @@ class StateTableCheck:
                 matched.append(row)
                 identities.append(str(got))
             elif not incomplete:
-                add("wrong_value", {"key": key, "expected": shown_value(want), "found": shown_value(got),
+                add("wrong_value", {"key": key, "expected": shown_value(want), **self._carried(key),
+                                    "found": shown_value(got),
                                     "value": shown(row.value()), "partition": row.partition(),
                                     "offset": row.offset()})
         for key in self.rows.keys() - self.finals.keys():
@@ -107,3 +110,7 @@ class StateTableCheck:
         verdict = close_verdict(anomalies, read, incomplete, False, len(self.finals), self.count, len(self.rows))
         verdict.oracle = self.oracle
         return verdict
+
+    def _carried(self, key: str) -> dict:
+        """The value the key's final result carries, where the oracle has one."""
+        return {"expected_value": self.carries[key]} if key in self.carries else {}

@@ -55,7 +55,8 @@ class ModelOracle:
                 raise RuntimeError(verdict.error)
             return verdict.anomalies
 
-        return StateTableCheck(finals, identity, self.name, values)
+        return StateTableCheck(finals, identity, self.name, values,
+                               {key: expected[i].value for key, i in finals.items() if expected[i].value is not None})
 
     def _expected(self, workload: Workload, sends: SendLog) -> dict[str, Expected]:
         """The model over the input whose sends were acknowledged."""

@@ -69,7 +69,8 @@ def test_a_row_added_to_twice_is_a_wrong_value_with_the_key_the_expected_and_the
     verdict = judged(model_check(), rows(("a", total("a", 3, 225)), ("b", total("b", 1, 250))))
     assert verdict.outcome == FAIL and set(verdict.anomalies) == {"wrong_value"}
     example = verdict.anomalies["wrong_value"].examples[0]
-    assert (example["key"], example["expected"], example["found"]) == ("a", "a@2", "a@3")
+    assert (example["key"], example["expected"], example["expected_value"], example["found"]) == ("a", "a@2", 125,
+                                                                                                   "a@3")
     assert "225" in example["value"]
 
 
@@ -84,7 +85,7 @@ def test_a_missing_key_an_unknown_key_two_rows_of_a_key_and_an_unreadable_row() 
     verdict = judged(model_check(), rows(("a", total("a", 2, 125)), ("a", total("a", 2, 125)),
                                          ("c", total("c", 1, 5))))
     assert {n: a.count for n, a in verdict.anomalies.items()} == {"duplicate": 1, "lost": 1, "unexpected": 1}
-    assert verdict.anomalies["lost"].examples[0] == {"key": "b", "expected": "b@1"}
+    assert verdict.anomalies["lost"].examples[0] == {"key": "b", "expected": "b@1", "expected_value": 250}
     assert verdict.anomalies["duplicate"].examples[0]["reason"] == "a state table keeps one row per key"
     broken = judged(model_check(), rows(("a", b"not json"), ("b", total("b", 1, 250))))
     assert set(broken.anomalies) == {"unreadable"} and broken.guarantee == "none"
