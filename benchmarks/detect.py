@@ -5,7 +5,8 @@ pauses of random executors and drivers at random times, the common approach), on
     python benchmarks/detect.py [--random-runs 3] [--records 10000] [--every 10] [--sinks bad_a,bad_b]
                                 [--pipelines bad_c]
 
-A known-bad sink runs with the default pipeline, a known-bad pipeline with the reference sink. A
+A known-bad sink runs with the default pipeline (a table sink with the output and pipeline TABLE_SINKS
+gives it), a known-bad pipeline with the reference sink. A
 pipeline refused as nondeterministic (its fault-free runs disagree: bad input, exit 2) is detected
 with the sink not blamed; that is what a pipeline depending on batch boundaries must get.
 
@@ -34,6 +35,15 @@ from harness.run.session import session
 from harness.settings import SETTINGS
 from harness.subject.code_spec import catalog, resolve_sink
 
+# Known-bad sinks that write a table: the output each writes and the pipeline it is caught with (a state
+# table keeps one row per key, so its sink needs a pipeline with one final result a key: running_totals).
+TABLE_SINKS: dict[str, tuple[str, str]] = {
+    "bad_delta_blind_append": ("delta", "passthrough"),
+    "bad_delta_app_id_per_restart": ("delta", "passthrough"),
+    "bad_delta_merge_adds_twice": ("delta", "running_totals"),
+    # the known-bad PostgreSQL sinks join here, each with ("postgres", its pipeline)
+}
+
 
 @dataclass(frozen=True)
 class Subject:
@@ -43,8 +53,13 @@ class Subject:
     name: str
 
     def run(self, records: int, **rate: float) -> MatrixRun:
-        if self.kind == "sink":  # a table sink against its table (the OUTPUT it declares)
-            return MatrixRun(self.name, records=records, output=resolve_sink(self.name).output or "kafka", **rate)
+        if self.kind == "sink":
+            output, pipeline = TABLE_SINKS.get(self.name, ("kafka", SETTINGS["pipeline"].default))
+            declared = resolve_sink(self.name).output
+            if declared not in (None, output):
+                raise SystemExit(f"{self.name} writes the {declared} output: give it its output and pipeline in "
+                                 "TABLE_SINKS")
+            return MatrixRun(self.name, pipeline=pipeline, records=records, output=output, **rate)
         return MatrixRun(SETTINGS["sink"].default, pipeline=self.name, records=records, **rate)
 
 

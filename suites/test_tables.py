@@ -23,8 +23,9 @@ WRONG_PATH = USER_SINKS / "delta_wrong_path.py"
 WRONG_TABLE = USER_SINKS / "postgres_wrong_table.py"
 
 
-def run(cluster, name: str, sink: str, *faults: str, output: str = "delta") -> ScenarioResult:  # type: ignore[no-untyped-def]
-    return scenario(cluster, name, sink=sink, faults=faults, records=RECORDS, output=output).run()
+def run(cluster, name: str, sink: str, *faults: str, pipeline: str = "passthrough",  # type: ignore[no-untyped-def]
+        output: str = "delta") -> ScenarioResult:
+    return scenario(cluster, name, pipeline=pipeline, sink=sink, faults=faults, records=RECORDS, output=output).run()
 
 
 def assert_killed_at_the_table_commit(result: ScenarioResult) -> None:
@@ -60,6 +61,50 @@ def test_blind_append_commits_the_replayed_batch_twice(cluster) -> None:
     twice = anomalies["batch_committed_twice"].examples
     assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
     assert result.verdict.guarantee == "at-least-once"
+
+
+def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster) -> None:
+    """The replayed batch's MERGE carries the same Delta transaction (app id, batch id): Delta skips it."""
+    result = run(cluster, "delta-merge-txn-kill-driver-table-committed", "delta_merge_txn", AT_TABLE_COMMIT,
+                 pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert [v["operation"] for v in batch_2] == ["MERGE"], f"batch 2 must be in exactly one MERGE: {batch_2}"
+    assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
+    assert result.to_dict()["output"] == {"kind": "delta", "where": result.where, "table": "state"}
+
+
+def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(cluster) -> None:
+    """No transaction id: the replayed batch is a second MERGE of batch 2, which sets every key to the value
+    it holds. The history shows the repeat; the table is right: effectively-once, a pass."""
+    upsert = f"{USER_SINKS / 'delta_merge_upsert.py'}:sink"
+    result = run(cluster, "delta-merge-upsert-kill-driver-table-committed", upsert, AT_TABLE_COMMIT,
+                 pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
+    repeat = result.events("table.repeat")
+    assert [(e["batch"], len(e["versions"])) for e in repeat] == [(2, 2)], repeat
+    assert "without changing any row: an idempotent repeat" in repeat[0]["explanation"]
+
+
+def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
+    """One row per user: no duplicate to count; the totals are wrong, and the history says by which versions."""
+    result = run(cluster, "delta-merge-adds-kill-driver-table-committed", "bad_delta_merge_adds_twice",
+                 AT_TABLE_COMMIT, pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"wrong_value", "batch_committed_twice"}, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+    versions = ", ".join(map(str, twice[0]["versions"]))
+    wrong = anomalies["wrong_value"].examples[0]
+    assert wrong["expected"] != wrong["found"] and wrong["key"] in wrong["value"], wrong
+    assert wrong["explanation"].startswith(f"batch 2 was applied twice: table versions {versions}"), wrong
+    assert result.verdict.guarantee == "none"
 
 
 def test_a_sink_that_writes_no_table_at_the_path_is_bad_input(cluster) -> None:

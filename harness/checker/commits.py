@@ -12,14 +12,11 @@ from harness.output.delta_log import Commit
 NAME = "batch_committed_twice"
 
 
-def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int],
-                            unit: str = "table version") -> Anomaly | None:
-    """Batches held by more than one commit. A commit's batch is the one its log entry names, else the
-    one Spark was running when it committed (`running`: version -> batch, from the commit's time and the
-    batches' planning times: harness.run.table_watch); a version of neither is not attributed, so no
-    guess accuses a sink. Where the store tells which commits repeat others' rows (`Commit.repeats`: a
-    PostgreSQL batch may be committed in parts), only those that repeat count. An example names the
-    batch, its commits (`unit`: a table version, a transaction), and how each named its batch."""
+def batches_of(commits: Iterable[Commit], running: Mapping[int, int]) -> tuple[dict[int, list[Commit]], dict[int, str]]:
+    """Each batch's commits, and how each commit named its batch. A commit's batch is the one its log
+    entry names, else the one Spark was running when it committed (`running`: version -> batch, from the
+    commit's time and the batches' planning times: harness.run.table_watch); a version of neither is not
+    attributed, so no guess accuses a sink."""
     by_batch: dict[int, list[Commit]] = {}
     said: dict[int, str] = {}
     for commit in commits:
@@ -28,6 +25,16 @@ def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int
             continue
         said[commit.version] = commit.said_by or "committed while Spark ran the batch"
         by_batch.setdefault(batch, []).append(commit)
+    return by_batch, said
+
+
+def batches_committed_twice(commits: Iterable[Commit], running: Mapping[int, int],
+                            unit: str = "table version") -> Anomaly | None:
+    """Batches held by more than one commit (harness.checker.commits.batches_of). Where the store tells
+    which commits repeat others' rows (`Commit.repeats`: a PostgreSQL batch may be committed in parts),
+    only those that repeat count. An example names the batch, its commits (`unit`: a table version, a
+    transaction), and how each named its batch."""
+    by_batch, said = batches_of(commits, running)
     anomaly = Anomaly(NAME)
     for batch, found in sorted(by_batch.items()):
         if any(c.repeats is not None for c in found):

@@ -39,6 +39,10 @@ class Oracle(Protocol):
         """The check of this scenario's output; `consumed` is given when the run was incomplete (only
         what the consumed input yields can then be missing)."""
 
+    def state_check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
+        """The check of a state table (one row per key: harness.checker.state_table): each key's row
+        against the key's final value."""
+
 
 class CaptureOracle:
     """A reference run: its output is the model, so it is judged only to have finished."""
@@ -49,4 +53,7 @@ class CaptureOracle:
         """Nothing: a reference run compares with nothing."""
 
     def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
+        return Capture()
+
+    def state_check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
         return Capture()

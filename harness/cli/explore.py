@@ -43,6 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("explore", help="search a sink's fault space within a time budget")
     add_setting(parser, "sink", required=True)
     add_setting(parser, "pipeline")
+    add_setting(parser, "output")
     parser.add_argument("--budget", type=budget, default=budget("30m"), metavar="T",
                         help="time to spend, e.g. 30m, 90s, 1h (default 30m)")
     parser.add_argument("--stop-at-first", action="store_true", help="stop at the first failing scenario")
@@ -62,7 +63,7 @@ def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     resolve_sink(args.sink)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts)
+                    restarts=args.restarts, output=args.output)
     store = CoverageStore(reports_root())
     started = time.time()
     stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure

@@ -20,6 +20,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("space", help="run a sink's baseline and print the fault classes that apply to it")
     add_setting(parser, "sink")
     add_setting(parser, "pipeline")
+    add_setting(parser, "output")
     add_setting(parser, "records")
     add_setting(parser, "seed")
     add_setting(parser, "stall_timeout", metavar="S")
@@ -38,7 +39,7 @@ def table(seen: Observation) -> str:
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     resolve_sink(args.sink)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout)
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, output=args.output)
     with session() as opened:
         row, result = run_row(opened.cluster, run, BASELINE)
     print_row(row, 1, 1)
@@ -47,7 +48,8 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_STATUS[row.outcome]
     seen = result.observation
     roles = ", ".join(f"{point} by {' and '.join(sorted(r)) or '?'}" for point, r in sorted(seen.senders.items()))
-    print(f"{args.sink} with pipeline {args.pipeline}: a {seen.kind} sink ({roles}); transaction timeout "
+    print(f"{args.sink} with pipeline {args.pipeline} into the {seen.output} output: a {seen.kind} sink ({roles}); "
+          "transaction timeout "
           f"{f'{seen.transaction_timeout_s:g} s' if seen.transaction_timeout_s else 'none seen'}; "
           f"{'a stateful' if seen.stateful else 'a stateless'} pipeline; {len(space(seen))} fault classes")
     print(table(seen))

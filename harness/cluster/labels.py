@@ -91,7 +91,7 @@ def sweep_leftovers() -> int:
 def remove_run(run_id: str) -> None:
     """Remove every container, network and volume of one run."""
     client = docker_client()
-    for container in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"}):
+    for container in client.containers.list(all=True, filters={"label": f"{RUN}={run_id}"}, sparse=True):
         _ignore_gone(partial(container.remove, force=True, v=True))
     for network in client.networks.list(filters={"label": f"{RUN}={run_id}"}):
         _ignore_gone(network.remove)

@@ -30,11 +30,13 @@ from harness.subject.pipeline import load_pipeline
 
 
 def subject_of(run: MatrixRun) -> str:
-    """The sink and pipeline as the coverage store knows them: by their source hashes, and the brokers they
-    run on when more than one (a combination tried on one broker is not tried on three: other failures)."""
+    """The sink and pipeline as the coverage store knows them: by their source hashes, the output they write
+    when not Kafka, and the brokers they run on when more than one (a combination tried on one broker is
+    not tried on three: other failures; nor on a topic when the sink wrote a table)."""
     sink, pipeline = resolve_sink(run.sink), load_pipeline(run.pipeline)
     brokers = from_environment("brokers")
     return (f"sink {run.sink} {sink.source_sha256[:16]}, pipeline {pipeline.name} {pipeline.code.source_sha256[:16]}"
+            + (f", into {run.output}" if run.output != "kafka" else "")
             + (f", on {brokers} brokers" if brokers > 1 else ""))
 
 

@@ -42,6 +42,7 @@ class Replay:
     max_offsets_per_trigger: int | None = None  # None: the scenario's own for its records
     brokers: int = 1  # Kafka brokers it ran on: its replays get as many (a coordinator fault needs several)
     restarts: int | None = None  # a failed query's restarts it allowed (None: the setting's, for older histories)
+    output: str = "kafka"  # where the sink wrote (harness.output): its replays write there too
 
     @classmethod
     def from_report(cls, folder: Path) -> Replay:
@@ -57,7 +58,7 @@ class Replay:
         return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
                    workload["records"], workload["seed"], partitions, start["rate"], start["state_store"],
                    start["speculation"], None if given == batch_size(workload["records"], partitions) else given,
-                   start.get("brokers", 1), start.get("restarts"))
+                   start.get("brokers", 1), start.get("restarts"), start.get("output", "kafka"))
 
     def options(self) -> dict[str, object]:
         """Keyword arguments of `scenario()` (and of the `eo_scenario` fixture)."""
@@ -65,12 +66,14 @@ class Replay:
                 "seed": self.seed, "partitions": self.partitions, "rate": self.rate,
                 "state_store": self.state_store, "speculation": self.speculation,
                 "max_offsets_per_trigger": self.max_offsets_per_trigger,
-                **({"restarts": self.restarts} if self.restarts is not None else {})}
+                **({"restarts": self.restarts} if self.restarts is not None else {}),
+                **({"output": self.output} if self.output != "kafka" else {})}
 
     def describe(self) -> str:
         partitions = f"{self.partitions} partition{'s' if self.partitions != 1 else ''}"
         brokers = f" on {self.brokers} brokers" if self.brokers > 1 else ""
-        return f"{self.records} records, {partitions}, faults [{', '.join(self.faults)}]{brokers}"
+        output = f", into {self.output}" if self.output != "kafka" else ""
+        return f"{self.records} records, {partitions}, faults [{', '.join(self.faults)}]{brokers}{output}"
 
     def smaller(self) -> list[tuple[str, Replay]]:
         """Each one-step smaller version, with what was made smaller; the largest cuts first."""

@@ -36,3 +36,7 @@ class Output(Protocol):
     def commit_of(self, partition: int) -> int | None:
         """The store's commit (a table version) that holds the records read as `partition`, once read; None
         where a partition is not one commit's (Kafka)."""
+
+    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
+        """Each key's values as of one of the store's commits (`commits()`), for a state table's repeats:
+        a batch committed again that changed nothing, or one applied twice; {} where none are kept."""

@@ -86,6 +86,16 @@ class DeltaTable:
         return [OutputRecord(partition, offset, key, value or b"", timestamp_ms)  # a null value: `unreadable`
                 for offset, (key, value) in enumerate(zip(keys, values, strict=True))]
 
+    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
+        """The table as of `version`: each key's values (one for a state table that keeps one row per
+        key), to tell a batch's repeat that changed nothing from one applied again."""
+        snapshot = self.log.snapshot(upto=version)
+        state: dict[bytes | None, list[bytes | None]] = {}
+        for partition, (_, path) in enumerate(snapshot.files if snapshot else []):
+            for row in self._rows(partition, path, 0):
+                state.setdefault(row.key(), []).append(row.value())
+        return state
+
     def commits(self) -> list[Commit]:
         """Every version of the log, read once (the read places its rows by their versions' times)."""
         if self._history is None:

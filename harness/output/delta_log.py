@@ -153,9 +153,13 @@ class DeltaLog:
         """Every version whose log entry is still there, in order."""
         return [self.commit(v) for v in versions(self.listing() if listing is None else listing)]
 
-    def snapshot(self, listing: list[str] | None = None) -> Snapshot | None:
-        """The latest snapshot: a checkpoint's files, then the versions after it; None for no table."""
+    def snapshot(self, listing: list[str] | None = None, upto: int | None = None) -> Snapshot | None:
+        """The latest snapshot (or the one as of version `upto`): a checkpoint's files, then the versions
+        after it; None for no table."""
         names = self.listing() if listing is None else listing
+        if upto is not None:  # the log as it stood at `upto`: later entries and checkpoints left out
+            names = [n for n in names if (m := VERSION_FILE.match(n) or CHECKPOINT_FILE.match(n)) is None
+                     or int(m[1]) <= upto]
         entries = versions(names)
         checkpoint = latest_checkpoint(names)
         if not entries and checkpoint is None:

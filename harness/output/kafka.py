@@ -34,3 +34,6 @@ class KafkaTopic:
 
     def commit_of(self, partition: int) -> int | None:
         return None
+
+    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
+        return {}  # a topic keeps no versions

@@ -308,6 +308,9 @@ class PostgresTable:
     def commit_of(self, partition: int) -> int | None:
         return self.xids[partition]
 
+    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
+        return {}  # a table as of a transaction is not kept: a state table is Delta's (harness.run.session)
+
 
 HOLD_FUNCTION = """
 CREATE OR REPLACE FUNCTION eo_hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$

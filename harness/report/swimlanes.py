@@ -74,14 +74,24 @@ def _lanes(events: list[dict]) -> list[str]:
 
 def _table_versions(events: list[dict], x, top: float) -> list[str]:  # type: ignore[no-untyped-def]
     """A table output's versions on the output lane, as they appeared: those holding a batch Spark had not
-    committed yet (the table.committed point) dark, the others light."""
+    committed yet (the table.committed point) dark, the others light; a version that holds a batch an
+    earlier one holds red (committed again), orange where it changed no row (an idempotent repeat of a
+    state table: harness.checker.repeats)."""
+    idempotent = {v for e in events if e["type"] == "table.repeat" for v in e.get("versions", [])[1:]}
+    first: dict[int, int] = {}  # batch -> the first version that holds it
     parts = []
     for event in events:
         if event["type"] == "table.committed":
-            color = "#16a085" if event.get("point") else "#a3e4d7"
+            version, batch = event.get("version"), event.get("batch")
+            again = batch is not None and first.setdefault(batch, version) != version
+            color = ("#e67e22" if version in idempotent else "#c0392b") if again else \
+                "#16a085" if event.get("point") else "#a3e4d7"
+            operation = f" ({escape(str(event['operation']))})" if event.get("operation") else ""
+            repeat = (f"; batch {batch} again, first in version {first[batch]}"
+                      f"{': an idempotent repeat' if version in idempotent else ''}") if again else ""
             parts.append(f'<rect x="{x(event["t"]) - 1:.1f}" y="{top + 2}" width="3" height="{LANE - 4}" '
-                         f'fill="{color}"><title>table version {event.get("version")}: batch {event.get("batch")} '
-                         f'({escape(str(event.get("by")))}){", driver held" if event.get("held") else ""}'
+                         f'fill="{color}"><title>table version {version}{operation}: batch {batch} '
+                         f'({escape(str(event.get("by")))}){", driver held" if event.get("held") else ""}{repeat}'
                          f'</title></rect>')
     return parts
 

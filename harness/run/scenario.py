@@ -15,7 +15,8 @@ from harness.checker.commits import batches_committed_twice, with_commit_history
 from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
-from harness.checker.verdict import PASS, Verdict
+from harness.checker.repeats import repeats, with_idempotent_repeats
+from harness.checker.verdict import PASS, Anomaly, Verdict
 from harness.client.client_log import kept_in
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import in_produce_order
@@ -50,7 +51,7 @@ from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
 from harness.run.table_watch import POINT as TABLE_POINT
 from harness.run.table_watch import PostgresCommitWatcher, TableWatcher
-from harness.subject.code_spec import CodeSpec
+from harness.subject.code_spec import STATE_TABLE, CodeSpec
 from harness.subject.pipeline import Pipeline
 
 
@@ -74,6 +75,7 @@ class ScenarioResult:
     brokers: int = 1  # Kafka brokers in the cluster it ran on
     output: str = "kafka"  # where the sink wrote (harness.output): kafka or delta
     where: str = ""  # the output's topic or table path
+    table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
 
     @property
     def outcome(self) -> str:
@@ -122,7 +124,7 @@ class ScenarioResult:
                      "open_transactions": self.read.open_transactions},
             "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
             "stateful": self.stateful,
-            "output": {"kind": self.output, "where": self.where},
+            "output": {"kind": self.output, "where": self.where, **({"table": self.table} if self.table else {})},
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
@@ -329,14 +331,19 @@ class Scenario:
         sends = input_.sends(self.name)
         started = time.monotonic()
         consumed = partial(self._consumed_input, folder, input_topic) if incomplete else None
-        output_check = self.oracle.check(self.workload, sends, consumed)
+        state = self.sink.table == STATE_TABLE
+        output_check = (self.oracle.state_check if state else self.oracle.check)(self.workload, sends, consumed)
         read = output.read(on_batch=output_check.feed)
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)
         commits = output.commits()
         running = tables.attributed if tables is not None else {}
-        verdict = self._with_commit_history(output_check.verdict(read, incomplete), commits, running, output.unit)
-        if commits and verdict.anomalies and self.pipeline.identity is not None:
+        verdict = output_check.verdict(read, incomplete)
+        if state:
+            verdict = self._with_repeats(verdict, commits, running, output)
+        else:
+            verdict = self._with_commit_history(verdict, commits, running, output.unit)
+        if commits and verdict.anomalies and self.pipeline.identity is not None and not state:
             self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity)
         self.unfired = [str(step) for step in schedule.unfired()]
         seconds["read_and_check"] = time.monotonic() - started
@@ -348,7 +355,7 @@ class Scenario:
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
-            output=output.name, where=output.where,
+            output=output.name, where=output.where, table=self.sink.table if output.name != "kafka" else "",
         )
         return result
 
@@ -369,11 +376,31 @@ class Scenario:
         when it committed (`running`: version -> batch, from harness.run.table_watch)."""
         if not commits:
             return verdict
+        self._record_history(commits, unit)
+        return with_commit_history(verdict, batches_committed_twice(commits, running, unit))
+
+    def _with_repeats(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
+                      output: Output) -> Verdict:
+        """A state table's verdict with what its history shows (harness.checker.repeats): a batch applied
+        twice is an anomaly naming its versions and the keys it changed again, each `wrong_value` of such
+        a key explained by them; a batch committed again without changing a row is said, not blamed."""
+        if not commits:
+            return verdict
+        self._record_history(commits, output.unit)
+        found = repeats(commits, running, output.state_at)
+        for repeat in found.idempotent:
+            self.history.record("table.repeat", **repeat)
+        for example in verdict.anomalies.get("wrong_value", Anomaly("wrong_value")).examples:
+            if example.get("key") in found.by_key:
+                example["explanation"] = found.by_key[example["key"]]
+        verdict = with_commit_history(verdict, found.applied_twice if found.applied_twice.count else None)
+        return with_idempotent_repeats(verdict, found)
+
+    def _record_history(self, commits: list[Commit], unit: str) -> None:
         self.history.record("table.history", unit=unit,
                             versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
                                        "operation": c.operation, "rows": c.rows, "repeats": c.repeats}
                                       for c in commits])
-        return with_commit_history(verdict, batches_committed_twice(commits, running, unit))
 
     def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
                             running: dict[int, int], identity: Callable[[bytes], str]) -> None:

@@ -23,7 +23,7 @@ from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.oracles import oracle_for
 from harness.run.scenario import Scenario
-from harness.subject.code_spec import CodeSpec, resolve_sink
+from harness.subject.code_spec import STATE_TABLE, CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
 
 CLUSTER_LOGS = "cluster-logs"  # every container's log, in the run's folder, when the session ends
@@ -45,6 +45,9 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     if code.output is not None and code.output != output:
         raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
                        f"--output {code.output} (HARNESS_OUTPUT), not {output}")
+    if code.table == STATE_TABLE and output != "delta":
+        raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a Delta table is judged as one "
+                       f"(its versions are the history a repeat is told by), not {output}; run it with --output delta")
     steps = parse_schedule([str(step) for step in faults])
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))

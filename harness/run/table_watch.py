@@ -3,10 +3,11 @@ while Spark's `commits/N` does not exist yet (watched through the relay, like th
 harness.run.checkpoint); or a PostgreSQL transaction that wrote rows of batch N committed, its writer
 held before it heard (harness.output.postgres), while Spark's `commits/N` does not exist yet.
 
-A version's batch is the one its log entry names (a `txn` action, Spark's sink's `epochId`), else the
-batch Spark was running when it committed: the last one planned before the commit's time (Delta's
-`commitInfo.timestamp` against Spark's `batchTimestampMs` in `offsets/N`, both the driver's clock; batch
-N+1 is planned only after batch N committed, and a re-run keeps its batch's time). That holds however
+A version's batch is the one its log entry names (a `txn` action, Spark's sink's `epochId`), else, for a
+version that adds or removes data (not a CREATE TABLE), the batch Spark was running when it committed:
+the last one planned before the commit's time (Delta's `commitInfo.timestamp` against Spark's
+`batchTimestampMs` in `offsets/N`, both the driver's clock; batch N+1 is planned only after batch N
+committed, and a re-run keeps its batch's time). That holds however
 late the harness looks. The driver is held at each commit (harness.driver.table_hold: the JVM stopped
 until answered), so the point's fault lands before Spark can write its commit log; a version whose
 batch Spark had committed by then (a hold said late, under load) is recorded but is not the point.
@@ -131,7 +132,7 @@ class TableWatcher:
             return False
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
-        if batch is None:
+        if batch is None and (commit.added or commit.removed):  # a version of no data (CREATE TABLE) holds no batch
             batch, by = self._running_at(commit.timestamp_ms, planned), "running"
             if batch is not None:
                 self.attributed[version] = batch

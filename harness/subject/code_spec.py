@@ -39,10 +39,23 @@ class CodeSpec:
 
     @property
     def output(self) -> str | None:
-        """The output the code says it writes (a module-level `OUTPUT = "delta"`, read without importing
-        it), None where it says none: a sink run against another output would be judged on nothing."""
+        """The output the code says it writes (a module-level `OUTPUT = "delta"`), None where it says none:
+        a sink run against another output would be judged on nothing."""
+        return self._declared("OUTPUT")
+
+    @property
+    def table(self) -> str:
+        """What the sink's table holds (a module-level `TABLE`): `log`, every result appended (the default),
+        or `state`, one row per key that an upsert or MERGE keeps (harness.checker.state_table)."""
+        table = self._declared("TABLE") or LOG_TABLE
+        if table not in TABLES:
+            raise BadInput(f"sink '{self.spec}': TABLE = '{table}' is not one of {', '.join(TABLES)}")
+        return table
+
+    def _declared(self, name: str) -> str | None:
+        """A module-level string constant of the code, read without importing it (no Spark on the host)."""
         for node in ast.parse(self.source.read_text()).body:
-            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "OUTPUT" for t in node.targets)
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
                     and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
                 return node.value.value
         return None
@@ -53,6 +66,8 @@ class CodeSpec:
         return f"{self.module}:{self.attribute}"
 
 
+LOG_TABLE, STATE_TABLE = "log", "state"
+TABLES = (LOG_TABLE, STATE_TABLE)  # what a table sink's TABLE may say
 CATALOG = "harness.catalog"
 HARNESS = Path(__file__).resolve().parents[1]  # the harness package
 _SHIPPED: set[str] = set()  # module names of users' files this process imported

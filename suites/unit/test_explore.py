@@ -105,6 +105,13 @@ def test_a_subject_on_several_brokers_is_another_subject(monkeypatch: pytest.Mon
     assert subject_of(MatrixRun("transactional")) == one + ", on 3 brokers"
 
 
+def test_a_subject_into_a_table_is_another_subject(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What explore tried into a topic it has not tried into a table (other commit points, other readers)."""
+    monkeypatch.delenv("HARNESS_BROKERS", raising=False)
+    topic = subject_of(MatrixRun("delta_streaming", output="kafka"))
+    assert subject_of(MatrixRun("delta_streaming", output="delta")) == topic + ", into delta"
+
+
 def test_workers_sharing_a_store_never_claim_the_same_combination(tmp_path: Path) -> None:
     first, second = CoverageStore(tmp_path), CoverageStore(tmp_path)  # two processes' views of one file
     plan = ["a", "b", "c"]

@@ -118,3 +118,17 @@ def test_a_failure_on_several_brokers_is_replayed_and_reproduced_on_as_many(tmp_
     _, one = reproducer(shrink(Replay.from_report(report(tmp_path, START)), frozenset({"duplicate"}),
                                stand_in(lambda r: True, [])), tmp_path)
     assert "brokers" not in one  # an old history (no count) ran on one broker, the session's default
+
+
+def test_a_failure_into_a_table_is_replayed_and_reproduced_into_the_same_output(tmp_path: Path) -> None:
+    """A table sink's replays write a table too: into a topic they would be refused (its OUTPUT) or judge
+    nothing; an old history (no output) ran into Kafka, the reproducer then says nothing of it."""
+    table = Replay.from_report(report(tmp_path, {**START, "sink": "bad_delta_blind_append", "output": "delta"}))
+    assert table.output == "delta" and all(r.output == "delta" for _, r in table.smaller())
+    assert table.options()["output"] == "delta" and table.describe().endswith("into delta")
+    found = shrink(table, frozenset({"duplicate"}), stand_in(lambda r: True, []))
+    _, text = reproducer(found, tmp_path)
+    calls = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)]
+    call = next(n for n in calls if ast.unparse(n.func) == "eo_scenario")
+    assert {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg == "output"} == {"output": "delta"}
+    assert "output" not in Replay.from_report(report(tmp_path, START)).options()

@@ -204,7 +204,13 @@ def test_table_versions_are_drawn_on_the_output_lane() -> None:
               {"t": 3.0, "type": "table.committed", "version": 3, "batch": 2, "by": "txn", "held": False,
                "point": False}]
     svg = swimlanes_svg(events, {}, {})
-    assert "table version 2: batch 2 (running), driver held" in svg and "table version 3: batch 2 (txn)<" in svg
+    assert "table version 2: batch 2 (running), driver held<" in svg
+    assert "table version 3: batch 2 (txn); batch 2 again, first in version 2<" in svg  # committed twice: red
+    events[2]["operation"] = "MERGE"
+    events.append({"t": 4.0, "type": "table.repeat", "batch": 2, "versions": [2, 3]})
+    svg = swimlanes_svg(events, {}, {})
+    assert "table version 3 (MERGE): batch 2 (txn); batch 2 again, first in version 2: an idempotent repeat<" in svg
+    assert svg.count('fill="#e67e22"') == 1 and 'fill="#c0392b"><title>table' not in svg
 
 
 def test_a_hold_said_late_is_released_and_a_later_one_waits_its_turn(tmp_path) -> None:  # type: ignore[no-untyped-def]
