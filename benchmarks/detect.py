@@ -41,7 +41,8 @@ TABLE_SINKS: dict[str, tuple[str, str]] = {
     "bad_delta_blind_append": ("delta", "passthrough"),
     "bad_delta_app_id_per_restart": ("delta", "passthrough"),
     "bad_delta_merge_adds_twice": ("delta", "running_totals"),
-    # the known-bad PostgreSQL sinks join here, each with ("postgres", its pipeline)
+    "bad_postgres_batch_row_second_txn": ("postgres", "passthrough"),
+    "bad_postgres_jdbc_executors": ("postgres", "passthrough"),
 }
 
 
