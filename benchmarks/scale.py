@@ -1,11 +1,14 @@
 """How a scenario's cost grows with its work: the baseline and one fault scenario at 20k, 200k and 1M
-records on 4 partitions, and 200k on 16, through one sink.
+records on 4 partitions, and 200k on 16, through one sink into one output.
 
-    python benchmarks/scale.py [--sink transactional] [--sizes 20000,200000,1000000] [--wide 200000]
+    python benchmarks/scale.py [--output kafka|delta|postgres] [--sink NAME] [--sizes 20000,200000,1000000]
+                               [--wide 200000]
 
 Prints, per scenario: verdict, seconds in all, seconds consuming, records/s while consuming, the batch
 size, the harness process's peak memory (its resident high-water mark, reset before each scenario) and
-the cluster's (the largest sum of every container's memory, sampled every 2 s).
+the cluster's (the largest sum of every container's memory, sampled every 2 s). For a table output, also
+the harness's reading and checking (records/s) against a plain read of the same table right after it
+(benchmarks/plain_read.py), and their ratio. The table goes to docs/benchmarks/scale.md, dated.
 """
 
 from __future__ import annotations
@@ -18,19 +21,25 @@ from pathlib import Path
 from typing import NamedTuple
 
 from cluster_start import cluster_memory
+from docs_page import record, section
+from plain_read import delta_rows, postgres_rows
 
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
+from harness.output.base import OUTPUTS
+from harness.output.delta import table_path
+from harness.output.postgres import table_name
 from harness.run.scenario import batch_size
 from harness.run.session import scenario, session
-from harness.settings import SETTINGS
 
 FAULT = "kill:executor@batch.planned:2"
-GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300}
-
+GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300, "read_ratio": 0.7}
+REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn"}
+COLUMNS = ("scenario", "verdict", "seconds", "consuming (s)", "records/s consuming", "batch", "harness peak MiB",
+           "cluster peak MiB", "read and check (records/s)", "plain read (records/s)", "ratio")
 
 HEADER = (f"{'scenario':<32} {'verdict':>7} {'seconds':>8} {'consume':>8} {'records/s':>10} {'batch':>7} "
-          f"{'harness MiB':>12} {'cluster MiB':>12}")
+          f"{'harness MiB':>12} {'cluster MiB':>12} {'read+check/s':>13} {'plain read/s':>13} {'ratio':>6}")
 
 
 class Row(NamedTuple):
@@ -42,10 +51,26 @@ class Row(NamedTuple):
     batch: int
     harness_mib: float
     cluster_mib: float
+    checked_rate: float  # records read and checked per second (the scenario's read_and_check phase)
+    plain_rate: float | None  # records per second of a plain read of the same table (None: a topic)
+
+    @property
+    def ratio(self) -> float | None:
+        return self.checked_rate / self.plain_rate if self.plain_rate else None
+
+    def cells(self) -> tuple[object, ...]:
+        """The row as the docs page shows it."""
+        return (self.name, self.outcome, f"{self.seconds:.0f}", f"{self.consume:.0f}", f"{self.rate:,.0f}",
+                f"{self.batch:,}", f"{self.harness_mib:,.0f}", f"{self.cluster_mib:,.0f}", f"{self.checked_rate:,.0f}",
+                "" if self.plain_rate is None else f"{self.plain_rate:,.0f}",
+                "" if self.ratio is None else f"{self.ratio:.2f}")
 
     def line(self) -> str:
+        plain = "" if self.plain_rate is None else f"{self.plain_rate:.0f}"
+        ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
         return (f"{self.name:<32} {self.outcome:>7} {self.seconds:>8.0f} {self.consume:>8.0f} {self.rate:>10.0f} "
-                f"{self.batch:>7} {self.harness_mib:>12.0f} {self.cluster_mib:>12.0f}")
+                f"{self.batch:>7} {self.harness_mib:>12.0f} {self.cluster_mib:>12.0f} {self.checked_rate:>13.0f} "
+                f"{plain:>13} {ratio:>6}")
 
 
 def reset_peak_rss() -> None:
@@ -82,40 +107,68 @@ class ClusterPeak:
         self._thread.join()
 
 
-def measure(cluster: Cluster, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
-    """One scenario's row. Its result is dropped on return: kept while the next scenario ran, a 1M
-    baseline's output (its records and send log) counted in the fault run's peak."""
-    name = f"scale-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
+def plain_read_rate(cluster: Cluster, output: str, name: str) -> float | None:
+    """Records per second of a plain read of scenario `name`'s table (None for a topic)."""
+    started = time.monotonic()
+    if output == "delta":
+        assert cluster.files is not None
+        rows = delta_rows(cluster.files, table_path(cluster.checkpoint(name)))
+    elif output == "postgres":
+        rows = postgres_rows(cluster.postgres_for_harness(), table_name(name))
+    else:
+        return None
+    return rows / (time.monotonic() - started)
+
+
+def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
+    """One scenario's row: its peak memory taken before the plain read that follows it. Its result is
+    dropped on return: kept while the next scenario ran, a 1M baseline's output (its records and send log)
+    counted in the fault run's peak."""
+    name = f"scale-{output}-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
     reset_peak_rss()
     started = time.monotonic()
     with ClusterPeak(cluster.run_id) as peak:
-        result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions).run()
+        result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions,
+                          output=output).run()
     seconds = time.monotonic() - started
+    harness_mib = peak_rss_mib()
     consume = result.seconds.get("consume", float("nan"))
+    checked_rate = len(result.read.records) / result.seconds.get("read_and_check", float("nan"))
     return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records, partitions),
-               peak_rss_mib(), peak.peak / 2**20)
+               harness_mib, peak.peak / 2**20, checked_rate, plain_read_rate(cluster, output, name))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sink", default=SETTINGS["sink"].default)
+    parser.add_argument("--output", default="kafka", choices=OUTPUTS)
+    parser.add_argument("--sink", help="the sink (default: the output's reference: "
+                        + ", ".join(f"{sink} for {output}" for output, sink in REFERENCE.items()) + ")")
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
     parser.add_argument("--wide", type=int, default=200_000, help="records of the 16-partition runs (0: none)")
     args = parser.parse_args()
+    sink = args.sink or REFERENCE[args.output]
     runs = [(int(size), 4) for size in args.sizes.split(",")] + ([(args.wide, 16)] if args.wide else [])
     rows = []
     with session() as opened:
         for records, partitions in runs:
             for faults in ([], [FAULT]):
-                row = measure(opened.cluster, args.sink, records, partitions, faults)
+                row = measure(opened.cluster, args.output, sink, records, partitions, faults)
                 rows.append(row)
                 print(row.line(), flush=True)
-    print(f"\nsink {args.sink}; fault scenario: {FAULT}")
+    print(f"\nsink {sink} into {args.output}; fault scenario: {FAULT}")
     print(HEADER)
     for row in rows:
         print(row.line())
-    print(f"goals: >= {GOALS['records_per_s']} records/s (passthrough), 1M baseline <= {GOALS['baseline_1m_s']} s, "
-          f"harness <= {GOALS['harness_mib']} MiB at 1M")
+    goals = (f"goals: >= {GOALS['records_per_s']} records/s (passthrough), 1M baseline <= {GOALS['baseline_1m_s']} s, "
+             f"harness <= {GOALS['harness_mib']} MiB at 1M"
+             + (f", reading and checking >= {GOALS['read_ratio']} of a plain read" if args.output != "kafka" else ""))
+    print(goals)
+    command = (f"python benchmarks/scale.py --output {args.output} --sink {sink} --sizes {args.sizes} "
+               f"--wide {args.wide}")
+    record("scale", "Scale and memory", "A baseline and one fault scenario at 20k, 200k and 1M records "
+           "(`benchmarks/scale.py`): time, records/s and peak memory of the harness and the cluster.",
+           section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {args.output}; the fault "
+                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}."))
 
 
 if __name__ == "__main__":

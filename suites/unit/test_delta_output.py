@@ -10,7 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from harness.client.records import OutputRecord
 from harness.errors import BadInput
+from harness.output import delta
 from harness.output.delta import DeltaTable, table_path
 from harness.output.delta_log import DeltaLog, latest_checkpoint, parse_commit, versions
 
@@ -148,6 +150,34 @@ def test_rows_of_the_snapshot_become_records_a_file_a_partition() -> None:
         (0, 0, b"k1", b'{"id":"1"}'), (0, 1, b"k2", b'{"id":"2"}'), (1, 0, b"k3", b'{"id":"3"}')]
     assert read.stable == read.high == {0: 2, 1: 1} and not read.stuck
     assert sum(map(len, batches)) == 3
+
+
+def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A big file is never whole in Python objects: batches of `BATCH` rows, offsets running on across them,
+    each handed to the checker before the next file is fetched."""
+    monkeypatch.setattr(delta, "BATCH", 3)
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet"), add("b.parquet"), *streaming("q", 0)))
+    out = io.BytesIO()
+    pq.write_table(pa.table({"key": [f"k{i}" for i in range(7)], "value": [f"v{i}" for i in range(7)]}), out,
+                   row_group_size=2)
+    files.write(f"{TABLE}/a.parquet", out.getvalue())
+    files.write(f"{TABLE}/b.parquet", parquet(["k7"], ["v7"]))
+    events: list[object] = []
+    made = [0]  # records made so far: at each batch handed on, none beyond it
+    monkeypatch.setattr(delta, "OutputRecord",
+                        lambda *fields: made.__setitem__(0, made[0] + 1) or OutputRecord(*fields))
+    read_bytes = files.read_bytes
+    files.read_bytes = lambda path: events.append(path.rsplit("/", 1)[-1]) or read_bytes(path)  # type: ignore[method-assign]
+
+    def on_batch(batch: list) -> None:
+        events.append(([(r.offset(), r.key()) for r in batch], made[0]))
+
+    read = DeltaTable(files, TABLE).read(on_batch)
+    data = [e for e in events if not str(e).endswith(".json")]
+    assert data == ["a.parquet", ([(0, b"k0"), (1, b"k1"), (2, b"k2")], 3), ([(3, b"k3"), (4, b"k4"), (5, b"k5")], 6),
+                    ([(6, b"k6")], 7), "b.parquet", ([(0, b"k7")], 8)]
+    assert read.high == {0: 7, 1: 1}
 
 
 def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
