@@ -7,8 +7,10 @@ records on 4 partitions, and 200k on 16, through one sink into one output.
 Prints, per scenario: verdict, seconds in all, seconds consuming, records/s while consuming, the batch
 size, the harness process's peak memory (its resident high-water mark, reset before each scenario) and
 the cluster's (the largest sum of every container's memory, sampled every 2 s). For a table output, also
-the harness's reading and checking (records/s) against a plain read of the same table right after it
-(benchmarks/plain_read.py), and their ratio. The table goes to docs/benchmarks/scale.md, dated.
+the harness's reading and checking (records/s, the model's expected results left out: computed from the
+input, not the read, as benchmarks/checker.py leaves them out) against a plain read of the same table right
+after it (benchmarks/plain_read.py: every row's key and value into Python, nothing checked), their ratio,
+and for Delta the plain read stopped at Arrow. The table goes to docs/benchmarks/scale.md, dated.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -36,10 +39,12 @@ FAULT = "kill:executor@batch.planned:2"
 GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300, "read_ratio": 0.7}
 REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn"}
 COLUMNS = ("scenario", "verdict", "seconds", "consuming (s)", "records/s consuming", "batch", "harness peak MiB",
-           "cluster peak MiB", "read and check (records/s)", "plain read (records/s)", "ratio")
+           "cluster peak MiB", "model (s)", "read and check (records/s)", "plain read (records/s)", "ratio",
+           "plain read into Arrow only (records/s)")
 
 HEADER = (f"{'scenario':<32} {'verdict':>7} {'seconds':>8} {'consume':>8} {'records/s':>10} {'batch':>7} "
-          f"{'harness MiB':>12} {'cluster MiB':>12} {'read+check/s':>13} {'plain read/s':>13} {'ratio':>6}")
+          f"{'harness MiB':>12} {'cluster MiB':>12} {'model s':>8} {'read+check/s':>13} {'plain read/s':>13} "
+          f"{'ratio':>6} {'Arrow only/s':>13}")
 
 
 class Row(NamedTuple):
@@ -51,8 +56,10 @@ class Row(NamedTuple):
     batch: int
     harness_mib: float
     cluster_mib: float
-    checked_rate: float  # records read and checked per second (the scenario's read_and_check phase)
+    model: float  # seconds computing the expected results, the first part of the scenario's read_and_check
+    checked_rate: float  # records read and checked per second (read_and_check, the model left out)
     plain_rate: float | None  # records per second of a plain read of the same table (None: a topic)
+    arrow_rate: float | None  # the same read stopped at Arrow, no Python object made (Delta only)
 
     @property
     def ratio(self) -> float | None:
@@ -61,16 +68,19 @@ class Row(NamedTuple):
     def cells(self) -> tuple[object, ...]:
         """The row as the docs page shows it."""
         return (self.name, self.outcome, f"{self.seconds:.0f}", f"{self.consume:.0f}", f"{self.rate:,.0f}",
-                f"{self.batch:,}", f"{self.harness_mib:,.0f}", f"{self.cluster_mib:,.0f}", f"{self.checked_rate:,.0f}",
+                f"{self.batch:,}", f"{self.harness_mib:,.0f}", f"{self.cluster_mib:,.0f}", f"{self.model:.1f}",
+                f"{self.checked_rate:,.0f}",
                 "" if self.plain_rate is None else f"{self.plain_rate:,.0f}",
-                "" if self.ratio is None else f"{self.ratio:.2f}")
+                "" if self.ratio is None else f"{self.ratio:.2f}",
+                "" if self.arrow_rate is None else f"{self.arrow_rate:,.0f}")
 
     def line(self) -> str:
         plain = "" if self.plain_rate is None else f"{self.plain_rate:.0f}"
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
+        arrow = "" if self.arrow_rate is None else f"{self.arrow_rate:.0f}"
         return (f"{self.name:<32} {self.outcome:>7} {self.seconds:>8.0f} {self.consume:>8.0f} {self.rate:>10.0f} "
-                f"{self.batch:>7} {self.harness_mib:>12.0f} {self.cluster_mib:>12.0f} {self.checked_rate:>13.0f} "
-                f"{plain:>13} {ratio:>6}")
+                f"{self.batch:>7} {self.harness_mib:>12.0f} {self.cluster_mib:>12.0f} {self.model:>8.1f} "
+                f"{self.checked_rate:>13.0f} {plain:>13} {ratio:>6} {arrow:>13}")
 
 
 def reset_peak_rss() -> None:
@@ -107,16 +117,22 @@ class ClusterPeak:
         self._thread.join()
 
 
-def plain_read_rate(cluster: Cluster, output: str, name: str) -> float | None:
-    """Records per second of a plain read of scenario `name`'s table (None for a topic)."""
-    started = time.monotonic()
+def plain_read_rates(cluster: Cluster, output: str, name: str) -> tuple[float | None, float | None]:
+    """Records per second of a plain read of scenario `name`'s table into Python (None for a topic) and,
+    for Delta, of the same read stopped at Arrow."""
+    if output == "postgres":
+        return timed(lambda: postgres_rows(cluster.postgres_for_harness(), table_name(name))), None
     if output == "delta":
-        assert cluster.files is not None
-        rows = delta_rows(cluster.files, table_path(cluster.checkpoint(name)))
-    elif output == "postgres":
-        rows = postgres_rows(cluster.postgres_for_harness(), table_name(name))
-    else:
-        return None
+        files, path = cluster.files, table_path(cluster.checkpoint(name))
+        assert files is not None
+        return timed(lambda: delta_rows(files, path)), timed(lambda: delta_rows(files, path, python=False))
+    return None, None
+
+
+def timed(read: Callable[[], int]) -> float:
+    """Rows per second of `read` (which returns how many it read)."""
+    started = time.monotonic()
+    rows = read()
     return rows / (time.monotonic() - started)
 
 
@@ -133,9 +149,10 @@ def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: 
     seconds = time.monotonic() - started
     harness_mib = peak_rss_mib()
     consume = result.seconds.get("consume", float("nan"))
-    checked_rate = len(result.read.records) / result.seconds.get("read_and_check", float("nan"))
+    model = result.seconds["model"]
+    checked_rate = len(result.read.records) / (result.seconds["read_and_check"] - model)
     return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records, partitions),
-               harness_mib, peak.peak / 2**20, checked_rate, plain_read_rate(cluster, output, name))
+               harness_mib, peak.peak / 2**20, model, checked_rate, *plain_read_rates(cluster, output, name))
 
 
 def main() -> None:
