@@ -86,6 +86,19 @@ class Records(Sequence[Record]):
         self.extend(records)
 
     @classmethod
+    def run(cls, partition: int, first_offset: int, keys: list[bytes | None], values: list[bytes],
+            timestamp: int = 0) -> Records:
+        """A run of one partition's records at consecutive offsets, from columns (a table's rows, as a
+        reader decodes them): no object made for each record, the columns taken as they are."""
+        run = cls()
+        count = len(values)
+        run.partitions = array("i", [partition]) * count
+        run.offsets = array("q", range(first_offset, first_offset + count))
+        run.timestamps = array("q", [timestamp]) * count
+        run.keys, run.values, run.headers = keys, values, [None] * count
+        return run
+
+    @classmethod
     def of(cls, records: Iterable[Record]) -> Records:
         """These records as `Records`, without a copy when they are already."""
         return records if isinstance(records, Records) else cls(records)

@@ -15,7 +15,7 @@ import io
 from collections.abc import Callable, Iterator
 
 from harness.client.reader import ReadResult
-from harness.client.records import OutputRecord, Record, Records
+from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.delta_log import Commit, DeltaLog, Files
 
@@ -63,15 +63,15 @@ class DeltaTable:
         for partition, (version, path) in enumerate(snapshot.files):
             for batch in self._batches(partition, path, committed_ms.get(version, 0)):
                 records.extend(batch)
-                on_batch(batch)
+                on_batch(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
         ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
         for partition in records.partitions:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
 
-    def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[list[OutputRecord]]:
-        """One data file's rows, `BATCH` at a time as pyarrow decodes them (a file of a 1M-record batch is
-        never whole in Python objects: only its bytes and one batch's records are held)."""
+    def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
+        """One data file's rows, `BATCH` at a time as pyarrow decodes them, as columns (a file of a
+        1M-record batch is never whole in Python objects, and no object is made for each row)."""
         import pyarrow.parquet as pq
 
         data = pq.ParquetFile(io.BytesIO(self.files.read_bytes(self.log.data_path(path))))
@@ -83,10 +83,11 @@ class DeltaTable:
                            "or binary")
         offset = 0
         for arrow in data.iter_batches(batch_size=BATCH, columns=list(COLUMNS)):
-            keys, values = (_as_bytes(arrow.column(c).to_pylist()) for c in COLUMNS)
-            yield [OutputRecord(partition, offset + i, key, value or b"", timestamp_ms)  # a null value: `unreadable`
-                   for i, (key, value) in enumerate(zip(keys, values, strict=True))]
-            offset += len(keys)
+            keys, values = (as_bytes(arrow.column(c).to_pylist()) for c in COLUMNS)
+            if None in values:
+                values = [value or b"" for value in values]  # a null value: `unreadable`
+            yield Records.run(partition, offset, keys, values, timestamp_ms)
+            offset += len(values)
 
     def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
         """The table as of `version`: each key's values (one for a state table that keeps one row per
@@ -109,6 +110,9 @@ class DeltaTable:
         return self.versions[partition]
 
 
-def _as_bytes(column: list) -> list[bytes | None]:
+def as_bytes(column: list) -> list:
     """A string or binary column's cells as bytes (None stays None)."""
-    return [cell.encode() if isinstance(cell, str) else cell for cell in column]
+    try:
+        return list(map(str.encode, column))  # a string column without nulls: each cell encoded in C
+    except TypeError:
+        return [cell.encode() if isinstance(cell, str) else cell for cell in column]

@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness.client.records import OutputRecord
 from harness.errors import BadInput
 from harness.output import delta
 from harness.output.delta import DeltaTable, table_path
@@ -153,8 +152,8 @@ def test_rows_of_the_snapshot_become_records_a_file_a_partition() -> None:
 
 
 def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A big file is never whole in Python objects: batches of `BATCH` rows, offsets running on across them,
-    each handed to the checker before the next file is fetched."""
+    """A big file is never whole in Python objects: each `BATCH` rows pyarrow decodes are handed to the
+    checker as columns before the next are decoded, offsets running on across them."""
     monkeypatch.setattr(delta, "BATCH", 3)
     files = StandInFiles()
     files.write(log_path(0), entry(add("a.parquet"), add("b.parquet"), *streaming("q", 0)))
@@ -162,22 +161,24 @@ def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None: 
     pq.write_table(pa.table({"key": [f"k{i}" for i in range(7)], "value": [f"v{i}" for i in range(7)]}), out,
                    row_group_size=2)
     files.write(f"{TABLE}/a.parquet", out.getvalue())
-    files.write(f"{TABLE}/b.parquet", parquet(["k7"], ["v7"]))
+    files.write(f"{TABLE}/b.parquet", parquet(["k7"], [None]))
     events: list[object] = []
-    made = [0]  # records made so far: at each batch handed on, none beyond it
-    monkeypatch.setattr(delta, "OutputRecord",
-                        lambda *fields: made.__setitem__(0, made[0] + 1) or OutputRecord(*fields))
-    read_bytes = files.read_bytes
-    files.read_bytes = lambda path: events.append(path.rsplit("/", 1)[-1]) or read_bytes(path)  # type: ignore[method-assign]
+    iter_batches = pq.ParquetFile.iter_batches
 
-    def on_batch(batch: list) -> None:
-        events.append(([(r.offset(), r.key()) for r in batch], made[0]))
+    def decoding(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for batch in iter_batches(self, *args, **kwargs):
+            events.append(f"decoded {batch.num_rows}")
+            yield batch
 
-    read = DeltaTable(files, TABLE).read(on_batch)
-    data = [e for e in events if not str(e).endswith(".json")]
-    assert data == ["a.parquet", ([(0, b"k0"), (1, b"k1"), (2, b"k2")], 3), ([(3, b"k3"), (4, b"k4"), (5, b"k5")], 6),
-                    ([(6, b"k6")], 7), "b.parquet", ([(0, b"k7")], 8)]
-    assert read.high == {0: 7, 1: 1}
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", decoding)
+    read = DeltaTable(files, TABLE).read(lambda batch: events.append(
+        (type(batch).__name__, [(r.partition(), r.offset(), r.key(), r.value()) for r in batch])))
+    assert events == [
+        "decoded 3", ("Records", [(0, 0, b"k0", b"v0"), (0, 1, b"k1", b"v1"), (0, 2, b"k2", b"v2")]),
+        "decoded 3", ("Records", [(0, 3, b"k3", b"v3"), (0, 4, b"k4", b"v4"), (0, 5, b"k5", b"v5")]),
+        "decoded 1", ("Records", [(0, 6, b"k6", b"v6")]),
+        "decoded 1", ("Records", [(1, 0, b"k7", b"")])]  # a null value: read as empty, `unreadable`
+    assert read.high == {0: 7, 1: 1} and read.records.values[-1] == b""
 
 
 def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
