@@ -1,8 +1,9 @@
 """A plain read of a table output, nothing checked: the throughput the harness's read-and-check of the same
-table is measured against (benchmarks/scale.py). Each takes every row's key and value into Python, as the
-plain consume loop of benchmarks/checker.py takes every Kafka record's value, and nothing more: for Delta,
-the snapshot's data files (found from the log, as any reader must) decoded by pyarrow a batch at a time;
-for PostgreSQL, the rows through a server-side cursor, a batch at a time. A Delta read can also stop at
+table is measured against (benchmarks/scale.py). Each gives every row as a Python object the way its
+library gives rows, as the plain consume loop of benchmarks/checker.py takes every Kafka record as
+confluent-kafka's Message, and nothing more: for Delta, the snapshot's data files (found from the log, as
+any reader must) decoded by pyarrow a batch at a time, each batch's rows as dicts (`to_pylist`); for
+PostgreSQL, the rows' tuples through a server-side cursor, `BATCH` at a time. A Delta read can also stop at
 Arrow (`python=False`): the store's own speed, with no Python object made."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from harness.output.postgres import BATCH, Endpoint
 
 
 def delta_rows(files: Files, path: str, python: bool = True) -> int:
-    """The rows of the table's latest snapshot, read with pyarrow (key and value columns)."""
+    """The rows of the table's latest snapshot, read with pyarrow (key and value columns), as dicts."""
     import pyarrow.parquet as pq
 
     log = DeltaLog(files, path)
@@ -25,7 +26,7 @@ def delta_rows(files: Files, path: str, python: bool = True) -> int:
         for batch in pq.ParquetFile(io.BytesIO(files.read_bytes(log.data_path(name)))).iter_batches(
                 batch_size=BATCH, columns=list(DELTA_COLUMNS)):
             if python:
-                batch.column(0).to_pylist(), batch.column(1).to_pylist()
+                batch.to_pylist()
             rows += batch.num_rows
     return rows
 

@@ -146,6 +146,14 @@ class Records(Sequence[Record]):
         return f"Records({len(self)} records)"
 
 
+def as_bytes(column: Sequence[str | bytes | None]) -> list[bytes | None]:
+    """A string or binary column's cells as bytes (None stays None): a table's rows, made records."""
+    try:
+        return list(map(str.encode, column))  # a string column without nulls: each cell encoded in C
+    except TypeError:
+        return [cell.encode() if isinstance(cell, str) else cell for cell in column]
+
+
 def in_produce_order(records: Sequence[Record]) -> list[Record]:
     """Records of several partitions in the order they were produced: a model that follows event time
     through its input needs that order, not the reader's interleaving.

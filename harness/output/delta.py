@@ -15,7 +15,7 @@ import io
 from collections.abc import Callable, Iterator
 
 from harness.client.reader import ReadResult
-from harness.client.records import Record, Records
+from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
 from harness.output.delta_log import Commit, DeltaLog, Files
 
@@ -108,11 +108,3 @@ class DeltaTable:
 
     def commit_of(self, partition: int) -> int | None:
         return self.versions[partition]
-
-
-def as_bytes(column: list) -> list:
-    """A string or binary column's cells as bytes (None stays None)."""
-    try:
-        return list(map(str.encode, column))  # a string column without nulls: each cell encoded in C
-    except TypeError:
-        return [cell.encode() if isinstance(cell, str) else cell for cell in column]

@@ -27,9 +27,10 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 
 from harness.client.reader import ReadResult
-from harness.client.records import OutputRecord, Record, Records
+from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput, InfrastructureError
 from harness.output.delta_log import Commit
 
@@ -103,8 +104,28 @@ def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tup
     return commits
 
 
-def _bytes(cell: str | bytes | None) -> bytes | None:
-    return cell.encode() if isinstance(cell, str) else cell
+def transaction_runs(rows: list[tuple[int, str | None, str | None, int | None]], partitions: dict[int, int],
+                     offset: int) -> tuple[Records, int]:
+    """A fetch of `(xid, key, value, commit time ms)` rows, in transaction order, as columns: a transaction's
+    rows are a partition (numbered as first seen, in `partitions`), their places its offsets, running on
+    from `offset` where the previous fetch ended inside the same transaction; returns the records and
+    the offset after them. No object is made for each row."""
+    batch = Records()
+    xids, keys, values, stamps = zip(*rows, strict=True)
+    start = 0
+    for xid, run in groupby(xids):
+        end = start + sum(1 for _ in run)
+        partition = partitions.get(xid)
+        if partition is None:
+            partition = partitions[xid] = len(partitions)
+            offset = 0
+        written = as_bytes(values[start:end])
+        if None in written:
+            written = [value or b"" for value in written]  # a null value: `unreadable`
+        batch.extend(Records.run(partition, offset, as_bytes(keys[start:end]), written, stamps[start] or 0))
+        offset += end - start
+        start = end
+    return batch, offset
 
 
 class PostgresTable:
@@ -234,17 +255,9 @@ class PostgresTable:
                     "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint "
                     "FROM {} ORDER BY xid, ctid"))
                 while rows := cursor.fetchmany(BATCH):
-                    batch = []
-                    for xid, key, value, committed_ms in rows:
-                        partition = partitions.get(xid)
-                        if partition is None:
-                            partition = partitions[xid] = len(partitions)
-                            offset = 0
-                        batch.append(OutputRecord(partition, offset, _bytes(key), _bytes(value) or b"",
-                                                  committed_ms or 0))  # a null value: `unreadable`
-                        offset += 1
+                    batch, offset = transaction_runs(rows, partitions, offset)
                     records.extend(batch)
-                    on_batch(batch)
+                    on_batch(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
             if not partitions:
                 raise BadInput(self._nothing_written(connection))
             self.xids = list(partitions)
