@@ -15,6 +15,7 @@ from harness.history import History, read_history
 from harness.output.postgres import (
     Endpoint,
     HeldCommit,
+    batches_in_parts,
     PostgresTable,
     held_batches,
     history,
@@ -170,3 +171,10 @@ def test_fetched_rows_become_a_partition_per_transaction_as_columns() -> None:
     assert [(r.partition(), r.offset(), r.key(), r.value(), r.timestamp()[1]) for r in [*first, *second]] == [
         (0, 0, b"a", b"1", 1000), (0, 1, b"b", b"2", 1000), (1, 0, None, b"3", 2000), (1, 1, b"c", b"", 2000),
         (2, 0, b"d", b"4", 0)]
+
+
+def test_only_a_batch_several_transactions_wrote_is_compared_for_repeats() -> None:
+    rows = [(10, 0, 5, 0, "q"), (11, 1, 5, 0, "q"), (12, 1, 5, 0, None), (13, 2, 2, 0, None), (14, 2, 3, 0, "q"),
+            (14, 3, 1, 0, "q")]
+    assert batches_in_parts(rows) == [1, 2]
+    assert batches_in_parts(rows[:2]) == []
