@@ -15,8 +15,8 @@ from harness.history import History, read_history
 from harness.output.postgres import (
     Endpoint,
     HeldCommit,
-    batches_in_parts,
     PostgresTable,
+    batches_in_parts,
     held_batches,
     history,
     table_name,
