@@ -115,28 +115,47 @@ def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tup
     return commits
 
 
-def transaction_runs(rows: list[tuple[int, str | None, str | None, int | None]], partitions: dict[int, int],
-                     offset: int) -> tuple[Records, int]:
-    """A fetch of `(xid, key, value, commit time ms)` rows, in transaction order, as columns: a transaction's
-    rows are a partition (numbered as first seen, in `partitions`), their places its offsets, running on
-    from `offset` where the previous fetch ended inside the same transaction; returns the records and
-    the offset after them. No object is made for each row."""
-    batch = Records()
-    xids, keys, values, stamps = zip(*rows, strict=True)
-    start = 0
-    for xid, run in groupby(xids):
-        end = start + sum(1 for _ in run)
-        partition = partitions.get(xid)
-        if partition is None:
-            partition = partitions[xid] = len(partitions)
-            offset = 0
-        written = as_bytes(values[start:end])
-        if None in written:
-            written = [value or b"" for value in written]  # a null value: `unreadable`
-        batch.extend(Records.run(partition, offset, as_bytes(keys[start:end]), written, stamps[start] or 0))
-        offset += end - start
-        start = end
-    return batch, offset
+CommitRow = tuple[int, int, int, int | None, str | None]  # xid, batch, rows, commit time ms, query id
+
+
+class TransactionRows:
+    """Fetched rows `(xid, key, value, commit time ms, batch id)`, in transaction order, made records as
+    columns: a transaction's rows are a partition (numbered as first seen), their places its offsets,
+    running on across fetches. What each transaction wrote of each batch is counted on the way, so that
+    the history needs no second scan of the table. No object is made for each row."""
+
+    def __init__(self) -> None:
+        self.partitions: dict[int, int] = {}  # xid -> partition
+        self.committed_ms: dict[int, int | None] = {}  # xid -> its commit time
+        self.written: Counter[tuple[int, int | None]] = Counter()  # (xid, batch id) -> rows
+        self._offset = 0
+
+    def records(self, rows: list[tuple[int, str | None, str | None, int | None, int | None]]) -> Records:
+        """One fetch's rows as records."""
+        batch = Records()
+        xids, keys, values, stamps, batches = zip(*rows, strict=True)
+        self.written.update(zip(xids, batches, strict=True))
+        start = 0
+        for xid, run in groupby(xids):
+            end = start + sum(1 for _ in run)
+            partition = self.partitions.get(xid)
+            if partition is None:
+                partition = self.partitions[xid] = len(self.partitions)
+                self.committed_ms[xid] = stamps[start]
+                self._offset = 0
+            written = as_bytes(values[start:end])
+            if None in written:
+                written = [value or b"" for value in written]  # a null value: `unreadable`
+            batch.extend(Records.run(partition, self._offset, as_bytes(keys[start:end]), written, stamps[start] or 0))
+            self._offset += end - start
+            start = end
+        return batch
+
+    def commits(self, query_ids: dict[tuple[int, int], str | None]) -> list[CommitRow]:
+        """`(xid, batch, rows, commit time ms, query id)` for each batch a transaction wrote rows of, with the
+        query id of the batch row that transaction wrote (`query_ids`), for `history`."""
+        return [(xid, batch, count, self.committed_ms[xid], query_ids.get((xid, batch)))
+                for (xid, batch), count in self.written.items() if batch is not None]
 
 
 class PostgresTable:
@@ -258,23 +277,22 @@ class PostgresTable:
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             connection.execute(f"SET LOCAL work_mem = '{READ_MEMORY}'")
             self._check_columns(connection)
-            partitions: dict[int, int] = {}
-            offset = 0
+            transactions = TransactionRows()
             with connection.cursor(name="eo_read") as cursor:
                 cursor.itersize = BATCH
                 cursor.execute(self._query(
                     "SELECT xmin::text::bigint AS xid, key, value, "
-                    "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint "
+                    "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint, batch_id "
                     "FROM {} ORDER BY xid, ctid"))
                 while rows := cursor.fetchmany(BATCH):
-                    batch, offset = transaction_runs(rows, partitions, offset)
+                    batch = transactions.records(rows)
                     records.extend(batch)
                     on_batch(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
-            if not partitions:
+            if not transactions.partitions:
                 raise BadInput(self._nothing_written(connection))
-            self.xids = list(partitions)
-            self._history = self._commits(connection)
-        ends = dict.fromkeys(range(len(partitions)), 0)
+            self.xids = list(transactions.partitions)
+            self._history = self._commits(connection, transactions)
+        ends = dict.fromkeys(range(len(transactions.partitions)), 0)
         for partition in records.partitions:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
@@ -308,18 +326,15 @@ class PostgresTable:
         return (f"the sink wrote no rows to PostgreSQL {self.where} (looked in {self.table} as {self.harness.user}, "
                 f"in a transaction of its own after the run){elsewhere}: write to the context's table")
 
-    def _commits(self, connection) -> list[Commit]:  # type: ignore[no-untyped-def]
-        """The history: each (transaction, batch) with its rows, its commit time and the batch row it wrote."""
+    def _commits(self, connection, transactions: TransactionRows) -> list[Commit]:  # type: ignore[no-untyped-def]
+        """The history: each (transaction, batch) with its rows and commit time (counted by the read) and the
+        batch row it wrote."""
         from psycopg import sql
 
-        rows = connection.execute(sql.SQL(
-            "SELECT r.xid, r.batch_id, r.rows, r.committed_ms, b.query_id FROM ("
-            "  SELECT xmin::text::bigint AS xid, batch_id, count(*) AS rows, "
-            "  (extract(epoch FROM pg_xact_commit_timestamp(min(xmin::text)::xid)) * 1000)::bigint AS committed_ms "
-            "  FROM {} WHERE batch_id IS NOT NULL GROUP BY 1, 2) r "
-            "LEFT JOIN (SELECT xmin::text::bigint AS xid, batch_id, min(query_id) AS query_id FROM {} GROUP BY 1, 2) b "
-            "ON b.xid = r.xid AND b.batch_id = r.batch_id").format(
-                sql.Identifier(self.table), sql.Identifier(self.batch_table))).fetchall()
+        query_ids = {(xid, batch): query_id for xid, batch, query_id in connection.execute(sql.SQL(
+            "SELECT xmin::text::bigint, batch_id, min(query_id) FROM {} GROUP BY 1, 2").format(
+                sql.Identifier(self.batch_table))).fetchall()}
+        rows = transactions.commits(query_ids)
         repeats = []
         if parted := batches_in_parts(rows):  # only a batch several transactions wrote can repeat its rows
             repeats = connection.execute(self._query(
