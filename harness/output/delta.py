@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 
-from harness.client.reader import ReadResult
+from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
 from harness.output.delta_log import Commit, DeltaLog, Files
@@ -60,10 +60,12 @@ class DeltaTable:
         records = Records()
         self.versions = [version for version, _ in snapshot.files]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
-        for partition, (version, path) in enumerate(snapshot.files):
-            for batch in self._batches(partition, path, committed_ms.get(version, 0)):
-                records.extend(batch)
-                on_batch(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
+        # the checker works on a thread of its own while the next file is fetched and decoded
+        with collector_paused(), feeding(on_batch) as feed:
+            for partition, (version, path) in enumerate(snapshot.files):
+                for batch in self._batches(partition, path, committed_ms.get(version, 0)):
+                    records.extend(batch)
+                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
         ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
         for partition in records.partitions:
             ends[partition] += 1

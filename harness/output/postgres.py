@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
 
-from harness.client.reader import ReadResult
+from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput, InfrastructureError
 from harness.output.delta_log import Commit
@@ -278,7 +278,9 @@ class PostgresTable:
             connection.execute(f"SET LOCAL work_mem = '{READ_MEMORY}'")
             self._check_columns(connection)
             transactions = TransactionRows()
-            with connection.cursor(name="eo_read") as cursor:
+            # the checker works on a thread of its own while the next rows are fetched (psycopg waits for
+            # the server without the GIL)
+            with connection.cursor(name="eo_read") as cursor, collector_paused(), feeding(on_batch) as feed:
                 cursor.itersize = BATCH
                 cursor.execute(self._query(
                     "SELECT xmin::text::bigint AS xid, key, value, "
@@ -287,7 +289,7 @@ class PostgresTable:
                 while rows := cursor.fetchmany(BATCH):
                     batch = transactions.records(rows)
                     records.extend(batch)
-                    on_batch(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
+                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
             if not transactions.partitions:
                 raise BadInput(self._nothing_written(connection))
             self.xids = list(transactions.partitions)
