@@ -195,7 +195,9 @@ def main() -> None:
     command = (f"python benchmarks/scale.py --output {args.output} --sink {sink} --sizes {args.sizes} "
                f"--wide {args.wide}")
     record("scale", "Scale and memory", "A baseline and one fault scenario at 20k, 200k and 1M records "
-           "(`benchmarks/scale.py`): time, records/s and peak memory of the harness and the cluster.",
+           "(`benchmarks/scale.py`): time, records/s and peak memory of the harness and the cluster. Into a table "
+           "(`--output delta` or `postgres`), also the harness's reading and checking against a plain read of the "
+           "same table.",
            section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {args.output}; the fault "
                    f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if args.output != "kafka"
                                                                                else "")))
