@@ -1,36 +1,58 @@
 """How a scenario's cost grows with its work: the baseline and one fault scenario at 20k, 200k and 1M
-records on 4 partitions, and 200k on 16, through one sink.
+records on 4 partitions, and 200k on 16, through one sink into one output.
 
-    python benchmarks/scale.py [--sink transactional] [--sizes 20000,200000,1000000] [--wide 200000]
+    python benchmarks/scale.py [--output kafka|delta|postgres] [--sink NAME] [--sizes 20000,200000,1000000]
+                               [--wide 200000]
 
 Prints, per scenario: verdict, seconds in all, seconds consuming, records/s while consuming, the batch
 size, the harness process's peak memory (its resident high-water mark, reset before each scenario) and
-the cluster's (the largest sum of every container's memory, sampled every 2 s).
+the cluster's (the largest sum of every container's memory, sampled every 2 s). For a table output, also
+the harness's reading and checking (records/s, the model's expected results left out: computed from the
+input, not the read, as benchmarks/checker.py leaves them out) against a plain read of the same table right
+after it (benchmarks/plain_read.py: every row's key and value into Python, nothing checked), their ratio,
+and for Delta the plain read stopped at Arrow. The table goes to docs/benchmarks/scale.md, dated.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 from cluster_start import cluster_memory
+from docs_page import record, section
+from plain_read import delta_rows, postgres_rows
 
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
+from harness.output.base import OUTPUTS
+from harness.output.delta import table_path
+from harness.output.postgres import table_name
 from harness.run.scenario import batch_size
 from harness.run.session import scenario, session
-from harness.settings import SETTINGS
 
 FAULT = "kill:executor@batch.planned:2"
-GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300}
+GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300, "read_ratio": 0.7}
+PLAIN_READS = 3  # plain reads of a table after its scenario: their median is the row's
+REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn"}
+COLUMNS = ("scenario", "verdict", "seconds", "consuming (s)", "records/s consuming", "batch", "harness peak MiB",
+           "cluster peak MiB", "model (s)", "read and check (records/s)", "plain read (records/s)", "ratio",
+           "plain read into Arrow only (records/s)")
 
-
+TABLE_NOTE = (" Reading and checking: the scenario's read_and_check seconds without the model's (its expected "
+              "results, computed from the input, as benchmarks/checker.py leaves them out). The plain read: the "
+              "same table right after (the median of three reads), every row as its library gives it (pyarrow's "
+              "dicts, psycopg's tuples through a server-side cursor), nothing checked (benchmarks/plain_read.py); "
+              "for Delta also stopped at Arrow. It reads a table the harness's read has already brought into the "
+              "server's and the system's caches, which favours it.")
 HEADER = (f"{'scenario':<32} {'verdict':>7} {'seconds':>8} {'consume':>8} {'records/s':>10} {'batch':>7} "
-          f"{'harness MiB':>12} {'cluster MiB':>12}")
+          f"{'harness MiB':>12} {'cluster MiB':>12} {'model s':>8} {'read+check/s':>13} {'plain read/s':>13} "
+          f"{'ratio':>6} {'Arrow only/s':>13}")
 
 
 class Row(NamedTuple):
@@ -42,10 +64,31 @@ class Row(NamedTuple):
     batch: int
     harness_mib: float
     cluster_mib: float
+    model: float  # seconds computing the expected results, the first part of the scenario's read_and_check
+    checked_rate: float  # records read and checked per second (read_and_check, the model left out)
+    plain_rate: float | None  # records per second of a plain read of the same table (None: a topic)
+    arrow_rate: float | None  # the same read stopped at Arrow, no Python object made (Delta only)
+
+    @property
+    def ratio(self) -> float | None:
+        return self.checked_rate / self.plain_rate if self.plain_rate else None
+
+    def cells(self) -> tuple[object, ...]:
+        """The row as the docs page shows it."""
+        return (self.name, self.outcome, f"{self.seconds:.0f}", f"{self.consume:.0f}", f"{self.rate:,.0f}",
+                f"{self.batch:,}", f"{self.harness_mib:,.0f}", f"{self.cluster_mib:,.0f}", f"{self.model:.1f}",
+                f"{self.checked_rate:,.0f}",
+                "" if self.plain_rate is None else f"{self.plain_rate:,.0f}",
+                "" if self.ratio is None else f"{self.ratio:.2f}",
+                "" if self.arrow_rate is None else f"{self.arrow_rate:,.0f}")
 
     def line(self) -> str:
+        plain = "" if self.plain_rate is None else f"{self.plain_rate:.0f}"
+        ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
+        arrow = "" if self.arrow_rate is None else f"{self.arrow_rate:.0f}"
         return (f"{self.name:<32} {self.outcome:>7} {self.seconds:>8.0f} {self.consume:>8.0f} {self.rate:>10.0f} "
-                f"{self.batch:>7} {self.harness_mib:>12.0f} {self.cluster_mib:>12.0f}")
+                f"{self.batch:>7} {self.harness_mib:>12.0f} {self.cluster_mib:>12.0f} {self.model:>8.1f} "
+                f"{self.checked_rate:>13.0f} {plain:>13} {ratio:>6} {arrow:>13}")
 
 
 def reset_peak_rss() -> None:
@@ -82,40 +125,84 @@ class ClusterPeak:
         self._thread.join()
 
 
-def measure(cluster: Cluster, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
-    """One scenario's row. Its result is dropped on return: kept while the next scenario ran, a 1M
-    baseline's output (its records and send log) counted in the fault run's peak."""
-    name = f"scale-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
+def plain_read_rates(cluster: Cluster, output: str, name: str) -> tuple[float | None, float | None]:
+    """Records per second of a plain read of scenario `name`'s table into Python (None for a topic) and,
+    for Delta, of the same read stopped at Arrow."""
+    if output == "postgres":
+        return timed(lambda: postgres_rows(cluster.postgres_for_harness(), table_name(name))), None
+    if output == "delta":
+        files, path = cluster.files, table_path(cluster.checkpoint(name))
+        assert files is not None
+        return timed(lambda: delta_rows(files, path)), timed(lambda: delta_rows(files, path, python=False))
+    return None, None
+
+
+def timed(read: Callable[[], int], repeats: int = PLAIN_READS) -> float:
+    """Rows per second of `read` (which returns how many it read): the median of `repeats` reads, the
+    machine's load moving a single one by half."""
+    rates = []
+    for _ in range(repeats):
+        started = time.monotonic()
+        rows = read()
+        rates.append(rows / (time.monotonic() - started))
+    return statistics.median(rates)
+
+
+def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
+    """One scenario's row: its peak memory taken before the plain read that follows it. Its result is
+    dropped on return: kept while the next scenario ran, a 1M baseline's output (its records and send log)
+    counted in the fault run's peak."""
+    name = f"scale-{output}-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
     reset_peak_rss()
     started = time.monotonic()
     with ClusterPeak(cluster.run_id) as peak:
-        result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions).run()
+        result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions,
+                          output=output).run()
     seconds = time.monotonic() - started
+    harness_mib = peak_rss_mib()
     consume = result.seconds.get("consume", float("nan"))
+    model = result.seconds["model"]
+    checked_rate = len(result.read.records) / (result.seconds["read_and_check"] - model)
     return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records, partitions),
-               peak_rss_mib(), peak.peak / 2**20)
+               harness_mib, peak.peak / 2**20, model, checked_rate, *plain_read_rates(cluster, output, name))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sink", default=SETTINGS["sink"].default)
+    parser.add_argument("--output", default="kafka", choices=OUTPUTS)
+    parser.add_argument("--sink", help="the sink (default: the output's reference: "
+                        + ", ".join(f"{sink} for {output}" for output, sink in REFERENCE.items()) + ")")
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
     parser.add_argument("--wide", type=int, default=200_000, help="records of the 16-partition runs (0: none)")
     args = parser.parse_args()
+    sink = args.sink or REFERENCE[args.output]
+    if args.output == "delta":
+        import pyarrow.parquet  # noqa: F401 - imported once a process (half a second), not a read's cost
     runs = [(int(size), 4) for size in args.sizes.split(",")] + ([(args.wide, 16)] if args.wide else [])
     rows = []
     with session() as opened:
         for records, partitions in runs:
             for faults in ([], [FAULT]):
-                row = measure(opened.cluster, args.sink, records, partitions, faults)
+                row = measure(opened.cluster, args.output, sink, records, partitions, faults)
                 rows.append(row)
                 print(row.line(), flush=True)
-    print(f"\nsink {args.sink}; fault scenario: {FAULT}")
+    print(f"\nsink {sink} into {args.output}; fault scenario: {FAULT}")
     print(HEADER)
     for row in rows:
         print(row.line())
-    print(f"goals: >= {GOALS['records_per_s']} records/s (passthrough), 1M baseline <= {GOALS['baseline_1m_s']} s, "
-          f"harness <= {GOALS['harness_mib']} MiB at 1M")
+    goals = (f"goals: >= {GOALS['records_per_s']} records/s (passthrough), 1M baseline <= {GOALS['baseline_1m_s']} s, "
+             f"harness <= {GOALS['harness_mib']} MiB at 1M"
+             + (f", reading and checking >= {GOALS['read_ratio']} of a plain read" if args.output != "kafka" else ""))
+    print(goals)
+    command = (f"python benchmarks/scale.py --output {args.output} --sink {sink} --sizes {args.sizes} "
+               f"--wide {args.wide}")
+    record("scale", "Scale and memory", "A baseline and one fault scenario at 20k, 200k and 1M records "
+           "(`benchmarks/scale.py`): time, records/s and peak memory of the harness and the cluster. Into a table "
+           "(`--output delta` or `postgres`), also the harness's reading and checking against a plain read of the "
+           "same table.",
+           section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {args.output}; the fault "
+                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if args.output != "kafka"
+                                                                               else "")))
 
 
 if __name__ == "__main__":

@@ -86,6 +86,19 @@ class Records(Sequence[Record]):
         self.extend(records)
 
     @classmethod
+    def run(cls, partition: int, first_offset: int, keys: list[bytes | None], values: list[bytes],
+            timestamp: int = 0) -> Records:
+        """A run of one partition's records at consecutive offsets, from columns (a table's rows, as a
+        reader decodes them): no object made for each record, the columns taken as they are."""
+        run = cls()
+        count = len(values)
+        run.partitions = array("i", [partition]) * count
+        run.offsets = array("q", range(first_offset, first_offset + count))
+        run.timestamps = array("q", [timestamp]) * count
+        run.keys, run.values, run.headers = keys, values, [None] * count
+        return run
+
+    @classmethod
     def of(cls, records: Iterable[Record]) -> Records:
         """These records as `Records`, without a copy when they are already."""
         return records if isinstance(records, Records) else cls(records)
@@ -131,6 +144,14 @@ class Records(Sequence[Record]):
 
     def __repr__(self) -> str:
         return f"Records({len(self)} records)"
+
+
+def as_bytes(column: Sequence[str | bytes | None]) -> list[bytes | None]:
+    """A string or binary column's cells as bytes (None stays None): a table's rows, made records."""
+    try:
+        return list(map(str.encode, column))  # a string column without nulls: each cell encoded in C
+    except TypeError:
+        return [cell.encode() if isinstance(cell, str) else cell for cell in column]
 
 
 def in_produce_order(records: Sequence[Record]) -> list[Record]:

@@ -12,15 +12,15 @@ value column of a Parquet file in C (no JVM, no Spark batch job in a container: 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from harness.client.reader import ReadResult
-from harness.client.records import OutputRecord, Record, Records
+from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
 from harness.output.delta_log import Commit, DeltaLog, Files
 
 COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
-BATCH = 10_000  # rows handed to the checker at once
+BATCH = 10_000  # rows decoded and handed to the checker at once
 
 
 def table_path(checkpoint: str) -> str:
@@ -60,31 +60,36 @@ class DeltaTable:
         records = Records()
         self.versions = [version for version, _ in snapshot.files]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
-        for partition, (version, path) in enumerate(snapshot.files):
-            rows = self._rows(partition, path, committed_ms.get(version, 0))
-            for start in range(0, len(rows), BATCH):
-                batch = rows[start:start + BATCH]
-                records.extend(batch)
-                on_batch(batch)
+        # the checker works on a thread of its own while the next file is fetched and decoded
+        with collector_paused(), feeding(on_batch) as feed:
+            for partition, (version, path) in enumerate(snapshot.files):
+                for batch in self._batches(partition, path, committed_ms.get(version, 0)):
+                    records.extend(batch)
+                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
         ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
         for partition in records.partitions:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
 
-    def _rows(self, partition: int, path: str, timestamp_ms: int) -> list[OutputRecord]:
+    def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
+        """One data file's rows, `BATCH` at a time as pyarrow decodes them, as columns (a file of a
+        1M-record batch is never whole in Python objects, and no object is made for each row)."""
         import pyarrow.parquet as pq
 
-        data = io.BytesIO(self.files.read_bytes(self.log.data_path(path)))
-        names = pq.ParquetFile(data).schema_arrow.names
+        data = pq.ParquetFile(io.BytesIO(self.files.read_bytes(self.log.data_path(path))))
+        names = data.schema_arrow.names
         missing = [c for c in COLUMNS if c not in names]
         if missing:
             raise BadInput(f"Delta table {self.where} has no column {', '.join(missing)} (it has "
                            f"{', '.join(names)}): the checkers read a `key` and a `value` column, each string "
                            "or binary")
-        table = pq.read_table(data, columns=list(COLUMNS))
-        keys, values = (_as_bytes(table.column(c).to_pylist()) for c in COLUMNS)
-        return [OutputRecord(partition, offset, key, value or b"", timestamp_ms)  # a null value: `unreadable`
-                for offset, (key, value) in enumerate(zip(keys, values, strict=True))]
+        offset = 0
+        for arrow in data.iter_batches(batch_size=BATCH, columns=list(COLUMNS)):
+            keys, values = (as_bytes(arrow.column(c).to_pylist()) for c in COLUMNS)
+            if None in values:
+                values = [value or b"" for value in values]  # a null value: `unreadable`
+            yield Records.run(partition, offset, keys, values, timestamp_ms)
+            offset += len(values)
 
     def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
         """The table as of `version`: each key's values (one for a state table that keeps one row per
@@ -92,8 +97,9 @@ class DeltaTable:
         snapshot = self.log.snapshot(upto=version)
         state: dict[bytes | None, list[bytes | None]] = {}
         for partition, (_, path) in enumerate(snapshot.files if snapshot else []):
-            for row in self._rows(partition, path, 0):
-                state.setdefault(row.key(), []).append(row.value())
+            for batch in self._batches(partition, path, 0):
+                for row in batch:
+                    state.setdefault(row.key(), []).append(row.value())
         return state
 
     def commits(self) -> list[Commit]:
@@ -104,8 +110,3 @@ class DeltaTable:
 
     def commit_of(self, partition: int) -> int | None:
         return self.versions[partition]
-
-
-def _as_bytes(column: list) -> list[bytes | None]:
-    """A string or binary column's cells as bytes (None stays None)."""
-    return [cell.encode() if isinstance(cell, str) else cell for cell in column]

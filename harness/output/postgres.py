@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 
-from harness.client.reader import ReadResult
-from harness.client.records import OutputRecord, Record, Records
+from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput, InfrastructureError
 from harness.output.delta_log import Commit
 
 COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
 BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)
+# the server's memory for the read's sort (rows in transaction order) and the history's aggregates: in
+# memory, not in files (a million rows sort in about 150 MB; the default 4 MB spills them to disk)
+READ_MEMORY = "512MB"
 HOLD_PREFIX = "eo-hold"  # application_name of a transaction held at its commit: `eo-hold <table> <batches>`
 HELD = "SyncRep"  # pg_stat_activity.wait_event of a backend waiting for the (absent) synchronous standby
 
@@ -85,6 +90,13 @@ def held_batches(application_name: str, table: str) -> tuple[int, ...] | None:
     return tuple(int(b) for b in parts[2].split(",") if b.strip().lstrip("-").isdigit())
 
 
+def batches_in_parts(rows: list[tuple]) -> list[int]:
+    """The batches that several transactions wrote, from `(xid, batch, ...)` rows: the only ones whose rows
+    can repeat (a batch one transaction wrote is written once), so the only ones the history compares."""
+    writers = Counter(row[1] for row in rows)
+    return sorted(batch for batch, count in writers.items() if count > 1)
+
+
 def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tuple[int, list[int]]]) -> list[Commit]:
     """The table's commits, one per (transaction, batch): from `(xid, batch, rows, commit time ms, query id of
     the batch row that transaction wrote)` and, per batch, the transactions whose rows repeat each other's
@@ -103,8 +115,47 @@ def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tup
     return commits
 
 
-def _bytes(cell: str | bytes | None) -> bytes | None:
-    return cell.encode() if isinstance(cell, str) else cell
+CommitRow = tuple[int, int, int, int | None, str | None]  # xid, batch, rows, commit time ms, query id
+
+
+class TransactionRows:
+    """Fetched rows `(xid, key, value, commit time ms, batch id)`, in transaction order, made records as
+    columns: a transaction's rows are a partition (numbered as first seen), their places its offsets,
+    running on across fetches. What each transaction wrote of each batch is counted on the way, so that
+    the history needs no second scan of the table. No object is made for each row."""
+
+    def __init__(self) -> None:
+        self.partitions: dict[int, int] = {}  # xid -> partition
+        self.committed_ms: dict[int, int | None] = {}  # xid -> its commit time
+        self.written: Counter[tuple[int, int | None]] = Counter()  # (xid, batch id) -> rows
+        self._offset = 0
+
+    def records(self, rows: list[tuple[int, str | None, str | None, int | None, int | None]]) -> Records:
+        """One fetch's rows as records."""
+        batch = Records()
+        xids, keys, values, stamps, batches = zip(*rows, strict=True)
+        self.written.update(zip(xids, batches, strict=True))
+        start = 0
+        for xid, run in groupby(xids):
+            end = start + sum(1 for _ in run)
+            partition = self.partitions.get(xid)
+            if partition is None:
+                partition = self.partitions[xid] = len(self.partitions)
+                self.committed_ms[xid] = stamps[start]
+                self._offset = 0
+            written = as_bytes(values[start:end])
+            if None in written:
+                written = [value or b"" for value in written]  # a null value: `unreadable`
+            batch.extend(Records.run(partition, self._offset, as_bytes(keys[start:end]), written, stamps[start] or 0))
+            self._offset += end - start
+            start = end
+        return batch
+
+    def commits(self, query_ids: dict[tuple[int, int], str | None]) -> list[CommitRow]:
+        """`(xid, batch, rows, commit time ms, query id)` for each batch a transaction wrote rows of, with the
+        query id of the batch row that transaction wrote (`query_ids`), for `history`."""
+        return [(xid, batch, count, self.committed_ms[xid], query_ids.get((xid, batch)))
+                for (xid, batch), count in self.written.items() if batch is not None]
 
 
 class PostgresTable:
@@ -224,32 +275,26 @@ class PostgresTable:
         records = Records()
         with self._connection(autocommit=False) as connection:
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            connection.execute(f"SET LOCAL work_mem = '{READ_MEMORY}'")
             self._check_columns(connection)
-            partitions: dict[int, int] = {}
-            offset = 0
-            with connection.cursor(name="eo_read") as cursor:
+            transactions = TransactionRows()
+            # the checker works on a thread of its own while the next rows are fetched (psycopg waits for
+            # the server without the GIL)
+            with connection.cursor(name="eo_read") as cursor, collector_paused(), feeding(on_batch) as feed:
                 cursor.itersize = BATCH
                 cursor.execute(self._query(
                     "SELECT xmin::text::bigint AS xid, key, value, "
-                    "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint "
+                    "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint, batch_id "
                     "FROM {} ORDER BY xid, ctid"))
                 while rows := cursor.fetchmany(BATCH):
-                    batch = []
-                    for xid, key, value, committed_ms in rows:
-                        partition = partitions.get(xid)
-                        if partition is None:
-                            partition = partitions[xid] = len(partitions)
-                            offset = 0
-                        batch.append(OutputRecord(partition, offset, _bytes(key), _bytes(value) or b"",
-                                                  committed_ms or 0))  # a null value: `unreadable`
-                        offset += 1
+                    batch = transactions.records(rows)
                     records.extend(batch)
-                    on_batch(batch)
-            if not partitions:
+                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
+            if not transactions.partitions:
                 raise BadInput(self._nothing_written(connection))
-            self.xids = list(partitions)
-            self._history = self._commits(connection)
-        ends = dict.fromkeys(range(len(partitions)), 0)
+            self.xids = list(transactions.partitions)
+            self._history = self._commits(connection, transactions)
+        ends = dict.fromkeys(range(len(transactions.partitions)), 0)
         for partition in records.partitions:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
@@ -283,22 +328,21 @@ class PostgresTable:
         return (f"the sink wrote no rows to PostgreSQL {self.where} (looked in {self.table} as {self.harness.user}, "
                 f"in a transaction of its own after the run){elsewhere}: write to the context's table")
 
-    def _commits(self, connection) -> list[Commit]:  # type: ignore[no-untyped-def]
-        """The history: each (transaction, batch) with its rows, its commit time and the batch row it wrote."""
+    def _commits(self, connection, transactions: TransactionRows) -> list[Commit]:  # type: ignore[no-untyped-def]
+        """The history: each (transaction, batch) with its rows and commit time (counted by the read) and the
+        batch row it wrote."""
         from psycopg import sql
 
-        rows = connection.execute(sql.SQL(
-            "SELECT r.xid, r.batch_id, r.rows, r.committed_ms, b.query_id FROM ("
-            "  SELECT xmin::text::bigint AS xid, batch_id, count(*) AS rows, "
-            "  (extract(epoch FROM pg_xact_commit_timestamp(min(xmin::text)::xid)) * 1000)::bigint AS committed_ms "
-            "  FROM {} WHERE batch_id IS NOT NULL GROUP BY 1, 2) r "
-            "LEFT JOIN (SELECT xmin::text::bigint AS xid, batch_id, min(query_id) AS query_id FROM {} GROUP BY 1, 2) b "
-            "ON b.xid = r.xid AND b.batch_id = r.batch_id").format(
-                sql.Identifier(self.table), sql.Identifier(self.batch_table))).fetchall()
-        repeats = connection.execute(self._query(
-            "SELECT batch_id, array_agg(DISTINCT xid ORDER BY xid) FROM ("
-            "  SELECT batch_id, key, value, xmin::text::bigint AS xid FROM {} WHERE batch_id IS NOT NULL) r "
-            "GROUP BY batch_id, key, value HAVING count(DISTINCT xid) > 1")).fetchall()
+        query_ids = {(xid, batch): query_id for xid, batch, query_id in connection.execute(sql.SQL(
+            "SELECT xmin::text::bigint, batch_id, min(query_id) FROM {} GROUP BY 1, 2").format(
+                sql.Identifier(self.batch_table))).fetchall()}
+        rows = transactions.commits(query_ids)
+        repeats = []
+        if parted := batches_in_parts(rows):  # only a batch several transactions wrote can repeat its rows
+            repeats = connection.execute(self._query(
+                "SELECT batch_id, array_agg(DISTINCT xid ORDER BY xid) FROM ("
+                "  SELECT batch_id, key, value, xmin::text::bigint AS xid FROM {} WHERE batch_id = ANY(%s)) r "
+                "GROUP BY batch_id, key, value HAVING count(DISTINCT xid) > 1"), (parted,)).fetchall()
         return history([tuple(row) for row in rows], [(batch, list(xids)) for batch, xids in repeats])
 
     def commits(self) -> list[Commit]:

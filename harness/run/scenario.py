@@ -333,6 +333,7 @@ class Scenario:
         consumed = partial(self._consumed_input, folder, input_topic) if incomplete else None
         state = self.sink.table == STATE_TABLE
         output_check = (self.oracle.state_check if state else self.oracle.check)(self.workload, sends, consumed)
+        seconds["model"] = time.monotonic() - started  # the expected results: read_and_check's first part
         read = output.read(on_batch=output_check.feed)
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)

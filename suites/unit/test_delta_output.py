@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.errors import BadInput
+from harness.output import delta
 from harness.output.delta import DeltaTable, table_path
 from harness.output.delta_log import DeltaLog, latest_checkpoint, parse_commit, versions
 
@@ -148,6 +149,37 @@ def test_rows_of_the_snapshot_become_records_a_file_a_partition() -> None:
         (0, 0, b"k1", b'{"id":"1"}'), (0, 1, b"k2", b'{"id":"2"}'), (1, 0, b"k3", b'{"id":"3"}')]
     assert read.stable == read.high == {0: 2, 1: 1} and not read.stuck
     assert sum(map(len, batches)) == 3
+
+
+def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A big file is never whole in Python objects: pyarrow decodes it `BATCH` rows at a time, each handed
+    to the checker as columns, offsets running on across them."""
+    monkeypatch.setattr(delta, "BATCH", 3)
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet"), add("b.parquet"), *streaming("q", 0)))
+    out = io.BytesIO()
+    pq.write_table(pa.table({"key": [f"k{i}" for i in range(7)], "value": [f"v{i}" for i in range(7)]}), out,
+                   row_group_size=2)
+    files.write(f"{TABLE}/a.parquet", out.getvalue())
+    files.write(f"{TABLE}/b.parquet", parquet(["k7"], [None]))
+    events: list[object] = []
+    iter_batches = pq.ParquetFile.iter_batches
+
+    def decoding(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for batch in iter_batches(self, *args, **kwargs):
+            events.append(f"decoded {batch.num_rows}")
+            yield batch
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", decoding)
+    read = DeltaTable(files, TABLE).read(lambda batch: events.append(
+        (type(batch).__name__, [(r.partition(), r.offset(), r.key(), r.value()) for r in batch])))
+    assert [e for e in events if isinstance(e, str)] == ["decoded 3", "decoded 3", "decoded 1", "decoded 1"]
+    assert [e for e in events if not isinstance(e, str)] == [  # handed on in order, on the checker's thread
+        ("Records", [(0, 0, b"k0", b"v0"), (0, 1, b"k1", b"v1"), (0, 2, b"k2", b"v2")]),
+        ("Records", [(0, 3, b"k3", b"v3"), (0, 4, b"k4", b"v4"), (0, 5, b"k5", b"v5")]),
+        ("Records", [(0, 6, b"k6", b"v6")]),
+        ("Records", [(1, 0, b"k7", b"")])]  # a null value: read as empty, `unreadable`
+    assert read.high == {0: 7, 1: 1} and read.records.values[-1] == b""
 
 
 def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
