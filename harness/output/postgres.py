@@ -37,9 +37,11 @@ from harness.output.delta_log import Commit
 
 COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
 BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)
-# the server's memory for the read's sort (rows in transaction order) and the history's aggregates: in
-# memory, not in files (a million rows sort in about 150 MB; the default 4 MB spills them to disk)
-READ_MEMORY = "512MB"
+# the read is one plain scan of the table in its physical (ctid) order, so that rows stream at once, unsorted
+# (a transaction's rows in that order are in the order it inserted them): no parallel workers, no scan
+# joining another one midway; the history's aggregate (of the batches several transactions wrote) in memory
+READ_SETTINGS = ("SET LOCAL max_parallel_workers_per_gather = 0", "SET LOCAL synchronize_seqscans = off",
+                 "SET LOCAL work_mem = '512MB'")
 HOLD_PREFIX = "eo-hold"  # application_name of a transaction held at its commit: `eo-hold <table> <batches>`
 HELD = "SyncRep"  # pg_stat_activity.wait_event of a backend waiting for the (absent) synchronous standby
 
@@ -119,16 +121,17 @@ CommitRow = tuple[int, int, int, int | None, str | None]  # xid, batch, rows, co
 
 
 class TransactionRows:
-    """Fetched rows `(xid, key, value, commit time ms, batch id)`, in transaction order, made records as
+    """Fetched rows `(xid, key, value, commit time ms, batch id)`, in the table's order, made records as
     columns: a transaction's rows are a partition (numbered as first seen), their places its offsets,
-    running on across fetches. What each transaction wrote of each batch is counted on the way, so that
-    the history needs no second scan of the table. No object is made for each row."""
+    running on wherever its rows come (transactions that wrote at once interleave). What each transaction
+    wrote of each batch is counted on the way, so that the history needs no second scan of the table. No
+    object is made for each row."""
 
     def __init__(self) -> None:
         self.partitions: dict[int, int] = {}  # xid -> partition
         self.committed_ms: dict[int, int | None] = {}  # xid -> its commit time
         self.written: Counter[tuple[int, int | None]] = Counter()  # (xid, batch id) -> rows
-        self._offset = 0
+        self._next: dict[int, int] = {}  # xid -> the offset of its next row
 
     def records(self, rows: list[tuple[int, str | None, str | None, int | None, int | None]]) -> Records:
         """One fetch's rows as records."""
@@ -142,12 +145,12 @@ class TransactionRows:
             if partition is None:
                 partition = self.partitions[xid] = len(self.partitions)
                 self.committed_ms[xid] = stamps[start]
-                self._offset = 0
             written = as_bytes(values[start:end])
             if None in written:
                 written = [value or b"" for value in written]  # a null value: `unreadable`
-            batch.extend(Records.run(partition, self._offset, as_bytes(keys[start:end]), written, stamps[start] or 0))
-            self._offset += end - start
+            offset = self._next.get(xid, 0)
+            batch.extend(Records.run(partition, offset, as_bytes(keys[start:end]), written, stamps[start] or 0))
+            self._next[xid] = offset + end - start
             start = end
         return batch
 
@@ -270,12 +273,13 @@ class PostgresTable:
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """Every committed row, read in one repeatable-read transaction: a transaction's rows are one
-        partition (in transaction order), a row's place among them (insert order) its offset, its
-        transaction's commit time its timestamp."""
+        partition, a row's place among them (insert order) its offset, its transaction's commit time its
+        timestamp."""
         records = Records()
         with self._connection(autocommit=False) as connection:
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            connection.execute(f"SET LOCAL work_mem = '{READ_MEMORY}'")
+            for setting in READ_SETTINGS:
+                connection.execute(setting)
             self._check_columns(connection)
             transactions = TransactionRows()
             # the checker works on a thread of its own while the next rows are fetched (psycopg waits for
@@ -285,7 +289,7 @@ class PostgresTable:
                 cursor.execute(self._query(
                     "SELECT xmin::text::bigint AS xid, key, value, "
                     "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint, batch_id "
-                    "FROM {} ORDER BY xid, ctid"))
+                    "FROM {}"))
                 while rows := cursor.fetchmany(BATCH):
                     batch = transactions.records(rows)
                     records.extend(batch)

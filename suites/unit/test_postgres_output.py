@@ -161,18 +161,19 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
 
 
 def test_fetched_rows_become_a_partition_per_transaction_as_columns() -> None:
-    """Offsets run on across fetches within a transaction; a new transaction is the next partition; a null
-    value is read as empty (`unreadable`), a null key stays null; each transaction's rows of each batch
-    are counted for the history on the way."""
+    """Offsets run on across fetches and interleavings within a transaction; a new transaction is the next
+    partition; a null value is read as empty (`unreadable`), a null key stays null; each transaction's rows
+    of each batch are counted for the history on the way."""
     rows = TransactionRows()
     first = rows.records([(7, "a", "1", 1000, 0), (7, "b", "2", 1000, 0), (9, None, "3", 2000, 1)])
-    second = rows.records([(9, "c", None, 2000, 1), (12, "d", "4", None, 1), (12, "e", "5", None, None)])
+    second = rows.records([(9, "c", None, 2000, 1), (12, "d", "4", None, 1), (7, "f", "6", 1000, 0),
+                           (12, "e", "5", None, None)])
     assert type(first) is Records and rows.partitions == {7: 0, 9: 1, 12: 2}
     assert [(r.partition(), r.offset(), r.key(), r.value(), r.timestamp()[1]) for r in [*first, *second]] == [
         (0, 0, b"a", b"1", 1000), (0, 1, b"b", b"2", 1000), (1, 0, None, b"3", 2000), (1, 1, b"c", b"", 2000),
-        (2, 0, b"d", b"4", 0), (2, 1, b"e", b"5", 0)]
+        (2, 0, b"d", b"4", 0), (0, 2, b"f", b"6", 1000), (2, 1, b"e", b"5", 0)]  # interleaved: offsets run on
     assert sorted(rows.commits({(7, 0): "q", (12, 1): "q"})) == [
-        (7, 0, 2, 1000, "q"), (9, 1, 2, 2000, None), (12, 1, 1, None, "q")]
+        (7, 0, 3, 1000, "q"), (9, 1, 2, 2000, None), (12, 1, 1, None, "q")]
 
 
 def test_only_a_batch_several_transactions_wrote_is_compared_for_repeats() -> None:
