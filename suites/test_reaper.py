@@ -67,15 +67,20 @@ def assert_reaped_after_sigkill(harness: subprocess.Popen, client: docker.Docker
     assert not leftovers(client, run_id), f"left running 30 s after SIGKILL: {leftovers(client, run_id)}"
 
 
-@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
-def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: str, request) -> None:
+def engine_under_test(engine: str, request) -> tuple[dict[str, str], docker.DockerClient]:  # type: ignore[no-untyped-def]
+    """The harness processes' environment and a client of the engine they run on: the local one (images
+    built), or the isolated engine over TLS (its fixtures)."""
     environment = dict(os.environ)
     if engine == "local":
         images.build_all()
-        client = docker_client()
-    else:
-        environment.update(request.getfixturevalue("far_engine"))
-        client = request.getfixturevalue("far_client")
+        return environment, docker_client()
+    environment.update(request.getfixturevalue("far_engine"))
+    return environment, request.getfixturevalue("far_client")
+
+
+@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
+def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: str, request) -> None:
+    environment, client = engine_under_test(engine, request)
     harness = subprocess.Popen([sys.executable, "-c", HARNESS + "time.sleep(600)\n"], stdout=subprocess.PIPE, text=True,
                                env=environment)
     try:
@@ -94,13 +99,7 @@ def test_two_harnesses_in_their_own_pid_namespaces_sweep_around_each_other_and_e
     """Two harness processes in separate PID namespaces on one engine (two CI jobs): each one's sweep of
     leftovers leaves the other's live run alone (and removes a dead run of this namespace); each, killed with
     SIGKILL, is removed by its own reaper while the other's run stays."""
-    environment = dict(os.environ)
-    if engine == "local":
-        images.build_all()
-        client = docker_client()
-    else:
-        environment.update(request.getfixturevalue("far_engine"))
-        client = request.getfixturevalue("far_client")
+    environment, client = engine_under_test(engine, request)
     harnesses = [subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-c",
                                    HARNESS + SWEEP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   env=environment) for _ in range(2)]
