@@ -1,11 +1,12 @@
 """A scenario's input: produced before the stream starts (a backlog), or while it runs at a fixed rate
 (live input: a pipeline started from `latest`, empty batches and a watermark that moves with arrival
-show only then). Either way the same records; the end offsets are known once production ended."""
+show only then). Either way the same records; the end offsets are known once production ended. Live input
+sends its first record, then waits for the stream's first batch (`hold`), then goes on at its rate."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from harness.client.topics import end_offsets
 from harness.client.workload import InputRecord, SendLog, WorkloadProducer
@@ -17,9 +18,9 @@ class ScenarioInput:
     """Produces `inputs` to `topic`, now (`produce`) or on a thread of its own (`start`, `stop`)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, inputs: Iterable[InputRecord], rate: float,
-                 history: History) -> None:
+                 history: History, hold: Callable[[], None] | None = None) -> None:
         self.bootstrap, self.topic, self.partitions = bootstrap, topic, partitions
-        self.inputs, self.rate, self.history = inputs, rate, history
+        self.inputs, self.rate, self.history, self.hold = inputs, rate, history, hold
         self._log: SendLog | None = None
         self._error: BaseException | None = None
         self._ends: dict[int, int] | None = None
@@ -28,7 +29,8 @@ class ScenarioInput:
     def produce(self) -> None:
         """Produce every record and wait for their acknowledgements."""
         try:
-            self._log = WorkloadProducer(self.bootstrap).produce(self.topic, self.inputs, self.rate, self.history)
+            self._log = WorkloadProducer(self.bootstrap).produce(self.topic, self.inputs, self.rate, self.history,
+                                                                  self.hold)
             self.history.record("input.produced", topic=self.topic)  # the judge: was live input live?
         except BaseException as error:  # noqa: BLE001 - raised again in the scenario's thread by sends()
             self._error = error

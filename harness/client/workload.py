@@ -7,7 +7,7 @@ import random
 import time
 from bisect import bisect
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import accumulate
@@ -161,8 +161,11 @@ class WorkloadProducer:
         )
 
     def produce(self, topic: str, inputs: Iterable[InputRecord], rate: float = 0.0,
-                history: History | None = None) -> SendLog:
-        """Send every record; `rate` records/s (0: as fast as possible). Returns the send log.
+                history: History | None = None, hold: Callable[[], None] | None = None) -> SendLog:
+        """Send every record; `rate` records/s (0: as fast as possible). Returns the send log. `hold`, if
+        given, is called once the first record is acknowledged, and the pace starts again after it: live
+        input waits there for the stream's first batch, so however slowly the query starts, the rest of
+        the input arrives while it runs.
 
         Each record carries its place in the produce order (`SEQUENCE_HEADER`): create timestamps tie
         for records sent within one millisecond, and across partitions nothing else tells their order."""
@@ -198,6 +201,10 @@ class WorkloadProducer:
                 except BufferError:
                     self.producer.poll(0.1)
             self.producer.poll(0)
+            if hold is not None and n == 0:
+                self.producer.flush(60)
+                hold()
+                started = time.monotonic() - (1 / rate if rate else 0.0)  # the pace counts from here
             if rate:
                 ahead = (n + 1) / rate - (time.monotonic() - started)
                 if ahead > 0:

@@ -4,6 +4,7 @@ the whole input is consumed, the read_committed read, the verdict, the history a
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -253,8 +254,10 @@ class Scenario:
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
 
+        first_batch = threading.Event()  # live input waits for it after its first record
         input_ = ScenarioInput(kafka.bootstrap_direct, input_topic, self.partitions,
-                               self.pipeline.inputs(self.workload), self.rate, self.history)
+                               self.pipeline.inputs(self.workload), self.rate, self.history,
+                               (lambda: first_batch.wait(self.stall_timeout)) if self.rate else None)
         if not self.rate:
             started = time.monotonic()
             say(f"{self.name}: producing {self.workload.records} records to {input_topic}")
@@ -295,6 +298,11 @@ class Scenario:
         assert gate is not None
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
+
+        def on_planned(event: dict) -> None:
+            if event["type"] == "batch.planned":
+                first_batch.set()
+        watcher.listeners.append(on_planned)
         watcher.start()
         tables = self._table_watcher(output, files, folder, schedule)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()

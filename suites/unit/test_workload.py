@@ -3,6 +3,7 @@
 import json
 import math
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
@@ -127,3 +128,21 @@ def test_every_send_is_tracked_by_its_place_in_the_produce_order(monkeypatch: py
     with pytest.raises(InfrastructureError, match="1 sends failed, 1 unknown"):
         log.check("scenario")
     assert read_history(tmp_path / "history.jsonl", leave_out={"send"}) == []
+
+
+def test_live_input_holds_after_its_first_record_acknowledged_then_keeps_its_pace(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live input waits for the stream's first batch after one record, so a slow query start cannot find
+    the whole input already produced; after the hold the pace counts from there (no burst to catch up)."""
+    monkeypatch.setattr(workload_module, "Producer", _Broker)
+    seen: list[tuple[int, bool]] = []
+    producer = WorkloadProducer("nowhere:9092")
+
+    def hold() -> None:  # records the sends so far, and whether each was answered (flushed) before it
+        seen.append((producer.producer.sends, not producer.producer.answers))
+        time.sleep(0.3)
+
+    started = time.monotonic()
+    producer.produce("in", Workload(4).inputs(), rate=20, hold=hold)
+    assert seen == [(1, True)]
+    assert time.monotonic() - started >= 0.3 + 3 / 20 - 0.01
