@@ -85,7 +85,6 @@ class HeldCommit:
     pid: int
     xid: int | None
     batches: tuple[int, ...]
-    client: str = ""  # the writer's address on the run's network (its container: the driver or a worker)
 
 
 def table_name(scenario: str) -> str:
@@ -304,14 +303,14 @@ class PostgresTable:
     def held(self) -> list[HeldCommit]:
         """The writers of this table held right after their commit, oldest first."""
         rows = self._controlling().execute(
-            "SELECT pid, backend_xid::text, application_name, host(client_addr) FROM pg_stat_activity "
+            "SELECT pid, backend_xid::text, application_name FROM pg_stat_activity "
             "WHERE wait_event = %s AND application_name LIKE %s ORDER BY xact_start",
             (HELD, f"{HOLD_PREFIX} {self.table} %")).fetchall()
         found = []
-        for pid, xid, application_name, client in rows:
+        for pid, xid, application_name in rows:
             batches = held_batches(application_name, self.table)
             if batches is not None:
-                found.append(HeldCommit(pid, int(xid) if xid else None, batches, client or ""))
+                found.append(HeldCommit(pid, int(xid) if xid else None, batches))
         return found
 
     def release(self, pid: int) -> None:

@@ -365,8 +365,10 @@ class Scenario:
                        schedule: Schedule) -> TableWatcher | PostgresCommitWatcher | None:
         """The watcher of a table output's commit point, started (None for a topic)."""
         if isinstance(output, PostgresTable):
+            gate = self.cluster.gate
+            assert gate is not None
             return PostgresCommitWatcher(output, folder, self.history, schedule.on_table_commit,
-                                         lambda address: self.cluster.peer(address).role).start()
+                                         lambda pid: gate.backends[pid].role).start()
         if output.name == "delta":
             return TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
         return None
