@@ -43,6 +43,7 @@ TABLE_SINKS: dict[str, tuple[str, str]] = {
     "bad_delta_merge_adds_twice": ("delta", "running_totals"),
     "bad_postgres_batch_row_second_txn": ("postgres", "passthrough"),
     "bad_postgres_jdbc_executors": ("postgres", "passthrough"),
+    "bad_postgres_upsert_adds_twice": ("postgres", "running_totals"),
 }
 
 

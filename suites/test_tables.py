@@ -2,7 +2,8 @@
 into a real PostgreSQL; the driver is killed once a batch is in the table but not yet in Spark's commit
 log (apache/paimon#9666), and the table's latest snapshot (the rows committed) and its history are
 judged. A reference sink passes; a known-bad one commits the replayed batch again, named with its two
-versions (transactions)."""
+versions (transactions). A state table (one row per key) is judged on its rows' final values, its history
+telling an idempotent repeat from a batch applied twice."""
 
 from __future__ import annotations
 
@@ -138,6 +139,52 @@ def test_postgres_batch_row_in_a_second_transaction_commits_the_replayed_batch_t
     explained = [e for e in anomalies["duplicate"].examples if "explanation" in e]
     assert explained and "written by transactions" in explained[0]["explanation"], anomalies["duplicate"].examples
     assert result.verdict.guarantee == "at-least-once"
+
+
+def test_a_postgres_state_table_upserted_with_its_batch_row_is_exactly_once_at_the_table_commit(cluster) -> None:
+    """The upsert and its batch row commit together: the replay finds the row and writes nothing."""
+    result = run(cluster, "postgres-upsert-txn-kill-driver-table-committed", "postgres_upsert_txn", AT_TABLE_COMMIT,
+                 pipeline="running_totals", output="postgres")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert len(batch_2) == 1 and batch_2[0]["app_id"], f"batch 2: one transaction, with its batch row: {batch_2}"
+    assert {e["role"] for e in result.events("table.committed")} == {"driver"}  # the writer, through the gate
+    assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
+    assert result.to_dict()["output"] == {"kind": "postgres", "where": result.where, "table": "state"}
+
+
+def test_a_postgres_merge_replayed_is_an_idempotent_repeat_its_change_log_shows(cluster) -> None:
+    """No batch row: the replay's MERGE rewrites batch 2's rows in place, in a second transaction. The
+    harness's change log shows it changed none of them: effectively-once, a pass."""
+    merge = f"{USER_SINKS / 'postgres_merge_upsert.py'}:sink"
+    result = run(cluster, "postgres-merge-kill-driver-table-committed", merge, AT_TABLE_COMMIT,
+                 pipeline="running_totals", output="postgres")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
+    repeat = result.events("table.repeat")
+    assert [(e["batch"], len(e["versions"])) for e in repeat] == [(2, 2)], repeat
+    assert "in transaction" in repeat[0]["explanation"] and "an idempotent repeat" in repeat[0]["explanation"]
+
+
+def test_a_postgres_upsert_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
+    """One row per user, each rewritten in place: its last writer is all its xmin says; the change log
+    names the two transactions of batch 2, and the model the wrong totals."""
+    result = run(cluster, "postgres-upsert-adds-kill-driver-table-committed", "bad_postgres_upsert_adds_twice",
+                 AT_TABLE_COMMIT, pipeline="running_totals", output="postgres")
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"wrong_value", "batch_committed_twice"}, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+    transactions = ", ".join(map(str, twice[0]["versions"]))
+    wrong = anomalies["wrong_value"].examples[0]
+    assert wrong["expected"] != wrong["found"] and wrong["key"] in wrong["value"], wrong
+    assert wrong["explanation"].startswith(f"batch 2 was applied twice: transactions {transactions}"), wrong
+    assert result.verdict.guarantee == "none"
 
 
 def test_a_postgres_sink_that_writes_another_table_is_bad_input(cluster) -> None:

@@ -40,9 +40,9 @@ MEANINGS = {
                   "(the exceptions are the examples)",
     "query_failed": "the query failed on its own and restarts are off (no supervisor): the output stops there",
     "batch_committed_twice": "the output store's own history holds one streaming batch in two commits (two "
-                             "table versions): a replay committed again, even where a key or an upsert hides "
-                             "the duplicate rows; for a state table, only a later commit that changed rows again "
-                             "(one that changed none is an idempotent repeat)",
+                             "table versions, two transactions): a replay committed again, even where a key or an "
+                             "upsert hides the duplicate rows; for a state table, only a later commit that changed "
+                             "rows an earlier one wrote (one that changed none is an idempotent repeat)",
 }
 
 

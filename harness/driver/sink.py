@@ -27,7 +27,8 @@ class SinkContext:
     database: str = ""  # output postgres: the database to write
     user: str = ""  # output postgres: the role to write as (the sinks' own, not the harness's)
     password: str = ""  # output postgres: that role's password (made at random for the run)
-    table: str = ""  # output postgres: the table to write (key text, value text, batch_id bigint: made for it)
+    table: str = ""  # output postgres: the table to write (key text, value text, batch_id bigint: made for it;
+    #                  key its primary key where the sink keeps a state table)
     batch_table: str = ""  # output postgres: a table for the batches a sink committed (query_id text,
     #                        batch_id bigint, its primary key): a (query id, batch id) row in the rows' transaction
 

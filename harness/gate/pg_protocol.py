@@ -29,6 +29,7 @@ SSL = "ssl"
 GSSENC = "gssenc"
 STARTUP = "startup"
 CANCEL = "cancel"
+BACKEND_KEY = "K"  # BackendKeyData, in the startup's answer: the server process that serves the connection
 WRITES = ("insert", "update", "delete", "merge")
 
 
@@ -87,6 +88,14 @@ class Framer:
         kind = {SSL_REQUEST: SSL, GSSENC_REQUEST: GSSENC, CANCEL_REQUEST: CANCEL}.get(code, STARTUP)
         self.untyped = kind in (SSL, GSSENC)  # answered N: the StartupMessage comes next, untyped too
         return Message(kind, raw)
+
+
+def backend_pid(message: Message) -> int | None:
+    """The server's process id a BackendKeyData names (pg_stat_activity's `pid` of the connection), None
+    for any other message."""
+    if message.kind != BACKEND_KEY or len(message.body) < 4:
+        return None
+    return struct.unpack_from(">i", message.body)[0]
 
 
 def _cstring(body: bytes, pos: int) -> tuple[str, int]:

@@ -1,6 +1,7 @@
 """The gate's PostgreSQL connections: messages forwarded as they come, a commit (harness.gate.pg_protocol)
 reported as the point `pg.commit` as it arrives and again as it is answered, and held there on the
-interceptor's word.
+interceptor's word. The server process that serves each connection (its BackendKeyData) is noted with the
+connection's peer: the server sees the gate, not the writer, so a backend's role is known only here.
 
 An SSLRequest or GSSENCRequest is answered `N` by the gate itself, so the session stays in plain text
 the gate can read (every PostgreSQL client goes on without encryption unless told to require it).
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from harness.gate.pg_protocol import GSSENC, NOT_SUPPORTED, SSL, Framer, PgConnection, ProtocolError
+from harness.gate.pg_protocol import GSSENC, NOT_SUPPORTED, SSL, Framer, PgConnection, ProtocolError, backend_pid
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Peer
 
 POINT = "pg.commit"
@@ -22,6 +23,8 @@ Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 class _Gate(Protocol):
     """What these pumps use of the gate (harness.gate.proxy.KafkaGate)."""
+
+    backends: dict[int, Peer]  # a server process id -> the peer whose connection it serves
 
     def record(self, type: str, **fields: object) -> object: ...
 
@@ -66,6 +69,8 @@ async def _backend(gate: _Gate, server: asyncio.StreamReader, client: asyncio.St
     while data := await _read(server):
         batch = bytearray()
         for message in framer.feed(data):
+            if (pid := backend_pid(message)) is not None:
+                gate.backends[pid] = peer  # a process id of a backend gone may be reused: the latest is its
             answer = state.received(message)
             if answer is not None:
                 await _flush(gate, client, batch)

@@ -62,6 +62,7 @@ class KafkaGate:
         self.record: Callable[..., object] = lambda type, **fields: None
         self.holds: list[Hold] = []
         self.outputs: set[str] = set()  # the scenario's output topics: a plain write to one is `produce.sent`
+        self.backends: dict[int, Peer] = {}  # a PostgreSQL server process -> the peer it serves (harness.gate.pg_proxy)
         self.bytes_forwarded = 0
         self._in_transaction: set[str] = set()
         self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record
-from harness.output.delta_log import Commit
+from harness.output.delta_log import Commit, State
 from harness.settings import SETTINGS
 
 OUTPUTS = SETTINGS["output"].choices or ()  # the --output choices
@@ -37,6 +37,8 @@ class Output(Protocol):
         """The store's commit (a table version) that holds the records read as `partition`, once read; None
         where a partition is not one commit's (Kafka)."""
 
-    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
-        """Each key's values as of one of the store's commits (`commits()`), for a state table's repeats:
-        a batch committed again that changed nothing, or one applied twice; {} where none are kept."""
+    def change_of(self, version: int) -> tuple[State, State]:
+        """What one of the store's commits (`commits()`) did, for a state table's repeats (a batch committed
+        again that changed nothing, or one applied twice): each key's values before and after it. The whole
+        table where the store keeps snapshots (Delta); the keys it wrote where it keeps a change log
+        (PostgreSQL); ({}, {}) where it keeps neither."""

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
-from harness.output.delta_log import Commit, DeltaLog, Files
+from harness.output.delta_log import Commit, DeltaLog, Files, State
 
 COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
 BATCH = 10_000  # rows decoded and handed to the checker at once
@@ -91,7 +91,7 @@ class DeltaTable:
             yield Records.run(partition, offset, keys, values, timestamp_ms)
             offset += len(values)
 
-    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
+    def state_at(self, version: int) -> State:
         """The table as of `version`: each key's values (one for a state table that keeps one row per
         key), to tell a batch's repeat that changed nothing from one applied again."""
         snapshot = self.log.snapshot(upto=version)
@@ -101,6 +101,10 @@ class DeltaTable:
                 for row in batch:
                     state.setdefault(row.key(), []).append(row.value())
         return state
+
+    def change_of(self, version: int) -> tuple[State, State]:
+        """The table as of the version before `version` and as of `version` (a version is a whole snapshot)."""
+        return self.state_at(version - 1), self.state_at(version)
 
     def commits(self) -> list[Commit]:
         """Every version of the log, read once (the read places its rows by their versions' times)."""

@@ -34,6 +34,9 @@ class Files(Protocol):
     def read_bytes(self, path: str) -> bytes: ...
 
 
+State = dict[bytes | None, list[bytes | None]]  # a table's rows as of one commit: key -> its rows' values
+
+
 @dataclass(frozen=True)
 class Commit:
     """One commit of a table: a Delta version, as its log entry says (or a PostgreSQL transaction's rows of

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Record
-from harness.output.delta_log import Commit
+from harness.output.delta_log import Commit, State
 
 
 class KafkaTopic:
@@ -35,5 +35,5 @@ class KafkaTopic:
     def commit_of(self, partition: int) -> int | None:
         return None
 
-    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
-        return {}  # a topic keeps no versions
+    def change_of(self, version: int) -> tuple[State, State]:
+        return {}, {}  # a topic keeps no versions

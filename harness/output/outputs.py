@@ -11,16 +11,18 @@ from harness.output.delta_log import Files
 from harness.output.kafka import KafkaTopic
 from harness.output.postgres import Endpoint, PostgresTable, table_name
 
+STATE_TABLES = ("delta", "postgres")  # the outputs whose history tells a state table's repeats
+
 
 def output_for(name: str, bootstrap: str, topic: str, files: Files, checkpoint: str, scenario: str = "",
-               postgres: Callable[[], tuple[Endpoint, Endpoint]] | None = None) -> Output:
+               postgres: Callable[[], tuple[Endpoint, Endpoint]] | None = None, state: bool = False) -> Output:
     """`kafka`: the output topic on `bootstrap`; `delta`: a table beside the checkpoint, read through `files`;
     `postgres`: a table named for the scenario on the server `postgres()` starts (the harness's endpoint
-    and the sinks')."""
+    and the sinks'), keyed and with a change log when the sink keeps a state table (`state`)."""
     if name == "kafka":
         return KafkaTopic(bootstrap, topic)
     if name == "delta":
         return DeltaTable(files, table_path(checkpoint))
     if name == "postgres" and postgres is not None:
-        return PostgresTable(*postgres(), table_name(scenario))
+        return PostgresTable(*postgres(), table_name(scenario), state)
     raise BadInput(f"output '{name}': one of {', '.join(OUTPUTS)}")

@@ -18,6 +18,14 @@ transaction only) and names the batches it wrote in `application_name`. Such a t
 client hears: the writer is held right after its commit, whoever it is (the driver in `foreachBatch`,
 an executor's task in `df.write.jdbc`). The harness sees the wait in `pg_stat_activity`, fires what the
 point triggers, then lets it go (`pg_cancel_backend`: the client gets its commit, with a warning).
+
+A state table (the sink's `TABLE = "state"`: one row per key, `key` its primary key, kept by an upsert
+`ON CONFLICT` or a `MERGE`) is overwritten in place: a row's `xmin` names only its last writer, and a
+replay that rewrites a batch's rows leaves no second transaction among them. So the harness keeps a
+change log beside it (`<table>_changes`, written by its trigger in the writer's own transaction, rolled
+back with it, out of the sinks' reach): each row a transaction inserted, updated or deleted, with its
+value before and after and the batch id written. Its commits are the history, and what each one did
+tells an idempotent repeat from a double application (harness.checker.repeats).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from itertools import groupby
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput, InfrastructureError
-from harness.output.delta_log import Commit
+from harness.output.delta_log import Commit, State
 
 COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
 BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)
@@ -44,6 +52,9 @@ READ_SETTINGS = ("SET LOCAL max_parallel_workers_per_gather = 0", "SET LOCAL syn
                  "SET LOCAL work_mem = '512MB'")
 HOLD_PREFIX = "eo-hold"  # application_name of a transaction held at its commit: `eo-hold <table> <batches>`
 HELD = "SyncRep"  # pg_stat_activity.wait_event of a backend waiting for the (absent) synchronous standby
+HOLD_EVENTS = ("INSERT", "UPDATE")  # the statements whose written rows the hold trigger sees
+CHANGES = "_changes"  # a state table's change log: `<table>_changes`
+OPERATIONS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE"}  # a change's kind, as the change log says it
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,6 @@ class HeldCommit:
     pid: int
     xid: int | None
     batches: tuple[int, ...]
-    client: str = ""  # the writer's address on the run's network (its container: the driver or a worker)
 
 
 def table_name(scenario: str) -> str:
@@ -118,6 +128,44 @@ def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tup
 
 
 CommitRow = tuple[int, int, int, int | None, str | None]  # xid, batch, rows, commit time ms, query id
+ChangeRow = tuple[int, int | None, str, str | None, str | None, str | None, int | None]
+# xid, batch id written, kind (I, U, D), key, value before, value after, commit time ms: the change log's order
+
+
+def changes_history(rows: list[ChangeRow], query_ids: dict[tuple[int, int], str | None]
+                    ) -> tuple[list[Commit], dict[int, tuple[State, State]]]:
+    """A state table's commits from its change log, one per (transaction, batch it wrote) in commit order,
+    and what each transaction did: each key it wrote with its value before its first change and after its
+    last (no value: no row). A deletion names no batch: it is the transaction's first batch's."""
+    changes: dict[int, tuple[State, State]] = {}
+    counts: Counter[tuple[int, int | None]] = Counter()
+    kinds: dict[int, set[str]] = {}
+    committed: dict[int, int | None] = {}
+    for xid, batch, kind, key, before, after, committed_ms in rows:
+        was, now = changes.setdefault(xid, ({}, {}))
+        name = as_bytes([key])[0]
+        if name not in was:
+            was[name] = [] if kind == "I" else as_bytes([before])
+        now[name] = [] if kind == "D" else as_bytes([after])
+        counts[xid, batch] += 1
+        kinds.setdefault(xid, set()).add(OPERATIONS.get(kind, kind))
+        committed[xid] = committed_ms
+    for was, now in changes.values():  # a key that had no row and has none is no change
+        for key in [k for k in now if not now[k] and not was[k]]:
+            del was[key], now[key]
+    batches: dict[int, dict[int, int]] = {}
+    for (xid, batch), count in counts.items():
+        if batch is not None:
+            batches.setdefault(xid, {})[batch] = count
+    for (xid, batch), count in counts.items():  # deletions to the transaction's first batch, when it has one
+        if batch is None and xid in batches:
+            first = min(batches[xid])
+            batches[xid][first] += count
+    order = sorted(batches, key=lambda xid: (committed[xid] or 0, xid))
+    commits = [Commit(version=xid, operation=", ".join(sorted(kinds[xid])), app_id=query_ids.get((xid, batch)),
+                      txn_version=batch, timestamp_ms=committed[xid] or 0, rows=count, named_by="batch_id")
+               for xid in order for batch, count in sorted(batches[xid].items())]
+    return commits, changes
 
 
 class TransactionRows:
@@ -167,14 +215,19 @@ class PostgresTable:
     name = "postgres"
     unit = "transaction"  # what one of its commits is, in explanations
 
-    def __init__(self, harness: Endpoint, sinks: Endpoint, table: str) -> None:
+    def __init__(self, harness: Endpoint, sinks: Endpoint, table: str, state: bool = False) -> None:
+        """`state`: the sink keeps a state table (one row per key): `key` is made its primary key, and a
+        change log is kept beside it."""
         self.harness = harness
         self.sinks = sinks
         self.table = table
+        self.state = state
         self.batch_table = f"{table}_batches"
+        self.changes_table = f"{table}{CHANGES}"
         self.where = f"table {table} in database {harness.database} ({sinks.host}:{sinks.port})"
         self.xids: list[int] = []  # partition (a transaction's rows) -> its transaction id
         self._history: list[Commit] | None = None
+        self._changes: dict[int, tuple[State, State]] = {}  # a state table's: transaction -> what it did
         self._control = None  # the connection the holds are watched and settled on, opened once
 
     def _connect(self, autocommit: bool = True):  # type: ignore[no-untyped-def]
@@ -193,29 +246,44 @@ class PostgresTable:
             yield connection
 
     def prepare(self) -> None:
-        """The rows' table and the batches' table, owned by the sinks' role, with the hold trigger; a table
-        already there is refused (each scenario writes a table of its own)."""
+        """The rows' table and the batches' table, owned by the sinks' role, with the hold trigger (and for
+        a state table, its change log, the harness's own); a table already there is refused (each scenario
+        writes a table of its own)."""
         from psycopg import sql
 
         table, batches = sql.Identifier(self.table), sql.Identifier(self.batch_table)
+        key = " PRIMARY KEY" if self.state else ""
         with self._connection() as connection:
             if connection.execute("SELECT to_regclass(%s)", (self.table,)).fetchone()[0] is not None:
                 raise BadInput(f"PostgreSQL {self.where} already exists: each scenario writes a table of its own")
             statements = [
-                sql.SQL("CREATE TABLE {} (key text, value text, batch_id bigint)").format(table),
+                sql.SQL("CREATE TABLE {} (key text" + key + ", value text, batch_id bigint)").format(table),
                 sql.SQL("CREATE TABLE {} (query_id text NOT NULL, batch_id bigint NOT NULL, "
                         "PRIMARY KEY (query_id, batch_id))").format(batches),
                 sql.SQL(HOLD_FUNCTION),
                 *[sql.SQL("CREATE TRIGGER {} AFTER " + event + " ON {} REFERENCING NEW TABLE AS written "
                           "FOR EACH STATEMENT EXECUTE FUNCTION eo_hold_commit()").format(
                               sql.Identifier(f"{self.table}_hold_{event.lower()}"), table)
-                  for event in ("INSERT", "UPDATE")],
+                  for event in HOLD_EVENTS],
                 *[sql.SQL("ALTER TABLE {} OWNER TO {}").format(name, sql.Identifier(self.sinks.user))
                   for name in (table, batches)],
+                *(self._change_log() if self.state else []),
             ]
             with connection.transaction():
                 for statement in statements:
                     connection.execute(statement)
+
+    def _change_log(self) -> list:  # type: ignore[type-arg]
+        """A state table's change log and the trigger that writes it (as the harness: the sinks' role can
+        neither write nor read it)."""
+        from psycopg import sql
+
+        return [sql.SQL("CREATE TABLE {} (seq bigserial PRIMARY KEY, kind char(1) NOT NULL, key text, before text, "
+                        "after text, batch_id bigint)").format(sql.Identifier(self.changes_table)),
+                sql.SQL(CHANGE_FUNCTION),
+                sql.SQL("CREATE TRIGGER {} AFTER INSERT OR UPDATE OR DELETE ON {} FOR EACH ROW "
+                        "EXECUTE FUNCTION eo_log_change()").format(
+                            sql.Identifier(f"{self.table}_log"), sql.Identifier(self.table))]
 
     def sink_arguments(self) -> list[str]:
         import json
@@ -235,14 +303,14 @@ class PostgresTable:
     def held(self) -> list[HeldCommit]:
         """The writers of this table held right after their commit, oldest first."""
         rows = self._controlling().execute(
-            "SELECT pid, backend_xid::text, application_name, host(client_addr) FROM pg_stat_activity "
+            "SELECT pid, backend_xid::text, application_name FROM pg_stat_activity "
             "WHERE wait_event = %s AND application_name LIKE %s ORDER BY xact_start",
             (HELD, f"{HOLD_PREFIX} {self.table} %")).fetchall()
         found = []
-        for pid, xid, application_name, client in rows:
+        for pid, xid, application_name in rows:
             batches = held_batches(application_name, self.table)
             if batches is not None:
-                found.append(HeldCommit(pid, int(xid) if xid else None, batches, client or ""))
+                found.append(HeldCommit(pid, int(xid) if xid else None, batches))
         return found
 
     def release(self, pid: int) -> None:
@@ -257,9 +325,10 @@ class PostgresTable:
 
         from psycopg import sql
 
-        with self._connection() as connection:
-            connection.execute(sql.SQL("ALTER TABLE IF EXISTS {} DISABLE TRIGGER USER").format(
-                sql.Identifier(self.table)))
+        with self._connection() as connection, connection.transaction():
+            for event in HOLD_EVENTS:  # the change log goes on: a batch may still be writing
+                connection.execute(sql.SQL("ALTER TABLE IF EXISTS {} DISABLE TRIGGER {}").format(
+                    sql.Identifier(self.table), sql.Identifier(f"{self.table}_hold_{event.lower()}")))
         deadline = time.monotonic() + within_s
         while held := self.held():
             if time.monotonic() > deadline:
@@ -297,7 +366,7 @@ class PostgresTable:
             if not transactions.partitions:
                 raise BadInput(self._nothing_written(connection))
             self.xids = list(transactions.partitions)
-            self._history = self._commits(connection, transactions)
+            self._history = self._changed(connection) if self.state else self._commits(connection, transactions)
         ends = dict.fromkeys(range(len(transactions.partitions)), 0)
         for partition in records.partitions:
             ends[partition] += 1
@@ -335,12 +404,7 @@ class PostgresTable:
     def _commits(self, connection, transactions: TransactionRows) -> list[Commit]:  # type: ignore[no-untyped-def]
         """The history: each (transaction, batch) with its rows and commit time (counted by the read) and the
         batch row it wrote."""
-        from psycopg import sql
-
-        query_ids = {(xid, batch): query_id for xid, batch, query_id in connection.execute(sql.SQL(
-            "SELECT xmin::text::bigint, batch_id, min(query_id) FROM {} GROUP BY 1, 2").format(
-                sql.Identifier(self.batch_table))).fetchall()}
-        rows = transactions.commits(query_ids)
+        rows = transactions.commits(self._query_ids(connection))
         repeats = []
         if parted := batches_in_parts(rows):  # only a batch several transactions wrote can repeat its rows
             repeats = connection.execute(self._query(
@@ -349,6 +413,25 @@ class PostgresTable:
                 "GROUP BY batch_id, key, value HAVING count(DISTINCT xid) > 1"), (parted,)).fetchall()
         return history([tuple(row) for row in rows], [(batch, list(xids)) for batch, xids in repeats])
 
+    def _query_ids(self, connection) -> dict[tuple[int, int], str | None]:  # type: ignore[no-untyped-def]
+        """The query id of each batch row, by the transaction that wrote it and its batch."""
+        from psycopg import sql
+
+        return {(xid, batch): query_id for xid, batch, query_id in connection.execute(sql.SQL(
+            "SELECT xmin::text::bigint, batch_id, min(query_id) FROM {} GROUP BY 1, 2").format(
+                sql.Identifier(self.batch_table))).fetchall()}
+
+    def _changed(self, connection) -> list[Commit]:  # type: ignore[no-untyped-def]
+        """A state table's history from its change log (harness.output.postgres.changes_history)."""
+        from psycopg import sql
+
+        rows = connection.execute(sql.SQL(
+            "SELECT xmin::text::bigint, batch_id, kind, key, before, after, "
+            "(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000)::bigint FROM {} ORDER BY seq").format(
+                sql.Identifier(self.changes_table))).fetchall()
+        commits, self._changes = changes_history(rows, self._query_ids(connection))
+        return commits
+
     def commits(self) -> list[Commit]:
         """The history read with the rows (in the same transaction); empty before the read."""
         return self._history or []
@@ -356,8 +439,10 @@ class PostgresTable:
     def commit_of(self, partition: int) -> int | None:
         return self.xids[partition]
 
-    def state_at(self, version: int) -> dict[bytes | None, list[bytes | None]]:
-        return {}  # a table as of a transaction is not kept: a state table is Delta's (harness.run.session)
+    def change_of(self, version: int) -> tuple[State, State]:
+        """What a transaction did to a state table, from its change log ({} and {} for a log table: its
+        rows are never rewritten, and its history compares the rows themselves)."""
+        return self._changes.get(version, ({}, {}))
 
 
 HOLD_FUNCTION = """
@@ -372,6 +457,28 @@ BEGIN
     PERFORM set_config('synchronous_commit', 'on', true);
     PERFORM set_config('application_name',
                        left('""" + HOLD_PREFIX + """ ' || TG_TABLE_NAME || ' ' || batches, 63), true);
+  END IF;
+  RETURN NULL;
+END $$
+"""
+
+
+CHANGE_FUNCTION = """
+CREATE OR REPLACE FUNCTION eo_log_change() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, public AS $$
+DECLARE
+  log text := TG_TABLE_NAME || '""" + CHANGES + """';
+BEGIN
+  -- each row a transaction wrote, in the writer's transaction: committed with it, rolled back with it
+  IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.key IS DISTINCT FROM NEW.key) THEN
+    EXECUTE format('INSERT INTO %I (kind, key, before) VALUES (''D'', $1, $2)', log) USING OLD.key, OLD.value;
+  END IF;
+  IF TG_OP = 'UPDATE' AND OLD.key IS NOT DISTINCT FROM NEW.key THEN
+    EXECUTE format('INSERT INTO %I (kind, key, before, after, batch_id) VALUES (''U'', $1, $2, $3, $4)', log)
+      USING NEW.key, OLD.value, NEW.value, NEW.batch_id;
+  ELSIF TG_OP <> 'DELETE' THEN
+    EXECUTE format('INSERT INTO %I (kind, key, after, batch_id) VALUES (''I'', $1, $2, $3)', log)
+      USING NEW.key, NEW.value, NEW.batch_id;
   END IF;
   RETURN NULL;
 END $$

@@ -268,7 +268,8 @@ class Scenario:
         files = self.cluster.files
         assert files is not None
         output = output_for(self.output, kafka.bootstrap_direct, output_topic, files, checkpoint, self.name,
-                            lambda: (self.cluster.postgres_for_harness(), self.cluster.postgres_for_sinks()))
+                            lambda: (self.cluster.postgres_for_harness(), self.cluster.postgres_for_sinks()),
+                            self.sink.table == STATE_TABLE)
         output.prepare()
         driver_args = [
             "--pipeline", self.pipeline.code.module,
@@ -372,8 +373,10 @@ class Scenario:
                        schedule: Schedule) -> TableWatcher | PostgresCommitWatcher | None:
         """The watcher of a table output's commit point, started (None for a topic)."""
         if isinstance(output, PostgresTable):
+            gate = self.cluster.gate
+            assert gate is not None
             return PostgresCommitWatcher(output, folder, self.history, schedule.on_table_commit,
-                                         lambda address: self.cluster.peer(address).role).start()
+                                         lambda pid: gate.backends[pid].role).start()
         if output.name == "delta":
             return TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
         return None
@@ -396,7 +399,7 @@ class Scenario:
         if not commits:
             return verdict
         self._record_history(commits, output.unit)
-        found = repeats(commits, running, output.state_at)
+        found = repeats(commits, running, output.change_of, output.unit)
         for repeat in found.idempotent:
             self.history.record("table.repeat", **repeat)
         for example in verdict.anomalies.get("wrong_value", Anomaly("wrong_value")).examples:

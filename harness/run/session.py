@@ -19,6 +19,7 @@ from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError
 from harness.evidence import write_evidence
 from harness.faults.spec import FaultStep, parse_schedule
+from harness.output.outputs import STATE_TABLES
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.oracles import oracle_for
@@ -45,9 +46,10 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     if code.output is not None and code.output != output:
         raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
                        f"--output {code.output} (HARNESS_OUTPUT), not {output}")
-    if code.table == STATE_TABLE and output != "delta":
-        raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a Delta table is judged as one "
-                       f"(its versions are the history a repeat is told by), not {output}; run it with --output delta")
+    if code.table == STATE_TABLE and output not in STATE_TABLES:
+        raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a table output is judged as one "
+                       f"({', '.join(STATE_TABLES)}: their history tells a repeat), not {output}; run it with "
+                       f"--output {' or --output '.join(STATE_TABLES)}")
     steps = parse_schedule([str(step) for step in faults])
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))

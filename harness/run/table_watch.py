@@ -195,9 +195,10 @@ class PostgresCommitWatcher:
     released here. On stop, every hold left is released and the table holds no more."""
 
     def __init__(self, table: PostgresTable, folder: CheckpointFolder, history: History,
-                 on_commit: Callable[[dict, PostgresHold], None], role_of: Callable[[str], str] = lambda _: "driver",
+                 on_commit: Callable[[dict, PostgresHold], None], role_of: Callable[[int], str] = lambda _: "driver",
                  interval: float = 0.02) -> None:
-        """`role_of`: the role (driver, executors) of the container at a writer's address."""
+        """`role_of`: the role (driver, executors) of the container whose connection a server process (a
+        held writer's `pid`) serves; KeyError where it is not known."""
         self.table = table
         self.role_of = role_of
         self.folder = folder
@@ -223,10 +224,10 @@ class PostgresCommitWatcher:
         while not self._stop.wait(self.interval):
             self.poll()
 
-    def _role(self, address: str) -> str:
+    def _role(self, pid: int) -> str:
         try:
-            return self.role_of(address)
-        except Exception:  # noqa: BLE001 - a container gone by now: the role is evidence, not the point
+            return self.role_of(pid)
+        except Exception:  # noqa: BLE001 - a connection that bypassed the gate: the role is evidence, not the point
             return "unknown"
 
     def poll(self) -> None:
@@ -246,7 +247,7 @@ class PostgresCommitWatcher:
             point = batch is not None and batch not in committed
             hold = PostgresHold(self.table, commit)
             event = self.history.record(POINT, version=commit.xid, batch=batch, batches=list(commit.batches),
-                                        by="rows", held=True, point=point, role=self._role(commit.client))
+                                        by="rows", held=True, point=point, role=self._role(commit.pid))
             if point:
                 self.on_commit(event, hold)
             else:

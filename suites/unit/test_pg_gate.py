@@ -22,10 +22,12 @@ from suites.unit.test_gate import wait_for
 from suites.unit.test_pg_protocol import SSL_REQUEST, STARTUP_MESSAGE, complete, cstr, query, typed
 
 pytestmark = pytest.mark.unit
+BACKEND = 4242  # the server process FakePostgres names in its BackendKeyData
 
 
 class FakePostgres:
-    """Answers a startup with AuthenticationOk and ReadyForQuery, each Query with its tag and status."""
+    """Answers a startup with AuthenticationOk, BackendKeyData and ReadyForQuery, each Query with its tag and
+    status."""
 
     def __init__(self) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
@@ -42,7 +44,8 @@ class FakePostgres:
         with connection:
             size = struct.unpack(">i", connection.recv(4, socket.MSG_WAITALL))[0]
             self.received.append(f"startup {struct.unpack('>i', connection.recv(size - 4, socket.MSG_WAITALL)[:4])[0]}")
-            connection.sendall(typed(b"R", struct.pack(">i", 0)) + typed(b"Z", b"I"))
+            connection.sendall(typed(b"R", struct.pack(">i", 0)) + typed(b"K", struct.pack(">ii", BACKEND, 7)) +
+                               typed(b"Z", b"I"))
             block = False
             while head := connection.recv(5, socket.MSG_WAITALL):
                 body = connection.recv(struct.unpack_from(">i", head, 1)[0] - 4, socket.MSG_WAITALL)
@@ -116,6 +119,12 @@ def test_commits_are_reported_as_sent_and_as_answered(gate: KafkaGate) -> None:
                       ("pg.commit", "response", "commit", True, "driver"),
                       ("pg.commit", "request", "autocommit", None, "driver"),
                       ("pg.commit", "response", "autocommit", True, "driver")]
+
+
+def test_the_server_process_of_each_connection_is_noted_with_its_peer(gate: KafkaGate) -> None:
+    """A writer held at its commit is found by its server process: the gate says whose connection it is."""
+    with session(gate):
+        assert gate.backends[BACKEND].role == "driver" and gate.backends[BACKEND].container == "driver-q"
 
 
 def test_a_held_commit_reaches_the_server_only_when_released(gate: KafkaGate) -> None:

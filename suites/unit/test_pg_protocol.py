@@ -20,6 +20,7 @@ from harness.gate.pg_protocol import (
     Framer,
     PgConnection,
     ProtocolError,
+    backend_pid,
     effect,
     statements,
 )
@@ -239,3 +240,9 @@ def test_a_session_that_starts_in_a_block_is_followed_from_the_startups_ready() 
         connection.received(m)
     [write] = Framer(frontend=False).feed(query("INSERT INTO t VALUES (1)"))
     assert connection.sent(write) is None
+
+
+def test_the_startup_s_backend_key_data_names_the_server_process() -> None:
+    """The gate notes which server process serves each peer's connection (a held writer's pid to its role)."""
+    messages = Framer(frontend=False).feed(STARTED + complete("COMMIT"))
+    assert [backend_pid(m) for m in messages] == [None, None, 1, None, None]

@@ -1,13 +1,15 @@
 """A PostgreSQL table output, without a server: its table's name, the holds it reads from the server's
-activity, its history (a batch written again told from a batch committed in parts), the commit point
-watched with the holds settled, and the bad-input messages (no rows where the harness looked, a table
-without the columns the checkers need)."""
+activity, its history (a batch written again told from a batch committed in parts; a state table's from
+its change log: an idempotent repeat told from a batch applied twice), the commit point watched with the
+holds settled and the writer's role named, and the bad-input messages (no rows where the harness looked,
+a table without the columns the checkers need)."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.checker.commits import batches_committed_twice
+from harness.checker.repeats import repeats
 from harness.client.records import Records
 from harness.errors import BadInput
 from harness.faults.space import Observation
@@ -18,6 +20,7 @@ from harness.output.postgres import (
     PostgresTable,
     TransactionRows,
     batches_in_parts,
+    changes_history,
     held_batches,
     history,
     table_name,
@@ -141,8 +144,8 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
     files, settled = StandInFiles(), Settled()
     files.write(f"{CHECKPOINT}/commits/1", b"v1\n")
     history = History(tmp_path / "history.jsonl")
-    table = StandInTable([HeldCommit(7, 100, (1,), "10.0.0.5"), HeldCommit(8, 101, (2,), "10.0.0.7")])
-    roles = {"10.0.0.5": "driver", "10.0.0.7": "executors"}
+    table = StandInTable([HeldCommit(7, 100, (1,)), HeldCommit(8, 101, (2,))])
+    roles = {7: "driver", 8: "executors"}  # the server processes the gate saw serve each peer's connection
     watcher = PostgresCommitWatcher(table, CheckpointFolder(files, CHECKPOINT), history, settled,  # type: ignore[arg-type]
                                     roles.__getitem__)
     watcher.poll()
@@ -158,6 +161,7 @@ def test_a_held_commit_of_a_batch_spark_has_not_committed_is_the_point(tmp_path)
     assert [(e["version"], e["point"], e["role"]) for e in events] == [(100, False, "driver"), (101, True, "executors")]
     seen = Observation.from_events(events, stateful=False, output="postgres")
     assert seen.senders == {"table.committed": frozenset({"executors"})} and seen.kind == "table"
+    assert watcher._role(9) == "unknown"  # a connection the gate never saw (it bypassed the gate)
 
 
 def test_fetched_rows_become_a_partition_per_transaction_as_columns() -> None:
@@ -181,3 +185,60 @@ def test_only_a_batch_several_transactions_wrote_is_compared_for_repeats() -> No
             (14, 3, 1, 0, "q")]
     assert batches_in_parts(rows) == [1, 2]
     assert batches_in_parts(rows[:2]) == []
+
+
+def test_a_state_table_is_keyed_and_keeps_a_change_log_the_sinks_cannot_write() -> None:
+    state, log = PostgresTable(HARNESS, SINKS, "out_s_1", state=True), PostgresTable(HARNESS, SINKS, "out_s_1")
+    assert state.changes_table == "out_s_1_changes"
+    made = [str(getattr(s, "_obj", s)) for s in state._change_log()]
+    assert any("SECURITY DEFINER" in text for text in made)  # written as the harness, in the writer's transaction
+    assert log.change_of(5) == ({}, {})  # a log table's rows are never rewritten: its history compares rows
+
+
+def change(xid: int, batch: int | None, kind: str, key: str, before: str | None, after: str | None,
+           ms: int = 0) -> tuple:
+    return (xid, batch, kind, key, before, after, ms)
+
+
+def test_a_state_table_s_history_is_its_change_log_one_commit_a_transaction_and_batch() -> None:
+    """Commits in commit order (not the transactions' ids), each with what it did: a key's value before its
+    first change and after its last; an insert had no row, a delete leaves none, both at once is no change."""
+    rows = [change(20, 0, "I", "a", None, "1", 100), change(20, 0, "I", "b", None, "2", 100),
+            change(19, 1, "U", "a", "1", "3", 200), change(19, 1, "U", "a", "3", "4", 200),
+            change(19, None, "D", "b", "2", None, 200),
+            change(21, 1, "I", "c", None, "5", 300), change(21, None, "D", "c", "5", None, 300)]
+    commits, changes = changes_history(rows, {(20, 0): "q"})
+    assert [(c.version, c.batch, c.rows, c.operation, c.app_id, c.said_by) for c in commits] == [
+        (20, 0, 2, "INSERT", "q", "batch_id"), (19, 1, 3, "DELETE, UPDATE", None, "batch_id"),
+        (21, 1, 2, "DELETE, INSERT", None, "batch_id")]
+    assert changes[20] == ({b"a": [], b"b": []}, {b"a": [b"1"], b"b": [b"2"]})
+    assert changes[19] == ({b"a": [b"1"], b"b": [b"2"]}, {b"a": [b"4"], b"b": []})
+    assert changes[21] == ({}, {})
+
+
+def test_a_replayed_upsert_that_sets_is_an_idempotent_repeat_one_that_adds_is_applied_twice() -> None:
+    """What the store records tells them apart: the replay's transaction rewrote the batch's rows, and its
+    change log says whether it changed them."""
+    first = [change(10, 2, "U", "a", "1", "4", 100), change(10, 2, "I", "b", None, "2", 100)]
+    sets = [change(11, 2, "U", "a", "4", "4", 200), change(11, 2, "U", "b", "2", "2", 200)]
+    adds = [change(11, 2, "U", "a", "4", "7", 200), change(11, 2, "U", "b", "2", "4", 200)]
+    commits, changes = changes_history(first + sets, {})
+    found = repeats(commits, {}, lambda xid: changes[xid], "transaction")
+    assert not found.applied_twice.count
+    assert found.idempotent[0]["explanation"] == ("batch 2 was committed again in transaction 11 (first in 10) "
+                                                  "without changing any row: an idempotent repeat")
+    commits, changes = changes_history(first + adds, {})
+    found = repeats(commits, {}, lambda xid: changes[xid], "transaction")
+    example = found.applied_twice.examples[0]
+    assert (example["batch"], example["versions"], example["keys_changed_again"]) == (2, [10, 11], 2)
+    assert example["explanation"] == ("batch 2 was applied twice: transactions 10, 11; transaction 11 changed 2 keys "
+                                      "again (e.g. key a: 4 -> 7)")
+    assert found.by_key["b"] == "batch 2 was applied twice: transactions 10, 11; transaction 11 changed this key again"
+
+
+def test_a_batch_upserted_in_parts_is_not_applied_twice() -> None:
+    """One transaction a partition, each writing other keys: parts of one write, not a second."""
+    parts = [change(10, 2, "U", "a", "1", "4", 100), change(11, 2, "U", "b", "2", "5", 110)]
+    commits, changes = changes_history(parts, {})
+    found = repeats(commits, {}, lambda xid: changes[xid], "transaction")
+    assert not found.applied_twice.count and not found.idempotent

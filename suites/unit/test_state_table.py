@@ -6,6 +6,7 @@ sink says it keeps one."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -130,9 +131,14 @@ def commit(version: int, batch: int | None = None) -> Commit:
     return Commit(version, "MERGE", txn_version=batch, added=(f"v{version}.parquet",))
 
 
+def snapshots(states: dict[int, dict]) -> Callable[[int], tuple[dict, dict]]:
+    """A Delta-like store's `change_of`: the table as of the version before and as of the version."""
+    return lambda version: (states.get(version - 1, {}), states[version])
+
+
 def test_a_batch_committed_again_without_changing_a_row_is_an_idempotent_repeat() -> None:
     states = {2: {b"a": [b"1"]}, 3: {b"a": [b"1"]}}
-    found = repeats([commit(2, 2), commit(3, 2)], {}, states.__getitem__)
+    found = repeats([commit(2, 2), commit(3, 2)], {}, snapshots(states))
     assert not found.applied_twice.count and found.idempotent[0]["versions"] == [2, 3]
     assert "idempotent repeat" in found.idempotent[0]["explanation"]
     passed = Verdict(PASS, EXACTLY_ONCE, {}, 1, 1, 1)
@@ -141,13 +147,14 @@ def test_a_batch_committed_again_without_changing_a_row_is_an_idempotent_repeat(
 
 def test_a_batch_applied_again_names_its_versions_and_the_keys_it_changed() -> None:
     states = {2: {b"a": [b"1"], b"b": [b"5"]}, 3: {b"a": [b"2"], b"b": [b"5"]}}
-    found = repeats([commit(2), commit(3), commit(4, 3)], {2: 2, 3: 2}, states.__getitem__)
+    found = repeats([commit(2), commit(3), commit(4, 3)], {2: 2, 3: 2}, snapshots(states))
     assert found.applied_twice.count == 1 and not found.idempotent
     example = found.applied_twice.examples[0]
     assert (example["batch"], example["versions"], example["keys_changed_again"]) == (2, [2, 3], 1)
     assert example["changed_again"] == [{"key": "a", "before": "1", "after": "2"}]
-    assert example["explanation"].startswith("batch 2 was applied twice: table versions 2, 3; version 3 changed 1 key")
-    assert found.by_key == {"a": "batch 2 was applied twice: table versions 2, 3; version 3 changed this key again"}
+    said = "batch 2 was applied twice: table versions 2, 3; table version 3 changed"
+    assert example["explanation"].startswith(f"{said} 1 key")
+    assert found.by_key == {"a": f"{said} this key again"}
 
 
 def test_changed_keys_between_two_versions() -> None:
@@ -198,5 +205,17 @@ def test_a_state_table_sink_into_a_topic_is_refused(tmp_path: Path) -> None:
 
     upsert = tmp_path / "upsert_sink.py"
     upsert.write_text('TABLE = "state"\n\ndef sink(frame, context):\n    return frame.writeStream\n')
-    with pytest.raises(BadInput, match="keeps a state table .*only a Delta table is judged as one"):
+    with pytest.raises(BadInput, match="keeps a state table .*only a table output is judged as one .delta, postgres"):
         scenario(None, "x", pipeline="running_totals", sink=f"{upsert}:sink", output="kafka")  # type: ignore[arg-type]
+
+
+def test_a_state_table_sink_into_postgres_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.run import session
+
+    made: list[tuple] = []
+    monkeypatch.setattr(session, "Scenario", lambda *arguments: made.append(arguments))
+    monkeypatch.setattr(session, "oracle_for", lambda cluster, pipeline: None)
+    upsert = tmp_path / "upsert_sink.py"
+    upsert.write_text('OUTPUT = "postgres"\nTABLE = "state"\n\ndef sink(frame, context):\n    return None\n')
+    session.scenario(None, "x", pipeline="running_totals", sink=f"{upsert}:sink", output="postgres")  # type: ignore[arg-type]
+    assert made and made[0][-1] == "postgres" and made[0][3].table == "state"
