@@ -8,9 +8,10 @@ Prints, per scenario: verdict, seconds in all, seconds consuming, records/s whil
 size, the harness process's peak memory (its resident high-water mark, reset before each scenario) and
 the cluster's (the largest sum of every container's memory, sampled every 2 s). For a table output, also
 the harness's reading and checking (records/s, the model's expected results left out: computed from the
-input, not the read, as benchmarks/checker.py leaves them out) against a plain read of the same table right
-after it (benchmarks/plain_read.py: every row's key and value into Python, nothing checked), their ratio,
-and for Delta the plain read stopped at Arrow. The table goes to docs/benchmarks/scale.md, dated.
+input, not the read, as benchmarks/checker.py leaves them out) against a plain read of the same table
+(benchmarks/plain_read.py: every row's key and value into Python, nothing checked), each the median of
+three (the scenario's own read and check, then two more, taking turns with the plain reads), their
+ratio, and for Delta the plain read stopped at Arrow. The table goes to docs/benchmarks/scale.md, dated.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,26 +32,28 @@ from plain_read import delta_rows, postgres_rows
 
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
-from harness.output.base import OUTPUTS
-from harness.output.delta import table_path
-from harness.output.postgres import table_name
-from harness.run.scenario import batch_size
+from harness.output.base import OUTPUTS, Output
+from harness.output.delta import DeltaTable, table_path
+from harness.output.postgres import PostgresTable, table_name
+from harness.run.scenario import Scenario, ScenarioResult, batch_size
 from harness.run.session import scenario, session
+from harness.subject.code_spec import STATE_TABLE
 
 FAULT = "kill:executor@batch.planned:2"
 GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300, "read_ratio": 0.7}
-PLAIN_READS = 3  # plain reads of a table after its scenario: their median is the row's
+SAMPLES = 3  # of each read of a table (the harness's, the plain one): their median is the row's
 REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn"}
 COLUMNS = ("scenario", "verdict", "seconds", "consuming (s)", "records/s consuming", "batch", "harness peak MiB",
            "cluster peak MiB", "model (s)", "read and check (records/s)", "plain read (records/s)", "ratio",
            "plain read into Arrow only (records/s)")
 
-TABLE_NOTE = (" Reading and checking: the scenario's read_and_check seconds without the model's (its expected "
-              "results, computed from the input, as benchmarks/checker.py leaves them out). The plain read: the "
-              "same table right after (the median of three reads), every row as its library gives it (pyarrow's "
+TABLE_NOTE = (" Reading and checking: the median of three, the scenario's own read_and_check seconds without the "
+              "model's (its expected results, computed from the input, as benchmarks/checker.py leaves them out) and "
+              "two more reads and checks of the same table right after, each against the same model and with the "
+              "same verdict. The plain read: the median of three, every row as its library gives it (pyarrow's "
               "dicts, psycopg's tuples through a server-side cursor), nothing checked (benchmarks/plain_read.py); "
-              "for Delta also stopped at Arrow. It reads a table the harness's read has already brought into the "
-              "server's and the system's caches, which favours it.")
+              "for Delta also stopped at Arrow. The reads after the scenario take turns (plain, then the harness's), "
+              "so that both meet the same caches and the same load from the machine's other work.")
 HEADER = (f"{'scenario':<32} {'verdict':>7} {'seconds':>8} {'consume':>8} {'records/s':>10} {'batch':>7} "
           f"{'harness MiB':>12} {'cluster MiB':>12} {'model s':>8} {'read+check/s':>13} {'plain read/s':>13} "
           f"{'ratio':>6} {'Arrow only/s':>13}")
@@ -65,7 +69,7 @@ class Row(NamedTuple):
     harness_mib: float
     cluster_mib: float
     model: float  # seconds computing the expected results, the first part of the scenario's read_and_check
-    checked_rate: float  # records read and checked per second (read_and_check, the model left out)
+    checked_rate: float  # records read and checked per second (read_and_check, the model left out; a table: median)
     plain_rate: float | None  # records per second of a plain read of the same table (None: a topic)
     arrow_rate: float | None  # the same read stopped at Arrow, no Python object made (Delta only)
 
@@ -125,27 +129,60 @@ class ClusterPeak:
         self._thread.join()
 
 
-def plain_read_rates(cluster: Cluster, output: str, name: str) -> tuple[float | None, float | None]:
-    """Records per second of a plain read of scenario `name`'s table into Python (None for a topic) and,
-    for Delta, of the same read stopped at Arrow."""
+class TableRates(NamedTuple):
+    """A table's read rates after its scenario, each the median of three samples."""
+
+    checked: float  # read and checked by the harness: the scenario's own, then two more of the same table
+    plain: float  # a plain read into Python
+    arrow: float | None  # the plain read stopped at Arrow (Delta only)
+
+
+def table_rates(cluster: Cluster, output: str, name: str, run: Scenario, result: ScenarioResult) -> TableRates:
+    """The harness's read and check of scenario `name`'s table against a plain read of it, in rounds: a
+    plain read (and for Delta one stopped at Arrow), then the harness's again, so that both meet the same
+    caches and the same load from the machine's other work; the scenario's own read-and-check (with cold
+    caches) is the harness's first sample."""
     if output == "postgres":
-        return timed(lambda: postgres_rows(cluster.postgres_for_harness(), table_name(name))), None
-    if output == "delta":
+        endpoint = cluster.postgres_for_harness()
+        plain, arrow = partial(postgres_rows, endpoint, table_name(name)), None
+        table = partial(PostgresTable, endpoint, cluster.postgres_for_sinks(), table_name(name))
+    else:
         files, path = cluster.files, table_path(cluster.checkpoint(name))
         assert files is not None
-        return timed(lambda: delta_rows(files, path)), timed(lambda: delta_rows(files, path, python=False))
-    return None, None
+        plain, arrow = partial(delta_rows, files, path), partial(delta_rows, files, path, python=False)
+        table = partial(DeltaTable, files, path)
+    checked = [len(result.read.records) / (result.seconds["read_and_check"] - result.seconds["model"])]
+    plain_rates, arrow_rates = [], []
+    for round_ in range(SAMPLES):
+        plain_rates.append(rate(plain))
+        if arrow is not None:
+            arrow_rates.append(rate(arrow))
+        if round_ < SAMPLES - 1:
+            checked.append(checked_rate(table(), run, result))
+    return TableRates(statistics.median(checked), statistics.median(plain_rates),
+                      statistics.median(arrow_rates) if arrow_rates else None)
 
 
-def timed(read: Callable[[], int], repeats: int = PLAIN_READS) -> float:
-    """Rows per second of `read` (which returns how many it read): the median of `repeats` reads, the
-    machine's load moving a single one by half."""
-    rates = []
-    for _ in range(repeats):
-        started = time.monotonic()
-        rows = read()
-        rates.append(rows / (time.monotonic() - started))
-    return statistics.median(rates)
+def rate(read: Callable[[], int]) -> float:
+    """Rows per second of `read` (which returns how many it read)."""
+    started = time.monotonic()
+    rows = read()
+    return rows / (time.monotonic() - started)
+
+
+def checked_rate(table: Output, run: Scenario, result: ScenarioResult) -> float:
+    """Records per second of the harness's read and check of the table again, as the scenario does it (the
+    model, computed from the input, before the clock starts): the same verdict or the benchmark stops."""
+    check = (run.oracle.state_check if result.table == STATE_TABLE else run.oracle.check)(run.workload, result.sends,
+                                                                                        None)
+    started = time.monotonic()
+    read = table.read(on_batch=check.feed)
+    table.commits()
+    verdict = check.verdict(read)
+    seconds = time.monotonic() - started
+    if verdict.outcome != result.verdict.outcome:
+        raise RuntimeError(f"{run.name}: read again, {verdict.outcome}; in the scenario, {result.verdict.outcome}")
+    return len(read.records) / seconds
 
 
 def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
@@ -155,16 +192,19 @@ def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: 
     name = f"scale-{output}-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
     reset_peak_rss()
     started = time.monotonic()
+    run = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions, output=output)
     with ClusterPeak(cluster.run_id) as peak:
-        result = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions,
-                          output=output).run()
+        result = run.run()
     seconds = time.monotonic() - started
     harness_mib = peak_rss_mib()
     consume = result.seconds.get("consume", float("nan"))
     model = result.seconds["model"]
-    checked_rate = len(result.read.records) / (result.seconds["read_and_check"] - model)
+    if output == "kafka":
+        rates = TableRates(len(result.read.records) / (result.seconds["read_and_check"] - model), None, None)
+    else:
+        rates = table_rates(cluster, output, name, run, result)
     return Row(name, result.outcome, seconds, consume, records / consume, batch_size(records, partitions),
-               harness_mib, peak.peak / 2**20, model, checked_rate, *plain_read_rates(cluster, output, name))
+               harness_mib, peak.peak / 2**20, model, *rates)
 
 
 def main() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from itertools import compress, repeat
-from operator import attrgetter, is_not, itemgetter, lt
+from itertools import compress, groupby, repeat
+from operator import attrgetter, countOf, is_not, itemgetter, lt
 
 from harness.checker.ledger import Ledger, partitions_of
 from harness.checker.verdict import Anomaly, Expected
@@ -28,45 +28,57 @@ class PerKeyOrderChecker:
     """
 
     def __init__(self) -> None:
-        self.seq: dict[tuple[int, str], int] = {}  # (partition, key) -> highest seq read there
-        self.at: dict[tuple[int, str], str] = {}  # (partition, key) -> the identity that had it
+        self.seq: dict[int, dict[str, int]] = {}  # partition -> key -> highest seq read there
+        self.at: dict[int, dict[str, str]] = {}  # partition -> key -> the identity that had it
         self.violations: list[tuple[dict, str]] = []  # (example, the identity it came after)
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None:
-        """Follow each (partition, key)'s sequence through the batch: in C while it only rises (the usual
-        case: a million records), else record by record, naming each violation."""
+        """Follow each (partition, key)'s sequence through the batch, a run of one partition at a time
+        (a batch comes in such runs: a table's file, a topic's fetch)."""
         partitions = partitions_of(records)
-        if self._follow(partitions, identities, wants):
-            return
-        highest, at = self.seq, self.at
-        for index, (partition, identity, want) in enumerate(zip(partitions, identities, wants, strict=True)):
-            if want is None:  # a duplicate or a foreigner
-                continue
-            key, seq = want.key, want.seq
-            where = (partition, key)
-            previous = highest.get(where)
+        places: range | list[int] = range(len(wants))  # each followed record's place in the batch
+        if None in wants:  # duplicates and foreigners are not followed
+            firsts = list(map(is_not, wants, repeat(None)))
+            partitions, identities, places = (list(compress(column, firsts))
+                                              for column in (partitions, identities, places))
+            wants = list(compress(wants, firsts))
+        keys, seqs = list(map(KEY, wants)), list(map(SEQ, wants))  # type: ignore[arg-type]
+        start = 0
+        for partition, run in groupby(partitions):
+            end = start + countOf(run, partition)
+            if not self._follow(partition, keys[start:end], seqs[start:end], identities[start:end]):
+                self._walk(partition, keys[start:end], seqs[start:end], identities[start:end],
+                           [records[place] for place in places[start:end]])
+            start = end
+
+    def _follow(self, partition: int, keys: list[str], seqs: list[int], identities: list[str]) -> bool:
+        """A run of one partition followed without a loop in Python: `map` sets each key's sequence
+        while reading the one before it. False (and nothing changed) when some sequence falls."""
+        highest = self.seq.setdefault(partition, {})
+        before = list(map(FIRST, zip(map(highest.get, keys, repeat(NONE_YET)), map(highest.__setitem__, keys, seqs),
+                                     strict=True)))
+        if any(map(lt, seqs, before)):
+            for key, seq in zip(reversed(keys), reversed(before), strict=True):
+                if seq is NONE_YET:
+                    del highest[key]
+                else:
+                    highest[key] = seq  # type: ignore[assignment]
+            return False
+        self.at.setdefault(partition, {}).update(zip(keys, identities, strict=True))
+        return True
+
+    def _walk(self, partition: int, keys: list[str], seqs: list[int], identities: list[str],
+              records: list[Record]) -> None:
+        """A run where some sequence falls, record by record, naming each violation."""
+        highest, at = self.seq[partition], self.at.setdefault(partition, {})
+        for key, seq, identity, record in zip(keys, seqs, identities, records, strict=True):
+            previous = highest.get(key)
             if previous is not None and seq < previous:
                 self.violations.append(({"id": identity, "key": key, "seq": seq, "after_seq": previous,
-                                         "partition": partition, "offset": records[index].offset()}, at[where]))
+                                         "partition": partition, "offset": record.offset()}, at[key]))
             else:
-                highest[where] = seq
-                at[where] = identity
-
-    def _follow(self, partitions: list[int], identities: list[str], wants: list[Expected | None]) -> bool:
-        """The batch followed without a loop in Python: `map` sets each place's sequence while reading the
-        one before it. False (and nothing changed) when some sequence falls: the caller walks the batch."""
-        firsts = list(map(is_not, wants, repeat(None)))  # not a duplicate or a foreigner
-        followed = list(compress(wants, firsts))
-        places = list(zip(compress(partitions, firsts), map(KEY, followed), strict=True))
-        seqs = list(map(SEQ, followed))
-        before_batch = dict(self.seq)
-        before = list(map(FIRST, zip(map(self.seq.get, places, repeat(NONE_YET)),
-                                     map(self.seq.__setitem__, places, seqs), strict=True)))
-        if any(map(lt, seqs, before)):
-            self.seq = before_batch
-            return False
-        self.at.update(zip(places, compress(identities, firsts), strict=True))
-        return True
+                highest[key] = seq
+                at[key] = identity
 
     def anomalies(self, ledger: Ledger) -> dict[str, Anomaly]:
         reordered = Anomaly("reordered")

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
 from harness.output.delta_log import Commit, DeltaLog, Files, State
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
 BATCH = 10_000  # rows decoded and handed to the checker at once
@@ -26,6 +30,18 @@ BATCH = 10_000  # rows decoded and handed to the checker at once
 def table_path(checkpoint: str) -> str:
     """Where a scenario's table lives: beside its checkpoint, on the volume drivers and executors share."""
     return f"{checkpoint}-table"
+
+
+def cells_as_bytes(column: pa.Array) -> list[bytes | None]:
+    """A column's cells as bytes (None stays None): a string or binary column cast in C (no str made for
+    each cell), anything else through Python."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
+            or pa.types.is_large_binary(kind):
+        return column.cast(pa.binary()).to_pylist()
+    return as_bytes(column.to_pylist())
 
 
 class DeltaTable:
@@ -85,8 +101,8 @@ class DeltaTable:
                            "or binary")
         offset = 0
         for arrow in data.iter_batches(batch_size=BATCH, columns=list(COLUMNS)):
-            keys, values = (as_bytes(arrow.column(c).to_pylist()) for c in COLUMNS)
-            if None in values:
+            keys, values = (cells_as_bytes(arrow.column(c)) for c in COLUMNS)
+            if arrow.column("value").null_count:
                 values = [value or b"" for value in values]  # a null value: `unreadable`
             yield Records.run(partition, offset, keys, values, timestamp_ms)
             offset += len(values)

@@ -215,3 +215,11 @@ def test_a_sink_says_the_output_it_writes_and_is_refused_against_another(tmp_pat
                                                    "bad_delta_app_id_per_restart")} == {"delta"}
     with pytest.raises(BadInput, match="writes the delta output .*--output delta"):
         scenario(None, "x", sink="delta_streaming", output="kafka")  # type: ignore[arg-type]
+
+
+def test_cells_become_bytes_in_arrow_whatever_text_or_binary_type() -> None:
+    """String and binary columns (large or not) are cast in C; another type takes the general way."""
+    for kind in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary()):
+        column = pa.array(["a", None, "é"] if "string" in str(kind) else [b"a", None, "é".encode()], kind)
+        assert delta.cells_as_bytes(column) == [b"a", None, "é".encode()]
+    assert delta.cells_as_bytes(pa.array([1, None])) == [1, None]  # not text: `unreadable` downstream
