@@ -5,7 +5,7 @@
 #   bash run.sh smoke    bring the cluster up, run the passthrough scenario, print the result table
 #   bash run.sh test     what CI runs: lint (ruff), the docs site (mkdocs, strict), then the unit, smoke,
 #                        integration and gate tests
-#   bash run.sh setup    only the virtual environment and `doctor` (what is missing, and the fix)
+#   bash run.sh setup    only the virtual environment (with the test tools) and `doctor` (what is missing, and the fix)
 #   bash run.sh docs     only the docs site (mkdocs build --strict, into site/)
 # certify, smoke and test also install Docker (as root on Debian: `doctor --fix`) and build the images.
 # Extra arguments go to the job (python -m harness certify|smoke ... / pytest ...).
@@ -37,7 +37,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 python=.venv/bin/python
 "$python" -m pip install -q --upgrade pip
-"$python" -m pip install -q -e '.[test]'
+extras=""  # the lint, docs and test tools for the jobs (and contributors' setup) that use them: certify and smoke download less
+case "$job" in test|docs|setup) extras="[test]" ;; esac
+"$python" -m pip install -q -e ".$extras"
 docs() { NO_MKDOCS_2_WARNING=1 "$python" -m mkdocs build --strict --quiet; }
 
 case "$job" in

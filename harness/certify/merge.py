@@ -114,8 +114,16 @@ def _check_shared(shards: list[ShardCertificate]) -> None:
         for key, words in (*SHARED, ("shard.count", "shard count"), ("shard.workload", "workload")):
             mine, theirs = _value(first.certificate, key), _value(other.certificate, key)
             if mine != theirs:
-                raise BadInput(f"the shards differ in their {words}: {first.folder} has {_shown(mine, theirs)}, "
-                               f"{other.folder} has {_shown(theirs, mine)}; merge only the shards of one certification")
+                raise BadInput(f"the shards differ in their {words}: {_who(first, key)} has {_shown(mine, theirs)}, "
+                               f"{_who(other, key)} has {_shown(theirs, mine)}; merge only the shards of one "
+                               "certification")
+
+
+def _who(part: ShardCertificate, key: str) -> str:
+    """A shard's folder in a refusal, with the sink's or pipeline's name when their sources differ: a hash
+    alone does not say which sink a shard certified."""
+    named = {"sink_source_sha256": "sink", "pipeline_source_sha256": "pipeline"}.get(key)
+    return f"{part.folder} ({named} {part.certificate[named]})" if named else str(part.folder)
 
 
 def _check_complete(shards: list[ShardCertificate]) -> list[ShardCertificate]:

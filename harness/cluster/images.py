@@ -202,7 +202,7 @@ def build_all() -> None:
         say(f"images present: {', '.join(image.tag for image in wanted.all)}")
     else:
         with _building():
-            to_build = []
+            to_build, absent = [], []
             for image in wanted.all:
                 if present(image):
                     say(f"image {image.tag}: present")
@@ -214,29 +214,45 @@ def build_all() -> None:
                     else:
                         say(f"image {image.tag}: {age}; building it again")
                         to_build.append(image)
-                elif not _pulled(image, registry):
-                    to_build.append(image)
-            _build_at_once(to_build)
+                else:
+                    absent.append(image)
+            to_build += _pull_at_once(absent, registry)
+            _build_at_once(sorted(to_build, key=wanted.all.index))  # parents first
     say(f"images ready in {time.monotonic() - started:.1f} s")
 
 
-def _pulled(image: Image, registry: str) -> bool:
-    """Whether `image` came from `registry`; False when it is to be built here, bad news in one line when
-    this host cannot build it (what it lacks)."""
-    why = "no registry given (the `registry` setting)"
-    if registry:
-        pulling = time.monotonic()
-        why = registries.pull(registry, image.tag)
-        if why is None:
-            say(f"image {image.tag}: pulled from {registry} in {time.monotonic() - pulling:.1f} s")
-            return True
+def _pull_at_once(absent: list[Image], registry: str) -> list[Image]:
+    """Pull these images from `registry` at once (the engine fetches a layer two of them share once, and
+    unpacks one while it downloads another): those it lacks, to build here, each checked once every pull
+    has ended, so that a parent pulled meanwhile counts as present."""
+    whys: list[str | None] = ["no registry given (the `registry` setting)"] * len(absent)
+    if registry and absent:
+        with ThreadPoolExecutor(max_workers=len(absent), thread_name_prefix="pull") as pool:
+            whys = list(pool.map(partial(_pull, registry=registry), absent))
+    lacking = [(image, why) for image, why in zip(absent, whys, strict=True) if why is not None]
+    for image, why in lacking:
+        _check_buildable(image, why)
+    return [image for image, _ in lacking]
+
+
+def _pull(image: Image, registry: str) -> str | None:
+    """Pull `image` from `registry` (said): None when it came, else why not."""
+    pulling = time.monotonic()
+    why = registries.pull(registry, image.tag)
+    if why is None:
+        say(f"image {image.tag}: pulled from {registry} in {time.monotonic() - pulling:.1f} s")
+    return why
+
+
+def _check_buildable(image: Image, why: str) -> None:
+    """Say that `image` is built here since `why`; bad news in one line when this host cannot build it
+    (what it lacks)."""
     lacking = tools_missing(image)
     if lacking:
         raise ImageBuildFailed(f"image {image.tag} cannot be had here: {why}, and building it takes "
                                f"{', '.join(lacking)} (not on PATH); push the images from a host that builds them "
                                "(`eo-harness images push REGISTRY`) and give that registry, or install those")
     say(f"image {image.tag}: {why}; building it")
-    return False
 
 
 def _build_at_once(to_build: list[Image]) -> None:

@@ -140,6 +140,16 @@ def test_shards_of_another_certification_are_refused(tmp_path: Path, key: str, v
         merged_certificate([read_shard(first), read_shard(other)], tmp_path / "merged")
 
 
+def test_a_shard_of_another_sink_is_refused_naming_both_sinks(tmp_path: Path) -> None:
+    first = write_shard(tmp_path / "s1", 1, 2)
+    other = write_shard(tmp_path / "s2", 2, 2, sink="builtin_kafka", sink_source_sha256="0" * 64)
+    sink = json.loads((first / "certificate.json").read_text())["sink"]
+    with pytest.raises(BadInput, match=f"^the shards differ in their sink source \\(sha256\\): {re.escape(str(first))} "
+                                       f"\\(sink {sink}\\) has \"[0-9a-f]{{64}}\", {re.escape(str(other))} \\(sink "
+                                       "builtin_kafka\\) has \"0{64}\"; merge only the shards of one certification$"):
+        merged_certificate([read_shard(first), read_shard(other)], tmp_path / "merged")
+
+
 def test_shards_of_another_split_or_workload_are_refused(tmp_path: Path) -> None:
     first = write_shard(tmp_path / "s1", 1, 2)
     of_three = write_shard(tmp_path / "s2", 2, 3)

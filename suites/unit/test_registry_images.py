@@ -5,6 +5,7 @@ and doctor's two answers: can this host build, can it run."""
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import pytest
 
@@ -60,7 +61,22 @@ def test_what_the_registry_has_is_pulled_and_only_the_rest_built(monkeypatch: py
     host = Host(monkeypatch, set(), {wanted.base.tag, wanted.spark.tag},
                 {"debootstrap", "mvn", "java", "go", "apt-get"})
     images.build_all()
-    assert host.pulled == [wanted.base.tag, wanted.spark.tag] and host.built == ["kafka", "toxiproxy", "postgres"]
+    assert sorted(host.pulled) == sorted([wanted.base.tag, wanted.spark.tag])
+    assert host.built == ["kafka", "toxiproxy", "postgres"]
+
+
+def test_the_images_are_pulled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    wanted = images.current()
+    host = Host(monkeypatch, set(), {image.tag for image in wanted.all}, set())
+    every_pull = threading.Barrier(len(wanted.all), timeout=10)  # broken unless every pull is under way at once
+
+    def pull(registry: str, tag: str) -> str | None:
+        every_pull.wait()
+        return Host.pull(host, registry, tag)
+
+    monkeypatch.setattr(images.registries, "pull", pull)
+    images.build_all()
+    assert sorted(host.pulled) == sorted(image.tag for image in wanted.all) and host.built == []
 
 
 def test_without_a_registry_everything_missing_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,9 +92,9 @@ def test_a_host_that_can_neither_pull_nor_build_is_told_what_it_lacks(monkeypatc
     with pytest.raises(ImageBuildFailed, match=f"^image {wanted.kafka.tag} cannot be had here: not in {REGISTRY}, "
                                                "and building it takes mvn, debootstrap \\(not on PATH\\); push the "
                                                "images from a host that builds them"):
-        images._pulled(wanted.kafka, REGISTRY)  # its base is not present either: that build's tools count too
+        images._check_buildable(wanted.kafka, f"not in {REGISTRY}")  # its base is not present: its tools count too
     with pytest.raises(ImageBuildFailed, match="cannot be had here: no registry given \\(the `registry` setting\\)"):
-        images._pulled(wanted.toxiproxy, "")
+        images._pull_at_once([wanted.toxiproxy], "")
 
 
 def test_doctor_says_what_this_host_can_do_and_exactly_what_it_lacks() -> None:
