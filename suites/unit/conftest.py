@@ -6,8 +6,14 @@ import asyncio
 import threading
 
 import pytest
+from hypothesis import settings
 
 from harness.gate import relay
+
+# A property's examples are timed against a deadline by default: on a loaded machine (a CI runner beside
+# clusters) a slow example fails a test that is right. What they test is what they compute, not how fast.
+settings.register_profile("unit", deadline=None)
+settings.load_profile("unit")
 
 SECRET = "unit-secret"  # the run's secret the relay of these tests takes
 
