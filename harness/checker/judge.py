@@ -44,7 +44,9 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
           speculation: bool = False) -> Judgement:
     """The outcome of one scenario: `events` is its history (sends may be left out), `faults` the steps it
     scheduled, `unfired` those whose trigger was never reached; `live` input is checked to have been
-    produced while the stream ran and, on a pass, its latency measured for every acknowledged record;
+    produced while the stream ran and, on a pass, its latency measured for every acknowledged record
+    where the output carries its input's identity (`latency_measured` None: results that are not input
+    records, an aggregation's or a state table's rows, have no per-record latency);
     with `speculation`, Spark must have run a copy of a task (the driver's log says so)."""
     errors, effects, first_batch, produced, copies = [], 0, None, None, 0
     for event in events:
@@ -79,7 +81,7 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
         reasons.append("no task ran twice: Spark launched no speculative copy")
     if reasons:
         return Judgement(INEFFECTIVE, verdict, tuple(reasons))
-    if live and latency_measured != acked:
+    if live and latency_measured is not None and latency_measured != acked:
         return Judgement(UNKNOWN, verdict, (f"live latency measured for {latency_measured} of {acked} acknowledged "
                                             "records: output and input could not be matched",))
     return Judgement(PASS, verdict)

@@ -148,6 +148,15 @@ def test_live_input_must_be_produced_while_the_stream_ran() -> None:
     assert judge(output(), during, [], live=True, latency_measured=9, acked=10).outcome == UNKNOWN
 
 
+def test_live_results_that_are_not_input_records_need_no_latency() -> None:
+    """An aggregation's updates or a state table's rows carry no input's identity: no per-record latency
+    to measure (None), the row judged on its output and on its input having been live."""
+    during = [{"type": "batch.planned", "t": 1.0}, {"type": "input.produced", "t": 2.0}]
+    before = [{"type": "input.produced", "t": 1.0}, {"type": "batch.planned", "t": 2.0}]
+    assert judge(output(), during, [], live=True, latency_measured=None, acked=10).outcome == PASS
+    assert judge(output(), before, [], live=True, latency_measured=None, acked=10).outcome == INEFFECTIVE
+
+
 def test_an_unforeseen_error_is_one_line_and_status_3_with_the_traceback_kept(
         reports: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Not Python's status 1, which reads as "anomalies found"."""
