@@ -7,7 +7,10 @@ four Parquet files, every row `key` and `value` as Spark's to_json writes it) in
 then takes turns: the plain read of benchmarks/plain_read.py (pyarrow's batches as dicts), the harness's
 Delta read and check (harness.output.delta, the pipeline's checkers against its model), and the same rows
 as PostgreSQL fetches give them (tuples) made records and checked (harness.output.postgres; the fetch
-itself left out, so no ratio). Prints each one's CPU and wall seconds, the median of `repeats`; the model
+itself left out, so no ratio), and a floor: the values decoded to bytes and each row's identity found by the
+pipeline's own batch `identities`, nothing checked off (what any check of every row's identity must do at
+least; its ratio bounds every such check's). Prints each one's CPU and wall seconds, the median of
+`repeats`; the model
 is computed once, before (as scale.py leaves it out). On a busy machine compare CPU seconds: wall seconds
 follow the load. `--profile` prints where the harness's Delta read and check spends its CPU (the checker's
 thread included: it runs on the reading thread there).
@@ -106,6 +109,18 @@ def postgres_check(pipeline: Pipeline, expected: dict[str, Expected], rows: list
     return len(records)
 
 
+def identities_only(pipeline: Pipeline, path: str) -> int:
+    """The floor: the snapshot's values as bytes and their identities, nothing kept or checked off."""
+    table = delta.DeltaTable(LocalFiles(), path)
+    rows = 0
+    for _, name in table.log.snapshot().files:  # type: ignore[union-attr]
+        for arrow in pq.ParquetFile(table.log.data_path(name)).iter_batches(batch_size=delta.BATCH,
+                                                                            columns=["value"]):
+            values = delta.cells_as_bytes(arrow.column("value"))
+            rows += len(pipeline.identities(values))  # type: ignore[misc]
+    return rows
+
+
 def seconds(run: Callable[[], object]) -> tuple[float, float]:
     """CPU and wall seconds of one run."""
     cpu, wall = time.process_time(), time.perf_counter()
@@ -151,6 +166,7 @@ def main() -> None:
             "plain read (pyarrow dicts)": lambda: delta_rows(LocalFiles(), path),
             "harness: Delta read and check": lambda: delta_check(pipeline, expected, path),
             "harness: PostgreSQL rows made records and checked": lambda: postgres_check(pipeline, expected, rows),
+            "floor: values as bytes, identities found": lambda: identities_only(pipeline, path),
         }
         taken: dict[str, list[tuple[float, float]]] = {name: [] for name in reads}
         for _ in range(args.repeats):
@@ -160,7 +176,7 @@ def main() -> None:
     plain_cpu = statistics.median(cpu for cpu, _ in taken["plain read (pyarrow dicts)"])
     for name, samples in taken.items():
         cpu, wall = (statistics.median(column) for column in zip(*samples, strict=True))
-        against = f"  CPU ratio to the plain read {plain_cpu / cpu:.2f}" if "Delta" in name else ""
+        against = f"  CPU ratio to the plain read {plain_cpu / cpu:.2f}" if "Delta" in name or "floor" in name else ""
         print(f"{name:<52} CPU {cpu:6.2f} s  wall {wall:6.2f} s{against}")
 
 
