@@ -300,10 +300,11 @@ class Scenario:
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
         watcher.listeners.append(schedule.on_batch)
 
-        def on_planned(event: dict) -> None:
-            if event["type"] == "batch.planned":
-                first_batch.set()
-        watcher.listeners.append(on_planned)
+        if self.rate:
+            def on_planned(event: dict) -> None:
+                if event["type"] == "batch.planned":
+                    first_batch.set()
+            watcher.listeners.append(on_planned)
         watcher.start()
         tables = self._table_watcher(output, files, folder, schedule)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
