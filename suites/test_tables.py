@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import BadInput
+from harness.output.delta_log import DeltaLog
 from harness.run.scenario import ScenarioResult
 from harness.run.session import scenario
 from suites.test_faults import assert_fired_with_effect
@@ -49,6 +50,18 @@ def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_
     batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
     assert len(batch_2) == 1, f"batch 2 must be in exactly one table version: {batch_2}"
     assert result.to_dict()["versions"]["delta"] and result.to_dict()["output"]["kind"] == "delta"
+
+
+def test_a_table_partitioned_by_key_is_read_from_its_log_s_partition_values(cluster) -> None:
+    partitioned = f"{USER_SINKS / 'delta_partitioned_by_key.py'}:sink"
+    result = run(cluster, "delta-partitioned-kill-driver-table-committed", partitioned, AT_TABLE_COMMIT)
+
+    assert_killed_at_the_table_commit(result)
+    snapshot = DeltaLog(cluster.files, result.where).snapshot()
+    assert snapshot is not None and snapshot.partition_values, "the table is not partitioned: not the case"
+    assert all("key" in values for values in snapshot.partition_values.values())
+    assert result.exactly_once, result.summary()
+    assert len(result.read.records) == RECORDS and None not in result.read.records.keys
 
 
 @pytest.mark.gate

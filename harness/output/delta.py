@@ -12,7 +12,7 @@ value column of a Parquet file in C (no JVM, no Spark batch job in a container: 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
@@ -79,7 +79,8 @@ class DeltaTable:
         # the checker works on a thread of its own while the next file is fetched and decoded
         with collector_paused(), feeding(on_batch) as feed:
             for partition, (version, path) in enumerate(snapshot.files):
-                for batch in self._batches(partition, path, committed_ms.get(version, 0)):
+                for batch in self._batches(partition, path, committed_ms.get(version, 0),
+                                           snapshot.partition_values.get(path, {})):
                     records.extend(batch)
                     feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
         ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
@@ -87,22 +88,27 @@ class DeltaTable:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
 
-    def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
+    def _batches(self, partition: int, path: str, timestamp_ms: int,
+                 partition_values: Mapping[str, str | None]) -> Iterator[Records]:
         """One data file's rows, `BATCH` at a time as pyarrow decodes them, as columns (a file of a
-        1M-record batch is never whole in Python objects, and no object is made for each row)."""
+        1M-record batch is never whole in Python objects, and no object is made for each row). A column
+        the table is partitioned by is not in its files: each row of a file has the file's value."""
         import pyarrow.parquet as pq
 
         data = pq.ParquetFile(io.BytesIO(self.files.read_bytes(self.log.data_path(path))))
         names = data.schema_arrow.names
-        missing = [c for c in COLUMNS if c not in names]
+        constant = {c: None if partition_values[c] is None else partition_values[c].encode()  # type: ignore[union-attr]
+                    for c in COLUMNS if c not in names and c in partition_values}
+        missing = [c for c in COLUMNS if c not in names and c not in constant]
         if missing:
             raise BadInput(f"Delta table {self.where} has no column {', '.join(missing)} (it has "
-                           f"{', '.join(names)}): the checkers read a `key` and a `value` column, each string "
-                           "or binary")
+                           f"{', '.join([*names, *partition_values])}): the checkers read a `key` and a `value` "
+                           "column, each string or binary")
         offset = 0
-        for arrow in data.iter_batches(batch_size=BATCH, columns=list(COLUMNS)):
-            keys, values = (cells_as_bytes(arrow.column(c)) for c in COLUMNS)
-            if arrow.column("value").null_count:
+        for arrow in data.iter_batches(batch_size=BATCH, columns=[c for c in COLUMNS if c not in constant]):
+            keys, values = (cells_as_bytes(arrow.column(c)) if c not in constant else [constant[c]] * arrow.num_rows
+                            for c in COLUMNS)
+            if None in values:
                 values = [value or b"" for value in values]  # a null value: `unreadable`
             yield Records.run(partition, offset, keys, values, timestamp_ms)
             offset += len(values)
@@ -113,7 +119,7 @@ class DeltaTable:
         snapshot = self.log.snapshot(upto=version)
         state: dict[bytes | None, list[bytes | None]] = {}
         for partition, (_, path) in enumerate(snapshot.files if snapshot else []):
-            for batch in self._batches(partition, path, 0):
+            for batch in self._batches(partition, path, 0, snapshot.partition_values.get(path, {})):  # type: ignore[union-attr]
                 for row in batch:
                     state.setdefault(row.key(), []).append(row.value())
         return state

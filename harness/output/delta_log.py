@@ -35,6 +35,8 @@ class Files(Protocol):
 
 
 State = dict[bytes | None, list[bytes | None]]  # a table's rows as of one commit: key -> its rows' values
+# an added file's partition values (a partitioned table keeps those columns in the log, not in its files)
+PartitionValues = tuple[tuple[str, str | None], ...]
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Commit:
     query_id: str | None = None  # commitInfo.operationParameters.queryId (Spark's Delta sink)
     epoch: int | None = None  # commitInfo.operationParameters.epochId: the batch id (Spark's Delta sink)
     added: tuple[str, ...] = ()  # data files added, as the log names them
+    added_values: tuple[PartitionValues, ...] = ()  # each added file's partition values (none: unpartitioned)
     removed: tuple[str, ...] = ()
     deletion_vectors: bool = False  # an add carries a deletion vector (rows of the file deleted)
     timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
@@ -75,13 +78,14 @@ class Commit:
 def parse_commit(version: int, text: str) -> Commit:
     """A version's log entry (newline-delimited JSON actions) as a Commit."""
     fields: dict = {"version": version}
-    added, removed, vectors = [], [], False
+    added, values, removed, vectors = [], [], [], False
     for line in text.splitlines():
         if not line.strip():
             continue
         action = json.loads(line)
         if "add" in action:
             added.append(action["add"]["path"])
+            values.append(tuple((action["add"].get("partitionValues") or {}).items()))
             vectors = vectors or bool(action["add"].get("deletionVector"))
         elif "remove" in action:
             removed.append(action["remove"]["path"])
@@ -95,16 +99,18 @@ def parse_commit(version: int, text: str) -> Commit:
             fields["query_id"] = parameters.get("queryId")
             if parameters.get("epochId") not in (None, ""):
                 fields["epoch"] = int(parameters["epochId"])
-    return Commit(**fields, added=tuple(added), removed=tuple(removed), deletion_vectors=vectors)
+    return Commit(**fields, added=tuple(added), added_values=tuple(values), removed=tuple(removed),
+                  deletion_vectors=vectors)
 
 
 @dataclass
 class Snapshot:
     """The latest committed version and its data files, each with the version that added it (the
-    checkpoint's version for files it holds), in log order."""
+    checkpoint's version for files it holds), in log order; the partition values of those that have any."""
 
     version: int
     files: list[tuple[int, str]] = field(default_factory=list)
+    partition_values: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
 
 def versions(names: Iterable[str]) -> list[int]:
@@ -127,15 +133,17 @@ def latest_checkpoint(names: Iterable[str]) -> tuple[int, list[str]] | None:
     return version, [name for _, name in found]
 
 
-def checkpoint_files(data: list[bytes]) -> list[str]:
-    """The data files a checkpoint holds (its `add` rows), from the parts' bytes."""
+def checkpoint_files(data: list[bytes]) -> list[tuple[str, PartitionValues]]:
+    """The data files a checkpoint holds (its `add` rows) with their partition values, from the parts'
+    bytes."""
     import pyarrow.parquet as pq
 
-    paths: list[str] = []
+    files: list[tuple[str, PartitionValues]] = []
     for part in data:
         table = pq.read_table(io.BytesIO(part), columns=["add"])
-        paths += [add["path"] for add in table.column("add").to_pylist() if add]
-    return paths
+        files += [(add["path"], tuple(add.get("partitionValues") or ()))
+                  for add in table.column("add").to_pylist() if add]
+    return files
 
 
 class DeltaLog:
@@ -168,11 +176,13 @@ class DeltaLog:
         if not entries and checkpoint is None:
             return None
         live: dict[str, int] = {}
+        values: dict[str, PartitionValues] = {}
         start = 0
         if checkpoint is not None:
             start, parts = checkpoint
             data = [self.files.read_bytes(f"{self.table}/{LOG}/{name}") for name in parts]
-            live = dict.fromkeys(checkpoint_files(data), start)
+            for path, partition_values in checkpoint_files(data):
+                live[path], values[path] = start, partition_values
             start += 1
         last = start - 1
         for version in (v for v in entries if v >= start):
@@ -186,10 +196,11 @@ class DeltaLog:
                                "delta.enableDeletionVectors=false)")
             for path in commit.removed:
                 live.pop(path, None)
-            for path in commit.added:
-                live[path] = version
+            for path, partition_values in zip(commit.added, commit.added_values, strict=True):
+                live[path], values[path] = version, partition_values
             last = version
-        return Snapshot(last, [(version, path) for path, version in live.items()])
+        return Snapshot(last, [(version, path) for path, version in live.items()],
+                        {path: dict(values[path]) for path in live if values.get(path)})
 
     def data_path(self, path: str) -> str:
         """A data file's path on the volume, from its name in the log (relative and URL-encoded, or a

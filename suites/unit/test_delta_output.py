@@ -72,7 +72,7 @@ def test_a_commit_names_its_batch_by_its_txn_else_by_spark_s_epoch() -> None:
                                     {"commitInfo": {"operation": "WRITE", "operationParameters": {"mode": "Append"}}},
                                     add("a.parquet"), {"remove": {"path": "b.parquet"}}))
     assert (foreach.batch, foreach.said_by, foreach.app_id, foreach.operation) == (7, "txn", "sink-1", "WRITE")
-    assert (foreach.added, foreach.removed) == (("a.parquet",), ("b.parquet",))
+    assert (foreach.added, foreach.removed, foreach.added_values) == (("a.parquet",), ("b.parquet",), ((),))
     epoch_only = parse_commit(4, entry({"commitInfo": {"operation": "STREAMING UPDATE",
                                                        "operationParameters": {"queryId": "q", "epochId": "5"}}}))
     assert (epoch_only.batch, epoch_only.said_by, epoch_only.query_id) == (5, "commitInfo", "q")
@@ -180,6 +180,31 @@ def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None: 
         ("Records", [(0, 6, b"k6", b"v6")]),
         ("Records", [(1, 0, b"k7", b"")])]  # a null value: read as empty, `unreadable`
     assert read.high == {0: 7, 1: 1} and read.records.values[-1] == b""
+
+
+def test_a_table_partitioned_by_key_gives_each_row_its_file_s_key() -> None:
+    """A partition column is in the log's `partitionValues`, not in the files, whether a version or a
+    checkpoint added the file."""
+    files = StandInFiles()
+    add_type = pa.struct([("path", pa.string()), ("partitionValues", pa.map_(pa.string(), pa.string()))])
+    rows = pa.table({"add": pa.array([{"path": "key=k1/a.parquet", "partitionValues": [("key", "k1")]}], add_type)})
+    out = io.BytesIO()
+    pq.write_table(rows, out)
+    files.write(f"{TABLE}/_delta_log/{0:020d}.checkpoint.parquet", out.getvalue())
+    files.write(log_path(0), entry(add("key=k1/a.parquet", partitionValues={"key": "k1"})))
+    files.write(log_path(1), entry(add("key=k2/b.parquet", partitionValues={"key": "k2"}),
+                                   add("key=__HIVE_DEFAULT_PARTITION__/c.parquet", partitionValues={"key": None})))
+    for name, value in (("key=k1/a.parquet", "v1"), ("key=k2/b.parquet", "v2"),
+                        ("key=__HIVE_DEFAULT_PARTITION__/c.parquet", "v3")):
+        data = io.BytesIO()
+        pq.write_table(pa.table({"value": [value, value + "'"]}), data)
+        files.write(f"{TABLE}/{name}", data.getvalue())
+    read = DeltaTable(files, TABLE).read(lambda batch: None)
+    assert [(r.partition(), r.key(), r.value()) for r in read.records] == [
+        (0, b"k1", b"v1"), (0, b"k1", b"v1'"), (1, b"k2", b"v2"), (1, b"k2", b"v2'"), (2, None, b"v3"),
+        (2, None, b"v3'")]
+    assert DeltaTable(files, TABLE).state_at(1) == {b"k1": [b"v1", b"v1'"], b"k2": [b"v2", b"v2'"],
+                                                    None: [b"v3", b"v3'"]}
 
 
 def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
