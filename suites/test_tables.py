@@ -104,6 +104,21 @@ def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(clust
     assert "without changing any row: an idempotent repeat" in repeat[0]["explanation"]
 
 
+@pytest.mark.gate
+def test_an_upsert_through_delta_s_python_api_merged_again_is_an_idempotent_repeat(cluster) -> None:
+    """`from delta.tables import DeltaTable` in the sink (the image has Delta's Python API): the replayed
+    batch is merged a second time, changing no row."""
+    upsert = f"{USER_SINKS / 'delta_tables_api_upsert.py'}:sink"
+    result = run(cluster, "delta-api-upsert-kill-driver-table-committed", upsert, AT_TABLE_COMMIT,
+                 pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
+    repeat = result.events("table.repeat")
+    assert [(e["batch"], len(e["versions"])) for e in repeat] == [(2, 2)], repeat
+    assert result.verdict.expected == len(result.read.records) > 0
+
+
 def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
     """One row per user: no duplicate to count; the totals are wrong, and the history says by which versions."""
     result = run(cluster, "delta-merge-adds-kill-driver-table-committed", "bad_delta_merge_adds_twice",

@@ -163,14 +163,16 @@ def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Pa
     shutil.copy2(bin_dir / Path(package).name, dest)
 
 
-def fetch_wheels(requirements: list[str], dest: Path, log: Path) -> None:
+def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True) -> None:
     """Download wheels for the images' virtual environment; build wheels of source-only packages.
+    `deps=False`: the packages alone, for one whose dependencies the image already has or never imports.
 
     The host runs the same Python minor version and platform as the images (Debian's python3).
     """
     dest.mkdir(parents=True, exist_ok=True)
     run_logged(
-        [sys.executable, "-m", "pip", "wheel", "--wheel-dir", str(dest), *requirements],
+        [sys.executable, "-m", "pip", "wheel", "--wheel-dir", str(dest), *([] if deps else ["--no-deps"]),
+         *requirements],
         log,
         "pip wheel",
     )

@@ -86,6 +86,9 @@ def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
     wheels = cache_dir() / "wheels"
     with _fetching("Spark", stack.spark, versions.SPARK_VERSIONS):
         fetch_wheels([f"pyspark=={stack.spark}"], wheels, log)
+        # Delta's Python API (`from delta.tables import DeltaTable`), as users' sinks import it; it needs
+        # pyspark alone (importlib_metadata only for configure_spark_with_delta_pip, a session's builder)
+        fetch_wheels([f"delta-spark=={stack.delta}"], wheels, log, deps=False)
         fetch_maven_jars(
             DOCKERFILES / "spark" / "pom.xml",
             context / "jars",
@@ -94,7 +97,8 @@ def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
             log,
         )
     (context / "wheels").mkdir()
-    for wheel in [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl")]:
+    for wheel in [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl"),
+                  *wheels.glob(f"delta_spark-{stack.delta}-*.whl")]:
         shutil.copy2(wheel, context / "wheels")
 
 

@@ -49,3 +49,11 @@ def test_no_page_installs_a_package_that_is_not_published() -> None:
     for path in texts:
         if path.is_file():
             assert "pip install eo-harness" not in path.read_text(errors="replace"), path
+
+
+def test_the_tables_guide_names_the_delta_release_of_each_spark_line() -> None:
+    from harness.versions import DELTA_VERSIONS
+
+    guide = " ".join((REPO / "docs" / "guides" / "tables.md").read_text().split())
+    for line, delta in DELTA_VERSIONS.items():
+        assert f"Delta {delta} on Spark {line}" in guide, f"docs/guides/tables.md: Delta {delta} on Spark {line}"
