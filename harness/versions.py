@@ -25,6 +25,7 @@ DEBIAN_PACKAGES = (
 
 CONFLUENT_KAFKA = "2.16.1"
 PSYCOPG = "3.3.9"  # PostgreSQL's client, for the harness's reads and the sinks' writes (harness.output.postgres)
+PSYCOPG2 = "2.9.13"  # the older client most sinks written for PostgreSQL import (psycopg2-binary)
 POSTGRES_PACKAGE = "postgresql-15"  # Debian 12's PostgreSQL server package: the postgres image (a table output)
 POSTGRES_JDBC = "42.7.8"  # org.postgresql:postgresql, in the Spark image for `df.write.jdbc`
 LOG4J = "2.24.3"
@@ -106,4 +107,4 @@ def _pick(name: str, asked: str, known: tuple[str, ...]) -> str:
 
 def image_python_requirements() -> list[str]:
     """The Python packages installed into every image's virtual environment (pyspark only into Spark's)."""
-    return [f"confluent-kafka=={CONFLUENT_KAFKA}", f"psycopg[binary]=={PSYCOPG}"]
+    return [f"confluent-kafka=={CONFLUENT_KAFKA}", f"psycopg[binary]=={PSYCOPG}", f"psycopg2-binary=={PSYCOPG2}"]

@@ -153,6 +153,18 @@ def test_postgres_reference_sink_is_exactly_once_when_the_driver_dies_held_at_it
     assert result.to_dict()["output"]["kind"] == "postgres" and result.to_dict()["versions"]["postgres"]
 
 
+def test_a_psycopg2_sink_with_its_batch_row_in_the_rows_transaction_is_exactly_once(cluster) -> None:
+    """psycopg2 (in the image beside psycopg 3) through the gate: its COMMIT is held like psycopg's."""
+    psycopg2_sink = f"{USER_SINKS / 'postgres_psycopg2_batch_txn.py'}:sink"
+    result = run(cluster, "postgres-psycopg2-kill-driver-table-committed", psycopg2_sink, AT_TABLE_COMMIT,
+                 output="postgres")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert len(batch_2) == 1 and batch_2[0]["app_id"], f"batch 2: one transaction, with its batch row: {batch_2}"
+
+
 @pytest.mark.gate
 def test_postgres_batch_row_in_a_second_transaction_commits_the_replayed_batch_twice(cluster) -> None:
     result = run(cluster, "postgres-second-txn-kill-driver-table-committed", "bad_postgres_batch_row_second_txn",

@@ -4,7 +4,9 @@ kills it, retired with its log kept; a driver that fails to load the user's code
 It is also the deployment's supervisor (`spark-submit --supervise`, a job's retries, an operator's
 restart policy): a query that fails on its own (Spark's answer to a sink's error) is started again on
 its checkpoint after a back-off, up to `restarts` times. When restarts run out the query is in a crash
-loop, and with none allowed a failed query is final: both are the sink's failure, never an unknown.
+loop, and with none allowed a failed query is final: both are the sink's failure, never an unknown. A
+query that fails importing a module (the sink imports it when a batch runs) is bad input instead: no
+fault makes a module go missing, and the user is told what the Spark image has.
 """
 
 from __future__ import annotations
@@ -21,10 +23,18 @@ from harness.errors import BadInput, HarnessError, NotReady
 from harness.history import History
 from harness.run.query_failure import QueryFailure, query_failure
 from harness.run.task_attempts import task_attempts
+from harness.versions import image_python_requirements
 
 SPECULATED = re.compile(r"^.*TaskSetManager: Marking task .* as speculatable.*$", re.M)  # Spark's own line
 CRASH_LOOP = "crash_loop"  # the anomaly when restarts run out
 QUERY_FAILED = "query_failed"  # the anomaly when no restart is allowed
+IMPORT_FAILURES = ("ModuleNotFoundError", "ImportError")
+
+
+def image_packages() -> str:
+    """The Python packages a sink can import in the Spark image, by name."""
+    names = [re.split(r"[\[=<>]", requirement)[0] for requirement in image_python_requirements()]
+    return ", ".join(["pyspark", "delta-spark", *names])
 
 
 def backoff_s(failures: int) -> float:
@@ -120,6 +130,10 @@ class DriverSupervisor:
         if self.driver.status in ("running", "paused"):
             return None
         failure = query_failure(self.driver.log_text())
+        if failure.exception.rsplit(".", 1)[-1] in IMPORT_FAILURES:
+            raise BadInput(f"sink '{self.sink}' or pipeline '{self.pipeline}' failed importing in the Spark image: "
+                           f"{failure} (its Python packages: {image_packages()}; ship pure-Python modules with "
+                           "the sink as a zipped package)")
         while True:
             self._failed(failure, batch)
             if len(self.failures) > self.max_restarts:

@@ -57,3 +57,12 @@ def test_the_tables_guide_names_the_delta_release_of_each_spark_line() -> None:
     guide = " ".join((REPO / "docs" / "guides" / "tables.md").read_text().split())
     for line, delta in DELTA_VERSIONS.items():
         assert f"Delta {delta} on Spark {line}" in guide, f"docs/guides/tables.md: Delta {delta} on Spark {line}"
+
+
+def test_the_sink_guide_names_the_python_packages_of_the_spark_image() -> None:
+    from harness.run.driver_supervisor import image_packages
+
+    guide = " ".join((REPO / "docs" / "guides" / "your-sink.md").read_text().split())
+    for name in image_packages().split(", "):
+        shown = {"psycopg": "psycopg 3", "psycopg2-binary": "psycopg2"}.get(name, name)
+        assert shown in guide, f"docs/guides/your-sink.md does not name {shown}, which the Spark image has"

@@ -4,6 +4,7 @@ fails on its own is restarted as a deployment's supervisor would, until restarts
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from harness.checker.compose import close_verdict
 from harness.checker.verdict import FAIL, UNKNOWN
 from harness.client.reader import ReadResult
+from harness.errors import BadInput
 from harness.history import History, read_history
 from harness.run.driver_supervisor import CRASH_LOOP, QUERY_FAILED, DriverSupervisor, backoff_s
 from harness.run.query_failure import query_failure
@@ -144,6 +146,23 @@ def test_without_a_supervisor_a_failed_query_is_final(tmp_path: Path, monkeypatc
     stop = supervisor.check(batch=0)
     history.close()
     assert stop is not None and stop["anomaly"] == QUERY_FAILED and "restarts are off" in stop["reason"]
+    assert read_history(tmp_path / "history.jsonl", ("query.restart",)) == []
+
+
+def test_a_query_that_fails_importing_a_module_is_bad_input_naming_the_image_s_packages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sink that imports a module the image does not have (MySQL's connector) when its batch runs: no
+    fault did that, so no restart, and no crash loop charged to the sink."""
+    message = ("[STREAM_FAILED] Query [id = q] terminated with exception: Traceback (most recent call last):\n"
+               "  File \"sink.py\", line 3, in write\n    import mysql.connector\n"
+               "ModuleNotFoundError: No module named 'mysql'")
+    monkeypatch.setattr(Exiting, "log", f"HARNESS-QUERY-FAILED {json.dumps({'message': message})}\n")
+    supervisor, history = supervised(tmp_path, failing=1, restarts=3, monkeypatch=monkeypatch)
+    with pytest.raises(BadInput, match=r"sink 's' or pipeline 'p' failed importing in the Spark image: "
+                                       r"ModuleNotFoundError: No module named 'mysql' \(its Python packages: "
+                                       r"pyspark, delta-spark, .*psycopg2-binary"):
+        supervisor.check(batch=0)
+    history.close()
     assert read_history(tmp_path / "history.jsonl", ("query.restart",)) == []
 
 
