@@ -61,3 +61,17 @@ def test_a_transform_that_raises_in_the_driver_is_bad_input(cluster, tmp_path: P
     with pytest.raises(BadInput) as raised:
         scenario(cluster, "broken-transform", pipeline=str(broken), sink=TXN, records=100).run()
     assert "transform raised AnalysisException" in str(raised.value) and "no_such_column" in str(raised.value)
+
+
+@pytest.mark.gate
+def test_a_sink_that_imports_what_the_image_lacks_when_a_batch_runs_is_bad_input(cluster, tmp_path: Path) -> None:
+    """The import is inside foreachBatch, so the driver loads the sink and the query starts; its first batch
+    fails. No restart, no crash loop charged to the sink: bad input naming the module and the image's
+    packages."""
+    lacking = tmp_path / "lacking_sink.py"
+    lacking.write_text("def write(frame, batch_id):\n    import mysql.connector  # noqa: F401\n\n\n"
+                       "def sink(frame, context):\n    return frame.writeStream.foreachBatch(write)\n")
+    with pytest.raises(BadInput) as raised:
+        scenario(cluster, "lacking-module", pipeline="passthrough", sink=f"{lacking}:sink", records=100).run()
+    assert raised.value.exit_status == 2
+    assert "No module named 'mysql'" in str(raised.value) and "psycopg2-binary" in str(raised.value), raised.value
