@@ -119,6 +119,21 @@ def test_an_upsert_through_delta_s_python_api_merged_again_is_an_idempotent_repe
     assert result.verdict.expected == len(result.read.records) > 0
 
 
+@pytest.mark.gate
+def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster) -> None:
+    """Each MERGE marks the rows it replaces in a deletion vector: the harness leaves those rows out (else
+    every key would have each of its old totals too, `unexpected`), and the replay is an idempotent repeat."""
+    upsert = f"{USER_SINKS / 'delta_merge_deletion_vectors.py'}:sink"
+    result = run(cluster, "delta-dv-upsert-kill-driver-table-committed", upsert, AT_TABLE_COMMIT,
+                 pipeline="running_totals")
+
+    assert_killed_at_the_table_commit(result)
+    snapshot = DeltaLog(cluster.files, result.where).snapshot()
+    assert snapshot is not None and snapshot.deletion_vectors, "no deletion vector in the table: not the case"
+    assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
+    assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
+
+
 def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
     """One row per user: no duplicate to count; the totals are wrong, and the history says by which versions."""
     result = run(cluster, "delta-merge-adds-kill-driver-table-committed", "bad_delta_merge_adds_twice",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
+from harness.output import deletion_vectors
 from harness.output.delta_log import Commit, DeltaLog, Files, State
 
 if TYPE_CHECKING:
@@ -80,7 +81,8 @@ class DeltaTable:
         with collector_paused(), feeding(on_batch) as feed:
             for partition, (version, path) in enumerate(snapshot.files):
                 for batch in self._batches(partition, path, committed_ms.get(version, 0),
-                                           snapshot.partition_values.get(path, {})):
+                                           snapshot.partition_values.get(path, {}),
+                                           snapshot.deletion_vectors.get(path)):
                     records.extend(batch)
                     feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
         ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
@@ -88,11 +90,12 @@ class DeltaTable:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
 
-    def _batches(self, partition: int, path: str, timestamp_ms: int,
-                 partition_values: Mapping[str, str | None]) -> Iterator[Records]:
+    def _batches(self, partition: int, path: str, timestamp_ms: int, partition_values: Mapping[str, str | None],
+                 deletion_vector: dict | None) -> Iterator[Records]:
         """One data file's rows, `BATCH` at a time as pyarrow decodes them, as columns (a file of a
         1M-record batch is never whole in Python objects, and no object is made for each row). A column
-        the table is partitioned by is not in its files: each row of a file has the file's value."""
+        the table is partitioned by is not in its files: each row of a file has the file's value. Rows its
+        deletion vector names are not in the table: left out (offsets count the rows that are)."""
         import pyarrow.parquet as pq
 
         data = pq.ParquetFile(io.BytesIO(self.files.read_bytes(self.log.data_path(path))))
@@ -104,10 +107,19 @@ class DeltaTable:
             raise BadInput(f"Delta table {self.where} has no column {', '.join(missing)} (it has "
                            f"{', '.join([*names, *partition_values])}): the checkers read a `key` and a `value` "
                            "column, each string or binary")
-        offset = 0
+        deleted = (deletion_vectors.positions(deletion_vectors.serialized(self.log.table, deletion_vector,
+                                                                         self.files.read_bytes))
+                   if deletion_vector else set())
+        offset = row = 0
         for arrow in data.iter_batches(batch_size=BATCH, columns=[c for c in COLUMNS if c not in constant]):
             keys, values = (cells_as_bytes(arrow.column(c)) if c not in constant else [constant[c]] * arrow.num_rows
                             for c in COLUMNS)
+            if deleted:
+                kept = [i for i in range(len(values)) if row + i not in deleted]
+                keys, values = [keys[i] for i in kept], [values[i] for i in kept]
+            row += arrow.num_rows
+            if not values:
+                continue
             if None in values:
                 values = [value or b"" for value in values]  # a null value: `unreadable`
             yield Records.run(partition, offset, keys, values, timestamp_ms)
@@ -119,7 +131,8 @@ class DeltaTable:
         snapshot = self.log.snapshot(upto=version)
         state: dict[bytes | None, list[bytes | None]] = {}
         for partition, (_, path) in enumerate(snapshot.files if snapshot else []):
-            for batch in self._batches(partition, path, 0, snapshot.partition_values.get(path, {})):  # type: ignore[union-attr]
+            for batch in self._batches(partition, path, 0, snapshot.partition_values.get(path, {}),  # type: ignore[union-attr]
+                                       snapshot.deletion_vectors.get(path)):  # type: ignore[union-attr]
                 for row in batch:
                     state.setdefault(row.key(), []).append(row.value())
         return state

@@ -52,8 +52,9 @@ class Commit:
     epoch: int | None = None  # commitInfo.operationParameters.epochId: the batch id (Spark's Delta sink)
     added: tuple[str, ...] = ()  # data files added, as the log names them
     added_values: tuple[PartitionValues, ...] = ()  # each added file's partition values (none: unpartitioned)
+    added_vectors: tuple[str | None, ...] = ()  # each added file's deletion vector (JSON), None without one
     removed: tuple[str, ...] = ()
-    deletion_vectors: bool = False  # an add carries a deletion vector (rows of the file deleted)
+    removed_vectors: tuple[str | None, ...] = ()  # the deletion vector each removed file had
     timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
     rows: int = 0  # rows it wrote, where the store says (a PostgreSQL transaction's rows of the batch)
     # other commits of the same batch whose rows this one's repeat (the same key and value), where the store
@@ -78,7 +79,7 @@ class Commit:
 def parse_commit(version: int, text: str) -> Commit:
     """A version's log entry (newline-delimited JSON actions) as a Commit."""
     fields: dict = {"version": version}
-    added, values, removed, vectors = [], [], [], False
+    added, values, added_vectors, removed, removed_vectors = [], [], [], [], []
     for line in text.splitlines():
         if not line.strip():
             continue
@@ -86,9 +87,10 @@ def parse_commit(version: int, text: str) -> Commit:
         if "add" in action:
             added.append(action["add"]["path"])
             values.append(tuple((action["add"].get("partitionValues") or {}).items()))
-            vectors = vectors or bool(action["add"].get("deletionVector"))
+            added_vectors.append(_json(action["add"].get("deletionVector")))
         elif "remove" in action:
             removed.append(action["remove"]["path"])
+            removed_vectors.append(_json(action["remove"].get("deletionVector")))
         elif "txn" in action:
             fields["app_id"], fields["txn_version"] = action["txn"]["appId"], int(action["txn"]["version"])
         elif "commitInfo" in action:
@@ -99,18 +101,34 @@ def parse_commit(version: int, text: str) -> Commit:
             fields["query_id"] = parameters.get("queryId")
             if parameters.get("epochId") not in (None, ""):
                 fields["epoch"] = int(parameters["epochId"])
-    return Commit(**fields, added=tuple(added), added_values=tuple(values), removed=tuple(removed),
-                  deletion_vectors=vectors)
+    return Commit(**fields, added=tuple(added), added_values=tuple(values), added_vectors=tuple(added_vectors),
+                  removed=tuple(removed), removed_vectors=tuple(removed_vectors))
+
+
+def _json(descriptor: dict | None) -> str | None:
+    return json.dumps(descriptor, sort_keys=True) if descriptor else None
+
+
+def vector_id(descriptor: str | None) -> str | None:
+    """A deletion vector's identity in the log (Delta's uniqueId): a file is in the table as (path, its
+    vector), so a remove names the vector the file had and an add of the same path a new one."""
+    if descriptor is None:
+        return None
+    vector = json.loads(descriptor)
+    offset = vector.get("offset")
+    return vector["storageType"] + vector["pathOrInlineDv"] + ("" if offset is None else f"@{offset}")
 
 
 @dataclass
 class Snapshot:
     """The latest committed version and its data files, each with the version that added it (the
-    checkpoint's version for files it holds), in log order; the partition values of those that have any."""
+    checkpoint's version for files it holds), in log order; the partition values of those that have any,
+    and the deletion vector of those some of whose rows were deleted."""
 
     version: int
     files: list[tuple[int, str]] = field(default_factory=list)
     partition_values: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    deletion_vectors: dict[str, dict] = field(default_factory=dict)
 
 
 def versions(names: Iterable[str]) -> list[int]:
@@ -133,15 +151,15 @@ def latest_checkpoint(names: Iterable[str]) -> tuple[int, list[str]] | None:
     return version, [name for _, name in found]
 
 
-def checkpoint_files(data: list[bytes]) -> list[tuple[str, PartitionValues]]:
-    """The data files a checkpoint holds (its `add` rows) with their partition values, from the parts'
-    bytes."""
+def checkpoint_files(data: list[bytes]) -> list[tuple[str, PartitionValues, str | None]]:
+    """The data files a checkpoint holds (its `add` rows) with their partition values and deletion
+    vectors, from the parts' bytes."""
     import pyarrow.parquet as pq
 
-    files: list[tuple[str, PartitionValues]] = []
+    files: list[tuple[str, PartitionValues, str | None]] = []
     for part in data:
         table = pq.read_table(io.BytesIO(part), columns=["add"])
-        files += [(add["path"], tuple(add.get("partitionValues") or ()))
+        files += [(add["path"], tuple(add.get("partitionValues") or ()), _json(add.get("deletionVector")))
                   for add in table.column("add").to_pylist() if add]
     return files
 
@@ -175,14 +193,15 @@ class DeltaLog:
         checkpoint = latest_checkpoint(names)
         if not entries and checkpoint is None:
             return None
-        live: dict[str, int] = {}
+        live: dict[tuple[str, str | None], int] = {}  # (path, deletion vector id) -> the version that added it
         values: dict[str, PartitionValues] = {}
+        vectors: dict[str, str | None] = {}
         start = 0
         if checkpoint is not None:
             start, parts = checkpoint
             data = [self.files.read_bytes(f"{self.table}/{LOG}/{name}") for name in parts]
-            for path, partition_values in checkpoint_files(data):
-                live[path], values[path] = start, partition_values
+            for path, partition_values, vector in checkpoint_files(data):
+                live[path, vector_id(vector)], values[path], vectors[path] = start, partition_values, vector
             start += 1
         last = start - 1
         for version in (v for v in entries if v >= start):
@@ -190,17 +209,21 @@ class DeltaLog:
                 raise BadInput(f"Delta table {self.table}: version {last + 1} is missing from its log "
                                f"(found {version} next): the log cannot be read to a snapshot")
             commit = self.commit(version)
-            if commit.deletion_vectors:
-                raise BadInput(f"Delta table {self.table}: version {version} uses deletion vectors, which the "
-                               "harness does not read yet (write without them: "
-                               "delta.enableDeletionVectors=false)")
-            for path in commit.removed:
-                live.pop(path, None)
-            for path, partition_values in zip(commit.added, commit.added_values, strict=True):
-                live[path], values[path] = version, partition_values
+            # a file removed and added again here with a new deletion vector keeps the version that wrote it
+            written: dict[str, int] = {}
+            for path, vector in zip(commit.removed, commit.removed_vectors, strict=True):
+                before = live.pop((path, vector_id(vector)), None)
+                if before is not None:
+                    written[path] = before
+            for path, partition_values, vector in zip(commit.added, commit.added_values, commit.added_vectors,
+                                                      strict=True):
+                live[path, vector_id(vector)] = written.get(path, version)
+                values[path], vectors[path] = partition_values, vector
             last = version
-        return Snapshot(last, [(version, path) for path, version in live.items()],
-                        {path: dict(values[path]) for path in live if values.get(path)})
+        paths = [path for path, _ in live]
+        return Snapshot(last, [(version, path) for (path, _), version in live.items()],
+                        {path: dict(values[path]) for path in paths if values.get(path)},
+                        {path: json.loads(vectors[path]) for path in paths if vectors.get(path)})
 
     def data_path(self, path: str) -> str:
         """A data file's path on the volume, from its name in the log (relative and URL-encoded, or a

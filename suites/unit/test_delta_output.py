@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from harness.errors import BadInput
-from harness.output import delta
+from harness.output import deletion_vectors, delta
 from harness.output.delta import DeltaTable, table_path
 from harness.output.delta_log import DeltaLog, latest_checkpoint, parse_commit, versions
 
@@ -78,7 +79,8 @@ def test_a_commit_names_its_batch_by_its_txn_else_by_spark_s_epoch() -> None:
     assert (epoch_only.batch, epoch_only.said_by, epoch_only.query_id) == (5, "commitInfo", "q")
     blind = parse_commit(5, entry({"commitInfo": {"operation": "WRITE"}}, add("c.parquet")))
     assert (blind.batch, blind.said_by) == (None, None)
-    assert parse_commit(6, entry(add("d.parquet", deletionVector={"storageType": "u"}))).deletion_vectors
+    vector = {"storageType": "u", "pathOrInlineDv": "x", "offset": 1, "sizeInBytes": 3, "cardinality": 1}
+    assert json.loads(parse_commit(6, entry(add("d.parquet", deletionVector=vector))).added_vectors[0]) == vector
 
 
 def test_versions_and_the_newest_complete_checkpoint_from_a_listing() -> None:
@@ -118,14 +120,11 @@ def test_a_checkpoint_s_files_then_the_versions_after_it() -> None:
     assert [c.version for c in DeltaLog(files, TABLE).history()] == [0, 1, 2, 3, 4, 5]
 
 
-def test_a_gap_in_the_log_and_deletion_vectors_are_named() -> None:
+def test_a_gap_in_the_log_is_named() -> None:
     files = StandInFiles()
     files.write(log_path(0), entry(add("a.parquet")))
     files.write(log_path(2), entry(add("b.parquet")))
     with pytest.raises(BadInput, match="version 1 is missing"):
-        DeltaLog(files, TABLE).snapshot()
-    files.write(log_path(1), entry(add("c.parquet", deletionVector={"storageType": "u"})))
-    with pytest.raises(BadInput, match="deletion vectors"):
         DeltaLog(files, TABLE).snapshot()
 
 
@@ -248,3 +247,62 @@ def test_cells_become_bytes_in_arrow_whatever_text_or_binary_type() -> None:
         column = pa.array(["a", None, "é"] if "string" in str(kind) else [b"a", None, "é".encode()], kind)
         assert delta.cells_as_bytes(column) == [b"a", None, "é".encode()]
     assert delta.cells_as_bytes(pa.array([1, None])) == [1, None]  # not text: `unreadable` downstream
+
+
+# A deletion vector as Spark 4.0 with Delta 4.0.1 wrote it: DELETE of rows 5 to 12 and 17 of a 20-row file (a
+# run container), in its file beside the table, the log's descriptor naming it by UUID
+SPARK_VECTOR = bytes.fromhex("0100000023d1d339640100000000000000000000003b300000010000080002000500070011000000667bba49")
+SPARK_DESCRIPTOR = {"storageType": "u", "pathOrInlineDv": "&T5?z[.cplR0dH:+<xa&", "offset": 1, "sizeInBytes": 35,
+                    "cardinality": 9}
+KEPT = [0, 1, 2, 3, 4, 13, 14, 15, 16, 18, 19]  # what Spark reads of the table
+
+
+def z85_encode(data: bytes) -> str:
+    data += bytes(-len(data) % 4)
+    out = ""
+    for start in range(0, len(data), 4):
+        value = int.from_bytes(data[start:start + 4], "big")
+        out += "".join(deletion_vectors.Z85[value // 85 ** power % 85] for power in range(4, -1, -1))
+    return out
+
+
+def table_with_a_deleting_version(files: StandInFiles, descriptor: dict) -> None:
+    """Version 0 writes rows 0..19 in one file; version 1 removes it and adds it again with a vector."""
+    files.write(log_path(0), entry(add("a.parquet")))
+    files.write(log_path(1), entry({"remove": {"path": "a.parquet"}}, add("a.parquet", deletionVector=descriptor),
+                                   {"commitInfo": {"operation": "DELETE"}}))
+    files.write(f"{TABLE}/a.parquet", parquet([f"k{i}" for i in range(20)], [str(i) for i in range(20)]))
+
+
+def test_rows_a_deletion_vector_names_are_not_in_the_table() -> None:
+    files = StandInFiles()
+    table_with_a_deleting_version(files, SPARK_DESCRIPTOR)
+    files.write(f"{TABLE}/deletion_vector_e2095b86-f1da-41b1-a4e8-f611cced6979.bin", SPARK_VECTOR)
+    snapshot = DeltaLog(files, TABLE).snapshot()
+    assert snapshot is not None and snapshot.files == [(0, "a.parquet")]  # its rows were written by version 0
+    read = DeltaTable(files, TABLE).read(lambda batch: None)
+    assert [int(v) for v in read.records.values] == KEPT
+    assert list(read.records.offsets) == list(range(len(KEPT))) and read.high == {0: len(KEPT)}
+
+
+def test_an_inline_vector_and_a_dense_one_read_alike() -> None:
+    """`i`: the vector in the log, Z85; a container of more than 4096 positions is a bitmap."""
+    files = StandInFiles()
+    inline = SPARK_VECTOR[5:40]
+    table_with_a_deleting_version(files, {"storageType": "i", "pathOrInlineDv": z85_encode(inline),
+                                          "sizeInBytes": len(inline), "cardinality": 9})
+    assert [int(v) for v in DeltaTable(files, TABLE).read(lambda batch: None).records.values] == KEPT
+    dense = set(range(0, 10_000, 2)) | {70_000}  # 5,000 positions under 2^16: a bitmap; one above: an array
+    words = [sum(1 << bit for bit in range(64) if word * 64 + bit in dense) for word in range(1024)]
+    bitmap = (struct.pack("<IIHHHHII", 12346, 2, 0, 4999, 1, 0, 0, 0) + struct.pack("<1024Q", *words)
+              + struct.pack("<H", 70_000 - 65_536))
+    serialized = struct.pack("<iqI", deletion_vectors.MAGIC, 1, 0) + bitmap
+    assert deletion_vectors.positions(serialized) == dense
+
+
+def test_a_damaged_vector_is_named() -> None:
+    files = StandInFiles()
+    table_with_a_deleting_version(files, SPARK_DESCRIPTOR)
+    files.write(f"{TABLE}/deletion_vector_e2095b86-f1da-41b1-a4e8-f611cced6979.bin", SPARK_VECTOR[:-1] + b"\0")
+    with pytest.raises(BadInput, match="deletion vector at .*deletion_vector_e2095b86.*damaged"):
+        DeltaTable(files, TABLE).read(lambda batch: None)
