@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -67,17 +66,20 @@ else:
 
 
 def spark(folder: str, *args: str) -> tuple[str, float]:
-    """The script's output and the seconds from `docker run` to its exit."""
+    """The script's last line of output and the seconds from starting its container to its exit."""
     image = current().spark.tag
-    docker.from_env().images.get(image)  # the image must be there: `eo-harness images build`
+    client = docker.from_env()
+    client.images.get(image)  # the image must be there: `eo-harness images build`
     started = time.perf_counter()
-    done = subprocess.run(["docker", "run", "--rm", "--network", "none", "-e", "SPARK_LOCAL_IP=127.0.0.1",
-                           "-e", "SPARK_LOCAL_HOSTNAME=localhost", "-v", f"{folder}:/work",
-                           "--entrypoint", "python3", image, "-c", SPARK, *args],
-                          capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"the Spark container failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return done.stdout.strip().splitlines()[-1], time.perf_counter() - started
+    try:
+        out = client.containers.run(image, ["-c", SPARK, *args], entrypoint="python3", remove=True,
+                                    network_mode="none", volumes={folder: {"bind": "/work", "mode": "rw"}},
+                                    environment={"SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_HOSTNAME": "localhost"},
+                                    stdout=True, stderr=False)
+    except docker.errors.ContainerError as error:
+        said = (error.stderr or b"")[-3000:].decode(errors="replace")
+        raise SystemExit(f"the Spark container failed ({error.exit_status}):\n{said}") from None
+    return out.decode().strip().splitlines()[-1], time.perf_counter() - started
 
 
 def harness_read(path: str) -> int:
