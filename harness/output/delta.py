@@ -12,14 +12,14 @@ value column of a Parquet file in C (no JVM, no Spark batch job in a container: 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
 from harness.output import deletion_vectors
-from harness.output.delta_log import Commit, DeltaLog, Files, State
+from harness.output.delta_log import Commit, DeltaLog, Files, Snapshot, State
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -80,9 +80,7 @@ class DeltaTable:
         # the checker works on a thread of its own while the next file is fetched and decoded
         with collector_paused(), feeding(on_batch) as feed:
             for partition, (version, path) in enumerate(snapshot.files):
-                for batch in self._batches(partition, path, committed_ms.get(version, 0),
-                                           snapshot.partition_values.get(path, {}),
-                                           snapshot.deletion_vectors.get(path)):
+                for batch in self._batches(snapshot, partition, path, committed_ms.get(version, 0)):
                     records.extend(batch)
                     feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
         ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
@@ -90,8 +88,7 @@ class DeltaTable:
             ends[partition] += 1
         return ReadResult(records, ends, dict(ends))
 
-    def _batches(self, partition: int, path: str, timestamp_ms: int, partition_values: Mapping[str, str | None],
-                 deletion_vector: dict | None) -> Iterator[Records]:
+    def _batches(self, snapshot: Snapshot, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         """One data file's rows, `BATCH` at a time as pyarrow decodes them, as columns (a file of a
         1M-record batch is never whole in Python objects, and no object is made for each row). A column
         the table is partitioned by is not in its files: each row of a file has the file's value. Rows its
@@ -100,6 +97,7 @@ class DeltaTable:
 
         data = pq.ParquetFile(io.BytesIO(self.files.read_bytes(self.log.data_path(path))))
         names = data.schema_arrow.names
+        partition_values, deletion_vector = snapshot.partition_values.get(path, {}), snapshot.deletion_vectors.get(path)
         constant = {c: None if partition_values[c] is None else partition_values[c].encode()  # type: ignore[union-attr]
                     for c in COLUMNS if c not in names and c in partition_values}
         missing = [c for c in COLUMNS if c not in names and c not in constant]
@@ -130,9 +128,10 @@ class DeltaTable:
         key), to tell a batch's repeat that changed nothing from one applied again."""
         snapshot = self.log.snapshot(upto=version)
         state: dict[bytes | None, list[bytes | None]] = {}
-        for partition, (_, path) in enumerate(snapshot.files if snapshot else []):
-            for batch in self._batches(partition, path, 0, snapshot.partition_values.get(path, {}),  # type: ignore[union-attr]
-                                       snapshot.deletion_vectors.get(path)):  # type: ignore[union-attr]
+        if snapshot is None:
+            return state
+        for partition, (_, path) in enumerate(snapshot.files):
+            for batch in self._batches(snapshot, partition, path, 0):
                 for row in batch:
                     state.setdefault(row.key(), []).append(row.value())
         return state
