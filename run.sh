@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what this harness needs (each step is a no-op when already done): a virtual environment of its own
-# (.venv, from the host's python3 3.11), the harness installed into it from this repository, then one job:
+# (.venv, from the newest host Python of 3.13, 3.12 and 3.11 found: on PATH, then pyenv's; HARNESS_PYTHON names
+# another), the harness installed into it from this repository, then one job:
 #   bash run.sh certify  certify the reference exactly-once sink end to end (quick matrix), print its certificate
 #   bash run.sh smoke    bring the cluster up, run the passthrough scenario, print the result table
 #   bash run.sh test     what CI runs: lint (ruff), the docs site (mkdocs, strict), then the unit, smoke,
@@ -20,16 +21,36 @@ esac
 
 missing() { echo "run.sh: missing: $1" >&2; exit 3; }
 
-command -v python3 >/dev/null || missing "python3 (Python 3.11: on Debian 12, apt-get install python3 python3-venv)"
-python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
-  missing "Python 3.11 as python3 (found $(python3 -V 2>&1)); the images run Debian 12's Python 3.11 and get the host's wheels"
+supported() { "$1" -c 'import sys; sys.exit(sys.version_info[:2] not in ((3, 11), (3, 12), (3, 13)))' 2>/dev/null; }
+host_python() {  # the newest supported Python that runs (a pyenv shim of a version not selected does not)
+  if [ -n "${HARNESS_PYTHON:-}" ]; then
+    supported "$HARNESS_PYTHON" && { echo "$HARNESS_PYTHON"; return; }
+    missing "HARNESS_PYTHON=$HARNESS_PYTHON is not a Python 3.11, 3.12 or 3.13"
+  fi
+  local root minor candidate
+  root="$(pyenv root 2>/dev/null || true)"
+  for minor in 13 12 11; do
+    for candidate in "python3.$minor" $( [ -n "$root" ] && ls -d "$root"/versions/3."$minor".*/bin/python3 2>/dev/null | sort -rV ); do
+      supported "$candidate" && { command -v "$candidate"; return; }
+    done
+  done
+  supported python3 && { command -v python3; return; }
+  missing "Python 3.11, 3.12 or 3.13 (on Debian 12: apt-get install python3 python3-venv)"
+}
+python3="$(host_python)"
+version="$("$python3" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+if [ -x .venv/bin/python ] && [ "$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" != "$version" ]; then
+  echo "run.sh: .venv is another Python's; making it again from Python $version ($python3)" >&2
+  rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ]; then
-  if ! python3 -m venv .venv 2>/dev/null; then
+  echo "run.sh: .venv from Python $version ($python3)" >&2
+  if ! "$python3" -m venv .venv 2>/dev/null; then
     rm -rf .venv
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       echo "run.sh: installing python3-venv (python3 -m venv needs ensurepip) ..." >&2
       apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null
-      python3 -m venv .venv
+      "$python3" -m venv .venv
     else
       missing "python3 -m venv (ensurepip): sudo apt-get install python3-venv, then run this again"
     fi

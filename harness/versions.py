@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from harness.errors import BadInput
 
 DEBIAN_SUITE = "bookworm"
+# the images' interpreter and C library: Debian 12's python3 and glibc. Their wheels are fetched for these,
+# whatever Python the host runs (harness.cluster.fetch)
+IMAGE_PYTHON = (3, 11)
+IMAGE_GLIBC = (2, 36)
 DEBIAN_PACKAGES = (
     "openjdk-17-jre-headless",
     "python3",

@@ -7,16 +7,24 @@ sources, pip's and Go's settings, Maven's built-in central repository), never fr
 
 from __future__ import annotations
 
+import email.parser
 import glob
 import os
+import platform
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+from harness import versions
 from harness.errors import ImageBuildFailed
 from harness.progress import run_logged
 
@@ -163,16 +171,121 @@ def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Pa
     shutil.copy2(bin_dir / Path(package).name, dest)
 
 
-def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True) -> None:
-    """Download wheels for the images' virtual environment; build wheels of source-only packages.
-    `deps=False`: the packages alone, for one whose dependencies the image already has or never imports.
+def image_wheels(cache: Path) -> Path:
+    """The folder of wheels for the images' interpreter, apart from any fetched for another one."""
+    major, minor = versions.IMAGE_PYTHON
+    return cache / f"wheels-cp{major}{minor}"
 
-    The host runs the same Python minor version and platform as the images (Debian's python3).
-    """
+
+def image_platforms(machine: str | None = None) -> list[str]:
+    """The manylinux platforms the images' glibc runs, newest first, for the host's architecture (the
+    images are bootstrapped for it)."""
+    arch = machine or platform.machine()
+    _, newest = versions.IMAGE_GLIBC
+    return [f"manylinux_2_{minor}_{arch}" for minor in range(newest, 16, -1)] + [f"manylinux2014_{arch}"]
+
+
+def image_tags(machine: str | None = None) -> frozenset[Tag]:
+    """Every wheel tag the images' interpreter installs: CPython of versions.IMAGE_PYTHON on their glibc."""
+    python = versions.IMAGE_PYTHON
+    platforms = image_platforms(machine)
+    abi = f"cp{python[0]}{python[1]}"
+    return frozenset([*cpython_tags(python, [abi], platforms), *compatible_tags(python, abi, platforms)])
+
+
+def pip_target() -> list[str]:
+    """pip's options that choose wheels for the images' interpreter and platform instead of the host's."""
+    major, minor = versions.IMAGE_PYTHON
+    platforms = [option for name in image_platforms() for option in ("--platform", name)]
+    return ["--only-binary=:all:", "--python-version", f"{major}.{minor}", "--implementation", "cp",
+            "--abi", f"cp{major}{minor}", *platforms]
+
+
+def image_environment(machine: str | None = None) -> dict[str, str]:
+    """The environment markers of the images' interpreter (pip judges markers by the host's own)."""
+    major, minor = versions.IMAGE_PYTHON
+    return {"python_version": f"{major}.{minor}", "python_full_version": f"{major}.{minor}.0",
+            "implementation_name": "cpython", "implementation_version": f"{major}.{minor}.0",
+            "platform_python_implementation": "CPython", "sys_platform": "linux", "os_name": "posix",
+            "platform_system": "Linux", "platform_machine": machine or platform.machine(), "extra": ""}
+
+
+def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True) -> None:
+    """Download wheels for the images' interpreter (versions.IMAGE_PYTHON on Debian's glibc), whatever
+    Python the host runs, with the dependencies that interpreter needs. A package published only as source
+    (pyspark) is built into a wheel here, which must be pure Python to install there. `deps=False`: the
+    packages alone, for one whose dependencies the image already has or never imports.
+
+    pip chooses each wheel for the images (`--python-version`, `--platform`), but judges dependencies'
+    environment markers by the host's Python (a host on 3.13 would skip psycopg's typing-extensions),
+    so the dependencies are walked here, each one's markers judged for the images' interpreter."""
     dest.mkdir(parents=True, exist_ok=True)
-    run_logged(
-        [sys.executable, "-m", "pip", "wheel", "--wheel-dir", str(dest), *([] if deps else ["--no-deps"]),
-         *requirements],
-        log,
-        "pip wheel",
-    )
+    chosen: dict[str, Path] = {}
+    pending = [Requirement(text) for text in requirements]
+    while pending:
+        requirement = pending.pop(0)
+        name = canonicalize_name(requirement.name)
+        if name not in chosen:
+            chosen[name] = _fetch_one(requirement, dest, log)
+            if deps:
+                pending += _dependencies(chosen[name], requirement.extras)
+        version = parse_wheel_filename(chosen[name].name)[1]
+        if not requirement.specifier.contains(version, prereleases=True):
+            raise ImageBuildFailed(f"the images' Python packages conflict: {requirement} is needed, "
+                                   f"{chosen[name].name} was chosen; log: {log}")
+    check_image_wheels(dest)
+
+
+def _fetch_one(requirement: Requirement, dest: Path, log: Path) -> Path:
+    """The wheel of `requirement` alone for the images, downloaded into `dest` (or built there)."""
+    try:
+        run_logged([sys.executable, "-m", "pip", "download", "--no-deps", *pip_target(), "--dest", str(dest),
+                    str(requirement)], log, f"pip download {requirement}")
+    except ImageBuildFailed:  # no wheel for the images: a source archive, built on the host
+        return _build_pure_wheel(str(requirement), dest, log)
+    name = canonicalize_name(requirement.name)
+    tags = image_tags()
+    found = [(parse_wheel_filename(w.name)[1], w) for w in dest.glob("*.whl")
+             if parse_wheel_filename(w.name)[0] == name and tags.intersection(parse_wheel_filename(w.name)[3])
+             and requirement.specifier.contains(parse_wheel_filename(w.name)[1], prereleases=True)]
+    if not found:
+        raise ImageBuildFailed(f"pip download {requirement} left no wheel of it in {dest}; log: {log}")
+    return max(found)[1]
+
+
+def _dependencies(wheel: Path, extras: set[str]) -> list[Requirement]:
+    """What `wheel` requires on the images' interpreter, with the extras asked of it."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
+        headers = email.parser.BytesHeaderParser().parsebytes(archive.read(metadata))
+    needed = []
+    for text in headers.get_all("Requires-Dist") or []:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if marker is None or any(marker.evaluate({**image_environment(), "extra": extra}) for extra in {"", *extras}):
+            requirement.marker = None
+            needed.append(requirement)
+    return needed
+
+
+def _build_pure_wheel(requirement: str, dest: Path, log: Path) -> Path:
+    """Build `requirement` from its source archive with the host's Python; the wheel must be pure Python."""
+    name = Requirement(requirement).name
+    with tempfile.TemporaryDirectory(dir=dest.parent) as built:
+        run_logged([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", name, "--wheel-dir", built,
+                    requirement], log, f"pip wheel {requirement}")
+        wheel = next(Path(built).glob("*.whl"))
+        if not image_tags().intersection(parse_wheel_filename(wheel.name)[3]):
+            raise ImageBuildFailed(f"{requirement} has no wheel for the images' Python "
+                                   f"{'.'.join(map(str, versions.IMAGE_PYTHON))} and builds only for the host's "
+                                   f"({wheel.name}); log: {log}")
+        return Path(shutil.move(str(wheel), dest / wheel.name))
+
+
+def check_image_wheels(folder: Path) -> None:
+    """Refuse a folder holding a wheel the images' interpreter cannot install (one built for the host's)."""
+    tags = image_tags()
+    foreign = sorted(w.name for w in folder.glob("*.whl") if not tags.intersection(parse_wheel_filename(w.name)[3]))
+    if foreign:
+        raise ImageBuildFailed(f"wheels in {folder} do not install on the images' Python "
+                               f"{'.'.join(map(str, versions.IMAGE_PYTHON))}: {', '.join(foreign)}")

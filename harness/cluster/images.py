@@ -25,7 +25,7 @@ from harness import versions
 from harness.cluster import registry as registries
 from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
-from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels
+from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
 from harness.errors import ImageBuildFailed
 from harness.progress import say, step
 from harness.settings import from_environment
@@ -83,7 +83,7 @@ def _stage_kafka(version: str, context: Path, log: Path) -> None:
 
 
 def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
-    wheels = cache_dir() / "wheels"
+    wheels = image_wheels(cache_dir())
     with _fetching("Spark", stack.spark, versions.SPARK_VERSIONS):
         fetch_wheels([f"pyspark=={stack.spark}"], wheels, log)
         # Delta's Python API (`from delta.tables import DeltaTable`), as users' sinks import it; it needs
@@ -308,7 +308,7 @@ def _build(image: Image, parent: Future[None] | None = None) -> None:
     log.write_text("")
     with step(f"image {image.tag}: build (log: {log})"):
         if image.stage is None:
-            rootfs.build_base(image.tag, work, cache_dir() / "wheels", cache_dir() / "debootstrap", log)
+            rootfs.build_base(image.tag, work, image_wheels(cache_dir()), cache_dir() / "debootstrap", log)
             return
         context = work / "context"
         if context.exists():

@@ -1,7 +1,8 @@
 """Waiting until a scenario's input is consumed: by progress, never by a fixed deadline.
 
 Progress is input consumed, a batch planned, a fault fired or a driver restarted; a run that goes
-`stall_timeout` s without any is `incomplete`, with the progress it made. A query that fails on its own
+`stall_timeout` s without any once its stream planned a batch (before that, while the driver starts, at
+least FIRST_BATCH_SECONDS) is `incomplete`, with the progress it made. A query that fails on its own
 is restarted by the supervisor; one that cannot go on ends the wait with the supervisor's anomaly.
 """
 
@@ -18,6 +19,7 @@ from harness.run.checkpoint import CheckpointFolder
 from harness.run.driver_supervisor import DriverSupervisor
 
 SETTLE_SECONDS = 4.0  # quiet after the last batch before a stateful query counts as done (triggers are 1 s)
+FIRST_BATCH_SECONDS = 300.0  # a driver's start to its first batch took up to 53 s beside other clusters
 QUIET_REPORT_SECONDS = 25.0  # with no progress, a progress line every 5 + 25 s
 
 
@@ -95,13 +97,18 @@ class ConsumptionWait:
             stop = self.supervisor.check(running)
             if stop is not None:
                 stop = {**stop, "explanation": self._first_cause(stop["failures"][0]["t"])}
-            elif now - moved > self.stall_timeout:
-                stop = {"reason": f"no progress for {self.stall_timeout:.0f} s"}
+            elif now - moved > (limit := self._stall_limit(planned)):
+                stop = {"reason": f"no progress for {limit:.0f} s"}
             if stop is not None:
                 rate = done / max(now - started, 1e-9)
                 return {**stop, "reason": f"{stop['reason']} ({done}/{total} consumed)", "consumed": done,
                         "total": total, "records_per_s": round(rate, 1), "seconds": round(now - started, 1)}
             time.sleep(0.5)
+
+    def _stall_limit(self, planned: list[int]) -> float:
+        """`stall_timeout` once the stream planned its first batch; before that the driver is still starting,
+        which takes longer on a loaded machine than a stream may rest, so its start has a limit of its own."""
+        return self.stall_timeout if planned else max(self.stall_timeout, FIRST_BATCH_SECONDS)
 
     def _first_cause(self, failed_at: float) -> str:
         """The fault that fired last before the query's first failure: where a crash loop began."""
