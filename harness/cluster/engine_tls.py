@@ -13,6 +13,10 @@ from harness.errors import DockerUnavailable
 
 DAYS = "30"
 CURVE = "prime256v1"
+# what RFC 5280 asks of a leaf, and Python 3.13's default TLS check (VERIFY_X509_STRICT) refuses without:
+# the CA's key identifier, the key's usage (the CA's own: keyCertSign, set where the CA is made)
+LEAF = ("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n")
 
 
 def make(folder: Path, address: str) -> tuple[Path, Path]:
@@ -27,11 +31,12 @@ def make(folder: Path, address: str) -> tuple[Path, Path]:
         made.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca_key, ca = folder / "ca-key.pem", server / "ca.pem"
     _openssl("req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", f"ec_paramgen_curve:{CURVE}", "-nodes",
-             "-keyout", str(ca_key), "-out", str(ca), "-days", DAYS, "-subj", "/CN=eo-harness engine CA")
+             "-keyout", str(ca_key), "-out", str(ca), "-days", DAYS, "-subj", "/CN=eo-harness engine CA",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
     _signed(folder, ca, ca_key, server / "server-key.pem", server / "server-cert.pem", "/CN=eo-harness engine",
-            f"subjectAltName=IP:{address}\nextendedKeyUsage=serverAuth\n")
+            f"subjectAltName=IP:{address}\nextendedKeyUsage=serverAuth\n{LEAF}")
     _signed(folder, ca, ca_key, client / "key.pem", client / "cert.pem", "/CN=eo-harness",
-            "extendedKeyUsage=clientAuth\n")
+            f"extendedKeyUsage=clientAuth\n{LEAF}")
     (client / "ca.pem").write_bytes(ca.read_bytes())
     for key in (ca_key, server / "server-key.pem", client / "key.pem"):
         key.chmod(0o600)
