@@ -17,6 +17,7 @@ CURVE = "prime256v1"
 # the CA's key identifier, the key's usage (the CA's own: keyCertSign, set where the CA is made)
 LEAF = ("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
         "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n")
+RECIPE = f"{CURVE} {DAYS} {LEAF}"  # kept certificates made otherwise are made again
 
 
 def make(folder: Path, address: str) -> tuple[Path, Path]:
@@ -25,7 +26,8 @@ def make(folder: Path, address: str) -> tuple[Path, Path]:
     client's, a DOCKER_CERT_PATH). Kept when present: an engine restarted keeps its clients' certificates."""
     ipaddress.ip_address(address)  # a name here would go into openssl's configuration unchecked
     server, client = folder / "server", folder / "client"
-    if (client / "key.pem").exists() and (server / "server-key.pem").exists():
+    recipe = folder / "recipe"
+    if (client / "key.pem").exists() and (server / "server-key.pem").exists() and _made_here(recipe):
         return server, client
     for made in (folder, server, client):
         made.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -40,7 +42,14 @@ def make(folder: Path, address: str) -> tuple[Path, Path]:
     (client / "ca.pem").write_bytes(ca.read_bytes())
     for key in (ca_key, server / "server-key.pem", client / "key.pem"):
         key.chmod(0o600)
+    recipe.write_text(RECIPE)
     return server, client
+
+
+def _made_here(recipe: Path) -> bool:
+    """Certificates kept from an engine's earlier start were made by this recipe (an older one's CA lacked
+    what Python 3.13 checks)."""
+    return recipe.is_file() and recipe.read_text() == RECIPE
 
 
 def _signed(folder: Path, ca: Path, ca_key: Path, key: Path, cert: Path, subject: str, extensions: str) -> None:
