@@ -14,7 +14,8 @@ It runs in a container on the run's network (standard library only) and listens 
   or `connect <host> <port>`: a tunnel to a port of one of the run's containers named on the command
   line (Kafka's direct listeners, toxiproxy's API and links), so that none of them is published.
   A connection without the secret is closed at once: whoever else reaches the published port can neither
-  steer the run (replace its control, claim a client) nor read or write its files. Client ids are random.
+  steer the run (replace its control, claim a client) nor read or write its files, nor hold the relay's
+  memory (FIRST_LINE_S, UNAUTHENTICATED_MAX). Client ids are random.
   A write follows no symbolic link a client may have planted, and lands in a folder of the volume, never
   at its root.
 
@@ -43,6 +44,12 @@ CHUNK = 65536
 LINE_LIMIT = 2**20  # the longest line the service port reads: a file written through it is base64 in one line
 READY = "HARNESS-RELAY-READY"
 UNCLAIMED_S = 30.0  # a client the harness has not claimed by then is closed
+# A service connection says the secret in its first line, which the harness sends as it connects: one that has
+# not said it within FIRST_LINE_S is closed, and no more than UNAUTHENTICATED_MAX wait for theirs at once (more
+# are closed at once). Each holds up to twice LINE_LIMIT of unread bytes: without them, whoever reaches the
+# published port held a megabyte per connection for as long as it liked (300 connections held 338 MiB).
+FIRST_LINE_S = 10.0
+UNAUTHENTICATED_MAX = 64
 SECRET_ENV = "HARNESS_RUN_SECRET"
 
 
@@ -67,6 +74,7 @@ class Relay:
         self.targets = targets  # the hosts a `connect` may reach: the run's own containers, nothing else
         self.waiting: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
+        self.unauthenticated = 0  # service connections whose first line has not come yet
 
     async def on_client(self, broker: int | str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.control is None:  # no harness: nobody can route this client
@@ -80,8 +88,22 @@ class Relay:
         if self.waiting.pop(number, None) is not None:
             writer.close()
 
+    async def first_line(self, reader: asyncio.StreamReader) -> list[str]:
+        """A service connection's first line, in words; none when UNAUTHENTICATED_MAX others are waiting for
+        theirs, or it does not come whole within FIRST_LINE_S and LINE_LIMIT."""
+        if self.unauthenticated >= UNAUTHENTICATED_MAX:
+            return []
+        self.unauthenticated += 1
+        try:
+            line = await asyncio.wait_for(reader.readline(), FIRST_LINE_S)
+        except (TimeoutError, ValueError, ConnectionError):  # ValueError: a line over LINE_LIMIT
+            return []
+        finally:
+            self.unauthenticated -= 1
+        return line.decode(errors="replace").split()
+
     async def on_service(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        words = (await reader.readline()).decode(errors="replace").split()
+        words = await self.first_line(reader)
         if not words or not hmac.compare_digest(words[0].encode(), self.secret.encode()):
             writer.close()  # not the harness of this run
             return
