@@ -128,13 +128,13 @@ def _junit(certificate: dict) -> str:
 def _html(certificate: dict) -> str:
     rows = "".join(
         f"<tr><td>{escape(s['name'])}</td><td><code>{escape(' '.join(s['faults']) or '(none)')}</code></td>"
-        f"<td class='{escape(s['outcome'])}'>{escape(s['outcome'])}</td>"
+        f"<td class={quoteattr(s['outcome'])}>{escape(s['outcome'])}</td>"
         f"<td>{escape(_found(s))}</td><td>{s['seconds']:.0f}&nbsp;s</td><td>{_evidence(s)}</td></tr>"
         for s in certificate["scenarios"]
     )
     classes = "".join(
         f"<tr><td><code>{escape(c['class'])}</code></td><td>{escape(c['what'])}</td>"
-        f"<td>{escape(c['row'] or '-')}</td><td class='{escape(c['outcome'].replace(' ', '-'))}'>"
+        f"<td>{escape(c['row'] or '-')}</td><td class={quoteattr(c['outcome'].replace(' ', '-'))}>"
         f"{escape(c['outcome'])}</td></tr>"
         for c in certificate["classes"]
     )

@@ -2,7 +2,8 @@
 connect and say the run's secret, and when that connection closes (the harness ended, or was killed with
 SIGKILL and the kernel closed its socket) it removes every container and network of the run, then
 itself. A connection without the secret is closed and the reaper waits on: whoever else reaches its
-published port can neither take the harness's place nor reap a live run. Testcontainers' Ryuk does the
+published port can neither take the harness's place nor reap a live run (connections are heard at once,
+each for a few seconds in all: one that trickles bytes delays no other). Testcontainers' Ryuk does the
 same; its image cannot be pulled here.
 
     EO_SECRET=... python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, or tcp://HOST:PORT;
@@ -15,6 +16,7 @@ import hmac
 import http.client
 import json
 import os
+import selectors
 import socket
 import ssl
 import sys
@@ -25,7 +27,11 @@ import urllib.parse
 DOCKER_SOCKET = "/var/run/docker.sock"
 PORT = 8080
 FIRST_CONNECTION_SECONDS = 120  # a harness that dies before it connects is reaped all the same
-SECRET_SECONDS = 10  # how long a connection may take to say the secret
+SECRET_SECONDS = 10  # how long a connection may take to say the secret, in all
+SECRET_LINE = 256  # the longest first line heard: the secret is 32 hex digits
+# Connections heard at once; one more is closed as it comes. Each costs a descriptor and at most SECRET_LINE
+# bytes, for SECRET_SECONDS: a cap far below a container's descriptor limit (1024 at the least).
+HEARD_AT_ONCE = 256
 
 
 class Engine(http.client.HTTPConnection):
@@ -92,21 +98,6 @@ def reap(run_id: str) -> None:
     api("DELETE", f"/containers/{me}?force=1&v=1")
 
 
-def said_secret(connection: socket.socket, secret: bytes) -> bool:
-    """Whether the connection's first line is the run's secret."""
-    connection.settimeout(SECRET_SECONDS)
-    line = b""
-    try:
-        while not line.endswith(b"\n") and len(line) < 256:
-            chunk = connection.recv(1)
-            if not chunk:
-                break
-            line += chunk
-    except OSError:
-        return False
-    return hmac.compare_digest(line.strip(), secret)
-
-
 def keep_alive(connection: socket.socket) -> None:
     """Probed after 30 s idle: a dropped route ends the connection (and reaps), a live one stays."""
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
@@ -116,18 +107,86 @@ def keep_alive(connection: socket.socket) -> None:
 
 
 def the_harness(server: socket.socket, secret: bytes) -> socket.socket | None:
-    """The first connection that says the secret before the deadline; others are closed."""
+    """The first connection whose first line is the secret, before the deadline; the others are closed.
+    Every connection is heard at once, each for SECRET_SECONDS in all (not per byte): a stranger who
+    connects first and sends a byte now and then cannot keep the harness's connection waiting until the
+    deadline passes and the live run is reaped."""
     deadline = time.monotonic() + FIRST_CONNECTION_SECONDS
-    while (left := deadline - time.monotonic()) > 0:
-        server.settimeout(left)
+    hearing = Hearing(server)
+    try:
+        while time.monotonic() < deadline:
+            for connection, line in hearing.lines(deadline):
+                if hmac.compare_digest(line.strip(), secret):
+                    connection.setblocking(True)
+                    return connection
+                connection.close()
+        return None
+    finally:
+        hearing.close()
+
+
+class Hearing:
+    """The connections a server took, heard at once until each says its first line or its time is up; up to
+    HEARD_AT_ONCE: one more is closed as it comes."""
+
+    def __init__(self, server: socket.socket) -> None:
+        self.server = server
+        server.setblocking(False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(server, selectors.EVENT_READ)
+        self.heard: dict[socket.socket, tuple[float, bytes]] = {}  # a connection -> when its time is up, what it said
+
+    def lines(self, deadline: float) -> list[tuple[socket.socket, bytes]]:
+        """The connections whose first line came (whole, SECRET_LINE long, or cut by a close) by the next
+        event or `deadline`, with it; no longer heard. Those whose time is up are closed."""
+        now = time.monotonic()
+        for connection in [c for c, (until, _) in self.heard.items() if until <= now]:
+            self.forget(connection).close()
+        said = []
+        for key, _ in self.selector.select(min([deadline, *(until for until, _ in self.heard.values())]) - now):
+            if key.data is None:  # the server: a connection to take
+                self.take()
+            elif (line := self.line(key.data)) is not None:
+                said.append((self.forget(key.data), line))
+        return said
+
+    def take(self) -> None:
         try:
-            connection, _ = server.accept()
-        except OSError:
+            connection, _ = self.server.accept()
+        except OSError:  # gone before it was taken
+            return
+        if len(self.heard) >= HEARD_AT_ONCE:
+            connection.close()
+            return
+        connection.setblocking(False)
+        self.heard[connection] = (time.monotonic() + SECRET_SECONDS, b"")
+        self.selector.register(connection, selectors.EVENT_READ, connection)
+
+    def line(self, connection: socket.socket) -> bytes | None:
+        """Its first line once said; None while more may come."""
+        until, said = self.heard[connection]
+        try:
+            chunk = connection.recv(SECRET_LINE - len(said))
+        except BlockingIOError:
             return None
-        if said_secret(connection, secret):
-            return connection
-        connection.close()
-    return None
+        except OSError:
+            chunk = b""
+        said += chunk
+        if chunk and b"\n" not in said and len(said) < SECRET_LINE:
+            self.heard[connection] = (until, said)
+            return None
+        return said.partition(b"\n")[0]
+
+    def forget(self, connection: socket.socket) -> socket.socket:
+        self.selector.unregister(connection)
+        del self.heard[connection]
+        return connection
+
+    def close(self) -> None:
+        """Close every connection still heard."""
+        for connection in list(self.heard):
+            self.forget(connection).close()
+        self.selector.close()
 
 
 def main() -> None:

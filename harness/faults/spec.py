@@ -6,14 +6,18 @@
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
               | pg.commit | batch.planned | batch.committed | state.committed | table.committed | time
-    number   := the batch id (batch points) or seconds after the stream started (time)
+    number   := the batch id (batch points) or seconds after the stream started (time, at most 86400)
                 (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet)
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
-    duration := how long the fault lasts, e.g. 10s or 500ms (pause, partition, isolate, delay)
+    duration := how long the fault lasts, e.g. 10s or 500ms, at most 86400s (pause, partition, isolate, delay)
     then     := count occurrences only once the step before it was carried out (a killed driver
                 replaced): the second of two faults lands while the stream recovers from the first
                 (not on time points)
+
+Numbers are written in ASCII digits (`2`, `2.5`; no sign, exponent, nan or inf), batch ids, occurrences and
+broker ids whole. Seconds are at most a day, 86400: no scenario lasts that long, and a timer set further
+than its clock can count would fail only when the fault fires.
 
 A plain (non-transactional) write has two points: `produce` as its response comes back (the write is
 in the log, its sender does not know yet) and `produce.sent`, only for a write to the output, as it
@@ -46,7 +50,6 @@ partition:executors@pg.commit#3/10s, drop:sender@pg.commit#2.
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 from dataclasses import asdict, dataclass
@@ -73,8 +76,11 @@ TABLE = "table"  # it writes a table (harness.output: delta, postgres): the tabl
 
 STEP = re.compile(
     r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z_.]+)"
-    r"(?::(?P<number>[^#~/]+))?(?:#(?P<nth>[^~/]+))?(?:~(?P<role>[^/]+))?(?:/(?P<duration>.+))?$"
+    r"(?::(?P<number>[^#~/]+))?(?:#(?P<nth>[^~/]+))?(?:~(?P<role>[^/]+))?(?:/(?P<duration>.+))?$", re.ASCII
 )
+WHOLE = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() takes '²', which int() then refuses
+DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+MAX_SECONDS = 86400.0  # a time point's seconds and a fault's duration: a day, longer than any scenario runs
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,7 @@ class FaultStep:
 
 
 def _duration(token: str, spec: str) -> float:
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s)", token)
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(ms|s)", token)
     if not match:
         raise BadInput(f"fault spec '{spec}': bad duration '{token}' (write e.g. 10s or 500ms)")
     value = float(match.group(1))
@@ -117,21 +123,40 @@ def parse_step(spec: str) -> FaultStep:
     if not match:
         raise BadInput(f"fault spec '{spec}': expected [then ]ACTION:TARGET@POINT[:N][#NTH][~ROLE][/DURATION]")
     parts = match.groupdict()
-    number = None
-    if parts["number"] is not None:
-        try:
-            number = float(parts["number"])
-        except ValueError:
-            raise BadInput(f"fault spec '{spec}': bad number '{parts['number']}'") from None
+    number = None if parts["number"] is None else _number(parts["number"], parts["point"], spec)
     nth = 1
     if parts["nth"] is not None:
-        if not parts["nth"].isdigit() or int(parts["nth"]) < 1:
-            raise BadInput(f"fault spec '{spec}': bad occurrence '#{parts['nth']}' (a whole number from 1, e.g. #2)")
+        if not WHOLE.fullmatch(parts["nth"]) or int(parts["nth"]) < 1:
+            raise BadInput(_bad_occurrence(spec, parts["nth"]))
         nth = int(parts["nth"])
     duration = _duration(parts["duration"], spec) if parts["duration"] is not None else None
     step = FaultStep(parts["action"], parts["target"], parts["point"], number, nth, parts["role"], duration,
                      parts["then"] is not None)
     return checked(step, spec)
+
+
+def _number(token: str, point: str, spec: str) -> float:
+    """The number after a point, written in ASCII digits; a BadInput in the words of the point's numbers."""
+    if DECIMAL.fullmatch(token):
+        return float(token)
+    if point in BATCH_POINTS:
+        raise BadInput(_bad_batch(spec, point, token))
+    if point == "time":
+        raise BadInput(_bad_seconds(spec, token))
+    raise BadInput(f"fault spec '{spec}': bad number '{token}' (ASCII digits, e.g. 2 or 2.5)")
+
+
+def _bad_batch(spec: str, point: str, shown: str) -> str:
+    return f"fault spec '{spec}': bad batch id '{shown}' after '{point}' (a whole number from 0, e.g. {point}:2)"
+
+
+def _bad_seconds(spec: str, shown: str) -> str:
+    return (f"fault spec '{spec}': bad seconds '{shown}' after 'time' (a finite number from 0 to {MAX_SECONDS:g}, "
+            "e.g. time:20)")
+
+
+def _bad_occurrence(spec: str, shown: str) -> str:
+    return f"fault spec '{spec}': bad occurrence '#{shown}' (a whole number from 1, e.g. #2)"
 
 
 def checked(step: FaultStep, spec: str) -> FaultStep:
@@ -162,21 +187,20 @@ def checked(step: FaultStep, spec: str) -> FaultStep:
 
 
 def _check_numbers(step: FaultStep, spec: str) -> None:
-    """Numbers a fault can fire on: a batch id is a whole number from 0, seconds are finite and not
-    negative, an occurrence a whole number from 1, a duration finite and above 0 (nan, inf and -1 would
-    be accepted and never fire)."""
+    """Numbers a fault can fire on: a batch id is a whole number from 0, seconds are finite, not negative
+    and at most MAX_SECONDS, an occurrence a whole number from 1, a duration above 0 and at most MAX_SECONDS
+    (nan, inf and -1 would be accepted and never fire; 1e14 s would fail in the timer that fires or heals it)."""
     number = step.number
     if number is not None and step.point in BATCH_POINTS and not (number >= 0 and float(number).is_integer()):
-        raise BadInput(f"fault spec '{spec}': bad batch id '{number:g}' after '{step.point}' (a whole number from 0, "
-                       f"e.g. {step.point}:2)")
-    if number is not None and step.point == "time" and not (math.isfinite(number) and number >= 0):
-        raise BadInput(f"fault spec '{spec}': bad seconds '{number:g}' after 'time' (a finite number from 0, "
-                       "e.g. time:20)")
+        raise BadInput(_bad_batch(spec, step.point, f"{number:g}"))
+    if number is not None and step.point == "time" and not 0 <= number <= MAX_SECONDS:
+        raise BadInput(_bad_seconds(spec, f"{number:.10g}"))
     if isinstance(step.nth, bool) or not isinstance(step.nth, int) or step.nth < 1:
-        raise BadInput(f"fault spec '{spec}': bad occurrence '#{step.nth}' (a whole number from 1, e.g. #2)")
+        raise BadInput(_bad_occurrence(spec, str(step.nth)))
     duration = step.duration
-    if duration is not None and not (math.isfinite(duration) and duration > 0):
-        raise BadInput(f"fault spec '{spec}': bad duration '{duration:g}s' (more than 0, write e.g. 10s or 500ms)")
+    if duration is not None and not 0 < duration <= MAX_SECONDS:
+        raise BadInput(f"fault spec '{spec}': bad duration '{duration:.10g}s' (more than 0, at most {MAX_SECONDS:g}s; "
+                       "write e.g. 10s or 500ms)")
 
 
 def _is_number(value: object) -> bool:
@@ -189,7 +213,7 @@ def _numbered_broker(target: str, spec: str) -> bool:
     if not target.startswith("broker:"):
         return False
     number = target.removeprefix("broker:")
-    if not number.isdigit() or int(number) < 1:
+    if not WHOLE.fullmatch(number) or int(number) < 1:
         raise BadInput(f"fault spec '{spec}': bad broker '{number}' in '{target}' (a node id from 1)")
     return True
 

@@ -22,7 +22,10 @@ SSL_REQUEST = 80877103
 GSSENC_REQUEST = 80877104
 CANCEL_REQUEST = 80877102
 NOT_SUPPORTED = b"N"  # the answer to an SSLRequest or GSSENCRequest: go on in plain text
-MAX_MESSAGE = 2**30  # the server's own limit on a message's length
+# The longest message the gate reads, either way. It holds a whole message before forwarding it: the server
+# takes up to 1 GiB, which any connection of the sink could make the harness allocate. A sink of this harness
+# writes its records, small rows; the same ceiling as a Kafka frame's (harness.gate.protocol.MAX_FRAME).
+MAX_MESSAGE = 100 * 2**20
 
 # the startup phase's kinds (typed messages are named by their type byte, e.g. "Q", "Z")
 SSL = "ssl"
@@ -71,7 +74,7 @@ class Framer:
                 break
             (length,) = struct.unpack_from(">i", self.buffer, pos + head - 4)
             if not 4 <= length <= MAX_MESSAGE:
-                raise ProtocolError(f"message length {length} out of range")
+                raise ProtocolError(f"message length {length:,} out of range (4 to {MAX_MESSAGE:,})")
             end = pos + head - 4 + length
             if len(self.buffer) < end:
                 break

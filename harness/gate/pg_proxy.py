@@ -28,6 +28,8 @@ class _Gate(Protocol):
 
     def record(self, type: str, **fields: object) -> object: ...
 
+    def refuse(self, peer: Peer, connection: int, direction: str, why: str) -> None: ...
+
     async def intercept(self, event: GateEvent, what: str) -> bool: ...
 
     async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None: ...
@@ -47,7 +49,7 @@ async def _frontend(gate: _Gate, client: Stream, server: asyncio.StreamWriter, p
         try:
             messages = framer.feed(data)
         except ProtocolError as error:
-            gate.record("gate.parse_error", protocol="postgres", error=str(error), head=data[:64].hex())
+            gate.refuse(peer, connection, HOLD_REQUEST, str(error))
             return
         batch = bytearray()
         for message in messages:
@@ -67,8 +69,13 @@ async def _backend(gate: _Gate, server: asyncio.StreamReader, client: asyncio.St
                    connection: int, state: PgConnection) -> None:
     framer = Framer(frontend=False)
     while data := await _read(server):
+        try:
+            messages = framer.feed(data)
+        except ProtocolError as error:
+            gate.refuse(peer, connection, HOLD_RESPONSE, str(error))
+            return
         batch = bytearray()
-        for message in framer.feed(data):
+        for message in messages:
             if (pid := backend_pid(message)) is not None:
                 gate.backends[pid] = peer  # a process id of a backend gone may be reused: the latest is its
             answer = state.received(message)

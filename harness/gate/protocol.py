@@ -29,6 +29,13 @@ BODY_CLASSES = {
 }
 PRODUCE_FIRST_FLEXIBLE = 9
 PRODUCE_FIRST_TOPIC_ID = 13
+# The largest frame the gate reads, either way. It holds a whole frame before forwarding it, and a frame's
+# size is whatever its sender says: unbounded, one connection of the sink could make the harness allocate
+# 2 GiB. 100 MiB is Kafka's own ceiling on a request (the broker's socket.request.max.bytes default: it
+# closes the connection on a bigger one, as the gate does), and twice the largest response a client of the
+# system under test asks for by default (a consumer's fetch.max.bytes, 50 MiB, Spark's Kafka source's too).
+MAX_FRAME = 100 * 2**20
+MIN_FRAME = 4  # the fields the gate reads first: a request's api key and version, a response's correlation id
 
 
 @dataclass(frozen=True)

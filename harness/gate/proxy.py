@@ -30,6 +30,8 @@ from harness.gate.protocol import (
     BODY_CLASSES,
     END_TXN,
     INIT_PRODUCER_ID,
+    MAX_FRAME,
+    MIN_FRAME,
     PRODUCE,
     RequestInfo,
     parse_request,
@@ -64,6 +66,7 @@ class KafkaGate:
         self.outputs: set[str] = set()  # the scenario's output topics: a plain write to one is `produce.sent`
         self.backends: dict[int, Peer] = {}  # a PostgreSQL server process -> the peer it serves (harness.gate.pg_proxy)
         self.bytes_forwarded = 0
+        self.frames_refused = 0  # connections closed for what their sender sent (refuse)
         self._in_transaction: set[str] = set()
         self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added
         self.last_transactional_id: str | None = None  # whose coordinator a fault off a request aims at
@@ -167,11 +170,26 @@ class KafkaGate:
             writer.close()
             self._connections.discard(writer)
 
-    async def _frames(self, reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
+    def refuse(self, peer: Peer, connection: int, direction: str, why: str) -> None:
+        """Count and report a connection closed for bytes that are not the protocol's (a frame's size out of
+        range): what the system under test sends ends its own connection, never the gate."""
+        self.frames_refused += 1
+        self.record("gate.frame_refused", direction=direction, why=why, container=peer.container, role=peer.role,
+                    source=f"{peer.address}:{peer.port}", connection=connection)
+
+    async def _frames(self, reader: asyncio.StreamReader, peer: Peer, connection: int,
+                      direction: str):  # type: ignore[no-untyped-def]
+        """A direction's frames (size bytes, payload) until it closes, or until a size out of range (refused):
+        the frame is never read, and the pump's end closes the connection."""
         while True:
             try:
                 size_bytes = await reader.readexactly(4)
-                payload = await reader.readexactly(struct.unpack(">i", size_bytes)[0])
+                (size,) = struct.unpack(">i", size_bytes)
+                if not MIN_FRAME <= size <= MAX_FRAME:
+                    self.refuse(peer, connection, direction, f"a frame of {size:,} bytes (from {MIN_FRAME} to "
+                                                             f"{MAX_FRAME:,})")
+                    return
+                payload = await reader.readexactly(size)
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
             yield size_bytes, payload
@@ -180,7 +198,7 @@ class KafkaGate:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
         pending: dict[int, tuple[str, RequestInfo]],
     ) -> None:
-        async for size_bytes, payload in self._frames(reader):
+        async for size_bytes, payload in self._frames(reader, peer, connection, HOLD_REQUEST):
             api_key = struct.unpack_from(">h", payload, 0)[0]
             if api_key in INSPECTED:
                 try:
@@ -202,7 +220,7 @@ class KafkaGate:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
         pending: dict[int, tuple[str, RequestInfo]],
     ) -> None:
-        async for size_bytes, payload in self._frames(reader):
+        async for size_bytes, payload in self._frames(reader, peer, connection, HOLD_RESPONSE):
             if pending:
                 answered = pending.pop(response_correlation_id(payload), None)
                 if answered is not None and not await self.intercept(

@@ -14,9 +14,10 @@ It runs in a container on the run's network (standard library only) and listens 
   or `connect <host> <port>`: a tunnel to a port of one of the run's containers named on the command
   line (Kafka's direct listeners, toxiproxy's API and links), so that none of them is published.
   A connection without the secret is closed at once: whoever else reaches the published port can neither
-  steer the run (replace its control, claim a client) nor read or write its files. Client ids are random.
-  A write follows no symbolic link a client may have planted, and lands in a folder of the volume, never
-  at its root.
+  steer the run (replace its control, claim a client) nor read or write its files, nor hold the relay's
+  memory (FIRST_LINE_S, UNAUTHENTICATED_MAX). Client ids are random.
+  A walk, read or write follows no symbolic link a client may have planted (a read takes regular files
+  only), and a file is read or written in a folder of the volume, never at its root.
 
     HARNESS_RUN_SECRET=... python3 -m harness.gate.relay [BROKERS [TARGET_HOST ...]]
 """
@@ -43,6 +44,12 @@ CHUNK = 65536
 LINE_LIMIT = 2**20  # the longest line the service port reads: a file written through it is base64 in one line
 READY = "HARNESS-RELAY-READY"
 UNCLAIMED_S = 30.0  # a client the harness has not claimed by then is closed
+# A service connection says the secret in its first line, which the harness sends as it connects: one that has
+# not said it within FIRST_LINE_S is closed, and no more than UNAUTHENTICATED_MAX wait for theirs at once (more
+# are closed at once). Each holds up to twice LINE_LIMIT of unread bytes: without them, whoever reaches the
+# published port held a megabyte per connection for as long as it liked (300 connections held 338 MiB).
+FIRST_LINE_S = 10.0
+UNAUTHENTICATED_MAX = 64
 SECRET_ENV = "HARNESS_RUN_SECRET"
 
 
@@ -67,6 +74,7 @@ class Relay:
         self.targets = targets  # the hosts a `connect` may reach: the run's own containers, nothing else
         self.waiting: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
+        self.unauthenticated = 0  # service connections whose first line has not come yet
 
     async def on_client(self, broker: int | str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.control is None:  # no harness: nobody can route this client
@@ -80,8 +88,22 @@ class Relay:
         if self.waiting.pop(number, None) is not None:
             writer.close()
 
+    async def first_line(self, reader: asyncio.StreamReader) -> list[str]:
+        """A service connection's first line, in words; none when UNAUTHENTICATED_MAX others are waiting for
+        theirs, or it does not come whole within FIRST_LINE_S and LINE_LIMIT."""
+        if self.unauthenticated >= UNAUTHENTICATED_MAX:
+            return []
+        self.unauthenticated += 1
+        try:
+            line = await asyncio.wait_for(reader.readline(), FIRST_LINE_S)
+        except (TimeoutError, ValueError, ConnectionError):  # ValueError: a line over LINE_LIMIT
+            return []
+        finally:
+            self.unauthenticated -= 1
+        return line.decode(errors="replace").split()
+
     async def on_service(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        words = (await reader.readline()).decode(errors="replace").split()
+        words = await self.first_line(reader)
         if not words or not hmac.compare_digest(words[0].encode(), self.secret.encode()):
             writer.close()  # not the harness of this run
             return
@@ -148,38 +170,84 @@ async def splice(one: tuple[asyncio.StreamReader, asyncio.StreamWriter],
         other[1].close()
 
 
-def within_root(path: str) -> str:
-    real = os.path.realpath(path)
-    if real != ROOT and not real.startswith(ROOT + "/"):
-        raise ValueError(f"{path} is outside {ROOT}")
-    return real
-
-
 def file_request(request: dict) -> dict:
     """One operation on the checkpoint volume."""
-    path = within_root(request["path"])
     if request["op"] == "walk":  # every file under path, relative to it (none when it does not exist)
-        return {"files": [os.path.relpath(os.path.join(folder, name), path)
-                          for folder, _, names in os.walk(path) for name in names]}
+        return {"files": walk_folder(request["path"])}
     if request["op"] == "read":
-        with open(path, "rb") as file:
-            return {"data": base64.b64encode(file.read()).decode()}
+        return {"data": base64.b64encode(read_file(request["path"])).decode()}
     if request["op"] == "write":
         write_file(request["path"], base64.b64decode(request["data"]))
         return {}
     raise ValueError(f"unknown operation {request['op']!r}")
 
 
+def parts_under_root(path: str) -> list[str]:
+    """The parts of `path` under ROOT, read as written (no link resolved); ValueError for a path outside it."""
+    relative = os.path.relpath(os.path.normpath(path), ROOT) if os.path.isabs(path) else ".."
+    if relative.split(os.sep)[0] == "..":
+        raise ValueError(f"{path} is outside {ROOT}")
+    return [] if relative == "." else relative.split(os.sep)
+
+
 def folders_and_name(path: str) -> tuple[list[str], str]:
     """The folders under ROOT and the file name of `path`, read as written (no link resolved); ValueError
     for a path outside ROOT or a file at its root (where nothing of a run belongs)."""
-    relative = os.path.relpath(os.path.normpath(path), ROOT) if os.path.isabs(path) else ".."
-    parts = relative.split(os.sep)
-    if relative == "." or parts[0] == "..":
+    parts = parts_under_root(path)
+    if not parts:
         raise ValueError(f"{path} is outside {ROOT}")
     if len(parts) == 1:
         raise ValueError(f"{path} is at the root of {ROOT}: files go in a folder of it")
     return parts[:-1], parts[-1]
+
+
+def open_folder(folders: list[str], make: bool = False) -> int:
+    """A descriptor of the folder `folders` name under ROOT, each opened with O_NOFOLLOW below the one before
+    (made when missing, with `make`): a link planted on the way is refused, never followed, and nothing swapped
+    in after a check is reached (a path checked first, then opened again by name, could be)."""
+    folder = os.open(ROOT, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in folders:
+            if make:
+                try:
+                    os.mkdir(part, dir_fd=folder)
+                except FileExistsError:
+                    pass
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+    except BaseException:
+        os.close(folder)
+        raise
+    return folder
+
+
+def walk_folder(path: str) -> list[str]:
+    """Every file under the folder `path`, relative to it, following no link (none when it does not exist)."""
+    try:
+        folder = open_folder(parts_under_root(path))
+    except FileNotFoundError:
+        return []
+    try:
+        return [os.path.normpath(os.path.join(top, name)) for top, _, names, _ in os.fwalk(dir_fd=folder)
+                for name in names]
+    finally:
+        os.close(folder)
+
+
+def read_file(path: str) -> bytes:
+    """A file whole, following no symbolic link (a folder or the name planted as one is refused), and only a
+    regular file: a FIFO planted there would block the relay's every connection."""
+    folders, name = folders_and_name(path)
+    folder = open_folder(folders)
+    try:
+        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    finally:
+        os.close(folder)
+    with os.fdopen(file, "rb") as opened:
+        if not stat.S_ISREG(os.fstat(file).st_mode):
+            raise ValueError(f"{path} is not a regular file: refused")
+        return opened.read()
 
 
 def write_file(path: str, data: bytes) -> None:
@@ -188,16 +256,8 @@ def write_file(path: str, data: bytes) -> None:
     anew beside the name (refused when it is a link), then renamed over the name (a link there is
     replaced, never followed)."""
     folders, name = folders_and_name(path)
-    folder = os.open(ROOT, os.O_RDONLY | os.O_DIRECTORY)
+    folder = open_folder(folders, make=True)
     try:
-        for part in folders:
-            try:
-                os.mkdir(part, dir_fd=folder)
-            except FileExistsError:
-                pass
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
-            os.close(folder)
-            folder = inner
         staged = name + ".part"
         try:
             if stat.S_ISLNK(os.lstat(staged, dir_fd=folder).st_mode):

@@ -22,8 +22,9 @@ from urllib.parse import unquote, urlparse
 from harness.errors import BadInput
 
 LOG = "_delta_log"
-VERSION_FILE = re.compile(r"^(\d{20})\.json$")
-CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$")
+# ASCII digits only: \d takes any script's, whose version the log's own name (`{version:020d}.json`) is not
+VERSION_FILE = re.compile(r"^([0-9]{20})\.json$")
+CHECKPOINT_FILE = re.compile(r"^([0-9]{20})\.checkpoint(?:\.([0-9]+)\.([0-9]+))?\.parquet$")
 
 
 class Files(Protocol):

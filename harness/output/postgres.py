@@ -100,7 +100,7 @@ def held_batches(application_name: str, table: str) -> tuple[int, ...] | None:
     parts = application_name.split(" ")
     if len(parts) != 3 or parts[0] != HOLD_PREFIX or parts[1] != table:
         return None
-    return tuple(int(b) for b in parts[2].split(",") if b.strip().lstrip("-").isdigit())
+    return tuple(int(b) for b in parts[2].split(",") if re.fullmatch(r"\s*-?[0-9]+\s*", b))
 
 
 def batches_in_parts(rows: list[tuple]) -> list[int]:

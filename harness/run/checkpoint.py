@@ -17,6 +17,13 @@ from harness.history import History
 STATE_FILES = (".delta", ".snapshot", ".zip", ".changelog")
 
 
+def whole_number(name: str) -> int | None:
+    """The number a file name of Spark's (`offsets/12`) or the harness's is, in ASCII digits; None for any other
+    name. The sink writes beside Spark (`commits/²`: a digit to str.isdigit(), not to int()), and a name no one
+    here wrote is ignored, never the end of the thread that reads it."""
+    return int(name) if name.isascii() and name.isdigit() else None
+
+
 class Files(Protocol):
     """Where the checkpoint volume is read from (harness.gate.relay_files.RelayFiles)."""
 
@@ -39,7 +46,8 @@ class CheckpointFolder:
 
     @staticmethod
     def _batches(listing: list[tuple[str, ...]], log: str) -> list[int]:
-        return sorted(int(parts[1]) for parts in listing if len(parts) == 2 and parts[0] == log and parts[1].isdigit())
+        found = (whole_number(parts[1]) for parts in listing if len(parts) == 2 and parts[0] == log)
+        return sorted(batch for batch in found if batch is not None)
 
     def planned(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
         """Batch ids whose offsets were written (`offsets/N`)."""
@@ -78,8 +86,8 @@ class CheckpointFolder:
         for parts in self.listing() if listing is None else listing:
             if len(parts) == 4 and parts[0] == "state":
                 version, dot, suffix = parts[3].partition(".")
-                if version.isdigit() and dot + suffix in STATE_FILES:
-                    versions.add(int(version))
+                if (number := whole_number(version)) is not None and dot + suffix in STATE_FILES:
+                    versions.add(number)
         return sorted(version - 1 for version in versions if version > 0)
 
     def stateful(self, listing: list[tuple[str, ...]] | None = None) -> bool:

@@ -24,7 +24,7 @@ from harness.driver.table_hold import holds_folder
 from harness.history import History
 from harness.output.delta_log import DeltaLog, versions
 from harness.output.postgres import HeldCommit, PostgresTable
-from harness.run.checkpoint import CheckpointFolder
+from harness.run.checkpoint import CheckpointFolder, whole_number
 
 POINT = "table.committed"
 HELD_WITHIN_S = 2.0  # a new version's hold is said this soon after it, or it came before the driver held
@@ -100,7 +100,9 @@ class TableWatcher:
             said = [name for name in self.files.walk(self.holds) if name.endswith(".held")]
         except OSError:  # the relay is gone: the run is ending
             return
-        holds = {int(name.split("-")[-1].removesuffix(".held")): name for name in said if name not in self.answered}
+        # `<token>-<version>.held`; a name of another form is no hold of the driver's
+        holds = {version: name for name in said if name not in self.answered
+                 if (version := whole_number(name.removesuffix(".held").rpartition("-")[2])) is not None}
         now = time.monotonic()
         for version in found:
             if version in self.seen:

@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,29 @@ def test_the_command_refuses_in_one_line_with_status_2_and_merges_with_0(tmp_pat
     assert "certified exactly-once under" in merged.stdout
     again = merge_command(one, two, out=tmp_path / "merged")  # a certificate is never overwritten
     assert again.returncode == 2 and "holds a certificate already" in again.stderr
+
+
+class Attributes(HTMLParser):
+    """Every attribute of every tag of a page, as a browser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found += [(tag, name, value) for name, value in attrs]
+
+
+def test_a_crafted_shard_adds_no_attribute_to_the_merged_page(tmp_path: Path) -> None:
+    """A shard's certificate is a file anyone may have written: an outcome with both quotes stays the value
+    of its cell's class, and adds no attribute (an onmouseover, a style) to the page the merge writes."""
+    crafted = """pass' onmouseover='alert(1)" style="x"""
+    folder = write_shard(tmp_path / "shard", 1, 1)
+    certificate = json.loads((folder / "certificate.json").read_text())
+    certificate["scenarios"][1]["outcome"] = crafted
+    (folder / "certificate.json").write_text(json.dumps(certificate))
+    merge([folder], tmp_path / "merged")
+    page = Attributes()
+    page.feed((tmp_path / "merged" / "index.html").read_text())
+    assert {(tag, name) for tag, name, _ in page.found} <= {("meta", "charset"), ("td", "class"), ("a", "href")}
+    assert ("td", "class", crafted) in page.found and ("td", "class", crafted.replace(" ", "-")) in page.found

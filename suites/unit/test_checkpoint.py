@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.gate import relay
-from harness.run.checkpoint import CheckpointFolder
+from harness.history import History, read_history
+from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 
 pytestmark = pytest.mark.unit
 
@@ -87,3 +88,20 @@ def test_a_file_written_through_the_relay_is_whole_and_its_folders_made(tmp_path
     target = tmp_path / "scenario-code" / "sink.py"
     relay.file_request({"op": "write", "path": str(target), "data": base64.b64encode(b"x = 1").decode()})
     assert target.read_text() == "x = 1" and not target.with_name("sink.py.part").exists()
+
+
+def test_names_spark_does_not_write_are_ignored_not_the_end_of_the_watcher(tmp_path: Path) -> None:
+    """The sink writes beside Spark: `commits/²` is a digit to str.isdigit() and not to int(), and a batch
+    watcher that raised on it would stop reporting batches (and firing the faults at them)."""
+    write_batch(tmp_path / "q", 0, '{"in":{"0":3}}', committed=True)
+    for name in ("commits/²", "commits/٣", "offsets/abc", "offsets/-1", "offsets/1.5", "state/0/0/².delta",
+                 "state/0/0/x.delta"):
+        (tmp_path / "q" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "q" / name).write_text("v1\n")
+    folder = folder_of(tmp_path / "q")
+    assert folder.planned() == [0] and folder.committed() == [0] and folder.state_committed() == []
+    history = History(tmp_path / "history.jsonl")
+    BatchWatcher(folder, history).poll()
+    history.close()
+    recorded = read_history(tmp_path / "history.jsonl", ("batch.planned", "batch.committed"))
+    assert [(event["type"], event["batch"]) for event in recorded] == [("batch.planned", 0), ("batch.committed", 0)]

@@ -86,7 +86,8 @@ def test_a_commit_names_its_batch_by_its_txn_else_by_spark_s_epoch() -> None:
 def test_versions_and_the_newest_complete_checkpoint_from_a_listing() -> None:
     names = [f"{v:020d}.json" for v in (2, 0, 1)] + ["00000000000000000001.crc", "_last_checkpoint",
                                                      f"{10:020d}.checkpoint.parquet",
-                                                     f"{20:020d}.checkpoint.0000000001.0000000002.parquet"]
+                                                     f"{20:020d}.checkpoint.0000000001.0000000002.parquet",
+                                                     "0000000000000000000٣.json"]  # digits to \d, not the log's
     assert versions(names) == [0, 1, 2]
     assert latest_checkpoint(names) == (10, [f"{10:020d}.checkpoint.parquet"])  # 20 has one part of two
     names.append(f"{20:020d}.checkpoint.0000000002.0000000002.parquet")

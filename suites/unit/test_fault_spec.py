@@ -78,6 +78,7 @@ def test_documented_forms_parse_and_round_trip(spec: str, step: FaultStep) -> No
         ("then kill:broker@time:20", "'then' counts occurrences of a point"),
         ("kill:broker:0@time:20", "bad broker '0'"),
         ("kill:broker:two@time:20", "bad broker 'two'"),
+        ("kill:broker:²@time:20", "bad broker '²'"),
         ("kill:followers@txn.commit", "'followers' is cut from their leader"),
         ("drop:sender@txn.commit", "'drop' drops a PostgreSQL commit's response"),
         ("drop:driver@pg.commit", "'drop' drops a PostgreSQL commit's response"),
@@ -192,6 +193,18 @@ def test_a_random_nemesis_is_seeded_spread_over_the_run_and_parses() -> None:
         ("pause:driver@produce/nans", "bad duration 'nans'"),
         ("pause:driver@produce/infs", "bad duration 'infs'"),
         ("pause:driver@produce/-1s", "bad duration '-1s'"),
+        ("kill:driver@produce#²", "bad occurrence '#²'"),  # a digit to str.isdigit(), not to int()
+        ("kill:driver@produce#٣", "bad occurrence '#٣'"),  # a digit to int(): ASCII digits only all the same
+        ("kill:driver@batch.planned:²", "bad batch id '²'"),
+        ("kill:driver@batch.planned:1e3", "bad batch id '1e3'"),
+        ("kill:driver@time:٣", "bad seconds '٣'"),
+        ("kill:driver@time:1_0", "bad seconds '1_0'"),
+        ("kill:driver@time:86401", "bad seconds '86401' after 'time' (a finite number from 0 to 86400"),
+        ("kill:driver@time:100000000000000", "bad seconds '1e+14'"),
+        ("kill:driver@txn.commit:²", "bad number '²' (ASCII digits"),
+        ("pause:driver@produce/٣s", "bad duration '٣s'"),
+        ("pause:driver@produce/100000000000000s", "bad duration '1e+14s' (more than 0, at most 86400s"),
+        ("pause:driver@produce/86400001ms", "bad duration '86400.001s'"),
     ],
 )
 def test_numbers_a_fault_would_never_fire_on_are_refused_with_what_to_write(spec: str, token: str) -> None:
@@ -208,6 +221,8 @@ def test_numbers_a_fault_would_never_fire_on_are_refused_with_what_to_write(spec
         ([{"action": "kill", "target": "driver", "point": "produce", "nth": 0}], "bad occurrence '#0'"),
         ([{"action": "kill", "target": "driver", "point": "produce", "nth": 1.5}], "bad occurrence '#1.5'"),
         ([{"action": "pause", "target": "driver", "point": "produce", "duration": -1}], "bad duration '-1s'"),
+        ([{"action": "pause", "target": "driver", "point": "produce", "duration": 1e14}], "at most 86400s"),
+        ([{"action": "kill", "target": "driver", "point": "time", "number": 1e14}], "bad seconds '1e+14'"),
         ([{"action": "kill", "target": 7, "point": "produce"}], "are text"),
         ([{"action": "kill", "target": "driver", "point": "produce", "after": True}], "'then' needs a step before it"),
         ({"action": "kill"}, "a JSON list of steps"),

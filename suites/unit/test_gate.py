@@ -20,7 +20,7 @@ from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTx
 from harness.faults.schedule import Schedule
 from harness.faults.spec import parse_step
 from harness.gate.points import GateEvent, Hold, Peer
-from harness.gate.protocol import parse_request
+from harness.gate.protocol import MAX_FRAME, parse_request
 from harness.gate.proxy import KafkaGate
 from harness.history import History
 from suites.unit.conftest import SECRET
@@ -77,9 +77,11 @@ def produce(version: int, transactional_id: str | None, acks: int, correlation_i
 
 
 class FakeBroker:
-    """Answers each request frame with a frame holding its correlation id."""
+    """Answers each request frame with a frame holding its correlation id (its size `answer_size` when given:
+    a broker whose answer is not Kafka's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer_size: int | None = None) -> None:
+        self.answer_size = answer_size
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         self.received: list[int] = []
@@ -96,7 +98,7 @@ class FakeBroker:
                 payload = connection.recv(struct.unpack(">i", header)[0], socket.MSG_WAITALL)
                 correlation_id = struct.unpack_from(">i", payload, 4)[0]
                 self.received.append(correlation_id)
-                connection.sendall(struct.pack(">ii", 4, correlation_id))
+                connection.sendall(struct.pack(">ii", self.answer_size or 4, correlation_id))
 
 
 class HoldOn:
@@ -115,15 +117,20 @@ class HoldOn:
 
 @pytest.fixture
 def gate(relay_ports):
-    broker = FakeBroker()
+    running = gate_to(relay_ports, FakeBroker())
+    yield running
+    running.stop()
+
+
+def gate_to(relay_ports: tuple[int, int], broker: FakeBroker) -> KafkaGate:
+    """A gate, started, that sends every client to `broker`, and keeps the events it records."""
     events: list[tuple[str, dict]] = []
     running = KafkaGate(("127.0.0.1", relay_ports[1]), lambda ip: Peer("unit", "executors", ip),
                         lambda peer: ("127.0.0.1", broker.port), SECRET)
     running.record = lambda type, **fields: events.append((type, fields))
     running.start()
     running.broker, running.events, running.client_port = broker, events, relay_ports[0]  # type: ignore[attr-defined]
-    yield running
-    running.stop()
+    return running
 
 
 def client(gate: KafkaGate) -> socket.socket:
@@ -304,3 +311,36 @@ def test_the_gate_says_so_when_its_control_connection_closes(relay_ports) -> Non
     gate.stop()
     listener.close()
     assert gate.failure is not None and "control connection" in gate.failure and "gate.lost" in events
+
+
+def refused(gate: KafkaGate) -> list[dict]:
+    return [fields for type, fields in gate.events if type == "gate.frame_refused"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("size", [-1, -2**31, 0, 3, MAX_FRAME + 1, 2**31 - 1])
+def test_a_request_frame_size_out_of_range_closes_its_connection_counted_and_reported(gate: KafkaGate,
+                                                                                     size: int) -> None:
+    """The system under test says how many bytes the gate must hold: a negative size, one too small for a
+    header, or one over MAX_FRAME closes that connection before anything is read or forwarded, and the
+    gate routes the next one as before."""
+    with client(gate) as connection:
+        connection.sendall(struct.pack(">i", size) + b"x" * 64)
+        assert connection.recv(4) == b""
+    wait_for(lambda: refused(gate))
+    assert gate.frames_refused == 1 and not gate.broker.received  # type: ignore[attr-defined]
+    assert refused(gate)[0]["direction"] == "request" and f"{size:,} bytes" in refused(gate)[0]["why"]
+    with client(gate) as connection:
+        connection.sendall(end_txn(3, committed=True, correlation_id=81))
+        assert answer(connection) == 81
+
+
+def test_a_response_frame_size_out_of_range_closes_its_connection_counted_and_reported(relay_ports) -> None:
+    gate = gate_to(relay_ports, FakeBroker(answer_size=-5))
+    try:
+        with client(gate) as connection:
+            connection.sendall(end_txn(3, committed=True, correlation_id=82))
+            assert connection.recv(4) == b""
+        wait_for(lambda: refused(gate))
+        assert gate.frames_refused == 1 and refused(gate)[0]["direction"] == "response"
+    finally:
+        gate.stop()

@@ -15,14 +15,16 @@ import threading
 
 import pytest
 
+from harness.gate.pg_protocol import MAX_MESSAGE
 from harness.gate.points import GateEvent, Hold, Peer
 from harness.gate.proxy import KafkaGate
 from suites.unit.conftest import SECRET
-from suites.unit.test_gate import wait_for
+from suites.unit.test_gate import refused, wait_for
 from suites.unit.test_pg_protocol import SSL_REQUEST, STARTUP_MESSAGE, complete, cstr, query, typed
 
 pytestmark = pytest.mark.unit
 BACKEND = 4242  # the server process FakePostgres names in its BackendKeyData
+OVERSIZED = "SELECT repeat('x', 2^30)"  # FakePostgres answers it with a message over MAX_MESSAGE
 
 
 class FakePostgres:
@@ -53,6 +55,9 @@ class FakePostgres:
                     continue
                 sql = body.rstrip(b"\0").decode()
                 self.received.append(sql)
+                if sql == OVERSIZED:  # an answer longer than the gate reads
+                    connection.sendall(b"D" + struct.pack(">i", MAX_MESSAGE + 1))
+                    continue
                 tag = {"BEGIN": "BEGIN", "COMMIT": "COMMIT"}.get(sql, "INSERT 0 1")
                 block = sql == "BEGIN" or (block and sql != "COMMIT")
                 connection.sendall(typed(b"C", cstr(tag)) + typed(b"Z", b"T" if block else b"I"))
@@ -196,3 +201,18 @@ def test_postgres_commits_are_described_in_plain_words() -> None:
     assert describe(sent) == "spark-worker-1 sent a PostgreSQL autocommit (insert into out_t)"
     refused = {**sent, "phase": "response", "committed": False, "error": "23505: duplicate key"}
     assert describe(refused) == "spark-worker-1's PostgreSQL autocommit answered: not committed (23505: duplicate key)"
+
+
+@pytest.mark.parametrize("sent, direction", [(b"Q" + struct.pack(">i", MAX_MESSAGE + 1), "request"),
+                                             (b"Q" + struct.pack(">i", -7), "request"),
+                                             (query(OVERSIZED), "response")])
+def test_a_message_length_out_of_range_closes_its_connection_counted_and_reported(gate: KafkaGate, sent: bytes,
+                                                                                  direction: str) -> None:
+    """Either way, a message the gate would have to hold whole beyond MAX_MESSAGE (or of a negative length)
+    ends its connection, not the gate's pump with an error nobody reads."""
+    with session(gate) as connection:
+        connection.sendall(sent)
+        assert connection.recv(5) == b""
+    wait_for(lambda: refused(gate))
+    assert gate.frames_refused == 1 and refused(gate)[0]["direction"] == direction
+    assert "out of range" in refused(gate)[0]["why"]

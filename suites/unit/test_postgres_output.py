@@ -48,6 +48,7 @@ def test_a_held_writer_names_its_table_and_batches() -> None:
     assert held_batches("eo-hold out_x_1 3,4", "out_x_1") == (3, 4)
     assert held_batches("eo-hold out_y_2 3", "out_x_1") is None  # another scenario's table
     assert held_batches("PostgreSQL JDBC Driver", "out_x_1") is None
+    assert held_batches("eo-hold out_x_1 3,²,٣", "out_x_1") == (3,)  # not ASCII digits: not a batch, nor an error
 
 
 def test_history_names_a_batch_written_again_not_a_batch_committed_in_parts() -> None:

@@ -8,6 +8,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -34,6 +35,70 @@ def test_only_the_connection_that_says_the_secret_is_taken_for_the_harness() -> 
     found[0].close()
     for connection in (stranger, harness, server):
         connection.close()
+
+
+@pytest.fixture
+def reaper_server():
+    """The reaper's port on loopback, and the connection `the_harness` takes from it, in a thread: (port,
+    what it found, the thread)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    found: list[socket.socket | None] = []
+    waiter = threading.Thread(target=lambda: found.append(reaper_process.the_harness(server, b"s3cret")))
+    waiter.start()
+    yield server.getsockname()[1], found, waiter
+    waiter.join(timeout=10)
+    for connection in [server, *filter(None, found)]:
+        connection.close()
+
+
+def test_a_stranger_who_trickles_bytes_first_does_not_delay_the_harness(reaper_server) -> None:
+    """Heard one at a time, with a timeout per byte, a stranger sending a byte every few seconds kept the
+    harness's connection waiting past the reaper's deadline: the live run was reaped."""
+    port, found, waiter = reaper_server
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as stranger:
+        stranger.sendall(b"g")
+        time.sleep(0.1)
+        started = time.monotonic()
+        harness = socket.create_connection(("127.0.0.1", port), timeout=5)
+        harness.sendall(b"s3cret\n")
+        waiter.join(timeout=5)
+        assert found and found[0] is not None and time.monotonic() - started < 1.5
+        assert stranger.recv(1) == b""  # heard no more: closed once the harness was found
+    harness.close()
+
+
+def test_a_connection_has_its_time_to_say_the_secret_in_all_not_per_byte(monkeypatch) -> None:
+    monkeypatch.setattr(reaper_process, "SECRET_SECONDS", 0.5)
+    monkeypatch.setattr(reaper_process, "FIRST_CONNECTION_SECONDS", 2)
+    server = socket.create_server(("127.0.0.1", 0))
+    waiter = threading.Thread(target=reaper_process.the_harness, args=(server, b"s3cret"))
+    waiter.start()
+    with socket.create_connection(server.getsockname(), timeout=5) as stranger:
+        started = time.monotonic()
+        with pytest.raises(OSError):  # refused as it sends: closed
+            for _ in range(20):
+                stranger.sendall(b"s")
+                time.sleep(0.1)
+        assert time.monotonic() - started < 1.5
+    waiter.join(timeout=5)
+    server.close()
+
+
+def test_connections_over_the_cap_are_closed_at_once_and_the_harness_gets_in_after(reaper_server,
+                                                                                   monkeypatch) -> None:
+    monkeypatch.setattr(reaper_process, "HEARD_AT_ONCE", 2)
+    port, found, waiter = reaper_server
+    strangers = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as over:
+        assert over.recv(1) == b""
+    for stranger in strangers:
+        stranger.close()
+    time.sleep(0.2)  # heard closing: their places are free
+    harness = socket.create_connection(("127.0.0.1", port), timeout=5)
+    harness.sendall(b"s3cret\n")
+    waiter.join(timeout=5)
+    assert found and found[0] is not None
+    harness.close()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,43 @@ def test_a_tunnel_goes_only_with_the_secret_and_only_to_the_runs_containers(rela
     with socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) as stranger:
         stranger.sendall(first_line.format(secret=SECRET, port=echo_port).encode() + b"\nhello\n")
         assert stranger.recv(100) == b""
+
+
+def test_a_connection_that_says_nothing_is_closed_at_its_first_lines_deadline(relay_ports,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(relay, "FIRST_LINE_S", 0.3)
+    with socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) as stranger:
+        stranger.sendall(b"half a line")
+        started = time.monotonic()
+        assert stranger.recv(1) == b""
+        assert time.monotonic() - started < 3
+
+
+def test_connections_over_the_cap_of_unauthenticated_ones_are_closed_at_once(relay_ports,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strangers waiting for their first line take at most UNAUTHENTICATED_MAX places; one more is closed
+    at once, and the harness gets in again once they are gone."""
+    monkeypatch.setattr(relay, "UNAUTHENTICATED_MAX", 3)
+    strangers = [socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) for _ in range(3)]
+    with socket.create_connection(("127.0.0.1", relay_ports[1]), timeout=5) as over:
+        assert over.recv(1) == b""
+    for stranger in strangers:
+        stranger.settimeout(0.2)
+        with pytest.raises(socket.timeout):  # still waiting for its line: the cap closed only the one over it
+            stranger.recv(1)
+        stranger.close()
+    files = RelayFiles("127.0.0.1", relay_ports[1], SECRET)
+    deadline = time.monotonic() + 5
+    while not answered(files):  # closed until the relay has seen the strangers go
+        assert time.monotonic() < deadline, "the harness did not get in"
+        time.sleep(0.05)
+    files.close()
+
+
+def answered(files: RelayFiles) -> bool:
+    """Whether the file service took the connection (it answers a walk outside its root with an error)."""
+    try:
+        files.walk("/etc")
+    except OSError as error:
+        return "outside" in str(error)
+    return True

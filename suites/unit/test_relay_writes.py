@@ -1,10 +1,12 @@
-"""Files written through the relay's file service stay in the checkpoint volume whatever links a client
-planted there: no folder, `.part` file or name is followed out of it, and nothing is written at its root.
+"""Files written, read and walked through the relay's file service stay in the checkpoint volume whatever
+links a client planted there: no folder, `.part` file or name is followed out of it (nor within it: a link
+checked and then swapped could lead anywhere), and nothing is written at its root.
 The relay runs in a container; its file logic is exercised here on a folder standing in for the volume."""
 
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,38 @@ def test_folders_and_name_read_the_path_as_written(volume: Path) -> None:
     assert relay.folders_and_name(f"{volume}/q/offsets/0") == (["q", "offsets"], "0")
     with pytest.raises(ValueError, match="at the root"):
         relay.folders_and_name(f"{volume}/stray")
+
+
+def read(path: Path | str) -> dict:
+    """A read as the service takes it, its error as the harness would read it."""
+    try:
+        return relay.file_request({"op": "read", "path": str(path)})
+    except (OSError, ValueError) as error:
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+@pytest.mark.parametrize("link_to", ["outside", "checkpoints/real"])
+def test_a_read_or_walk_through_a_linked_folder_is_refused(volume: Path, link_to: str) -> None:
+    """A folder on the way that is a link is refused wherever it points: a path checked and then opened
+    again by name follows whatever the sink swapped in meanwhile."""
+    target = volume.parent / link_to
+    target.mkdir(exist_ok=True)
+    (target / "secret").write_text("not the sink's to read")
+    (volume / "q").mkdir()
+    (volume / "q" / "offsets").symlink_to(target)
+    assert "error" in read(volume / "q" / "offsets" / "secret")
+    with pytest.raises(OSError):
+        relay.file_request({"op": "walk", "path": str(volume / "q" / "offsets")})
+    (volume / "q" / "commits").mkdir()
+    (volume / "q" / "commits" / "0").write_text("v1")
+    assert relay.file_request({"op": "walk", "path": str(volume / "q")}) == {"files": ["commits/0"]}  # not entered
+
+
+def test_a_read_of_a_linked_name_or_a_fifo_is_refused(volume: Path) -> None:
+    (volume / "q").mkdir()
+    (volume / "q" / "real").write_text("v1")
+    assert base64.b64decode(read(volume / "q" / "real")["data"]) == b"v1"
+    (volume / "q" / "alias").symlink_to(volume / "q" / "real")
+    assert "error" in read(volume / "q" / "alias")
+    os.mkfifo(volume / "q" / "pipe")  # opened as a file, it would block the relay until a writer came
+    assert "not a regular file" in read(volume / "q" / "pipe")["error"]

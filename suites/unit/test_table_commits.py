@@ -177,7 +177,7 @@ def test_a_table_sink_s_space_is_drawn_from_its_table_commits_not_kafka_s_points
 
 def test_the_hold_finds_new_versions_in_the_log_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
     for name in ("00000000000000000000.json", "00000000000000000002.json", "00000000000000000001.crc",
-                 ".00000000000000000003.json.1a2b.tmp", "00000000000000000001.json"):
+                 ".00000000000000000003.json.1a2b.tmp", "00000000000000000001.json", "0000000000000000000٣.json"):
         (tmp_path / name).write_text("")
     assert new_versions(str(tmp_path), {0}) == [1, 2]
 
@@ -225,4 +225,22 @@ def test_a_hold_said_late_is_released_and_a_later_one_waits_its_turn(tmp_path) -
     files.write(f"{TABLE}-holds/t-2.held", b"2")  # not in the log yet: stays held
     watch.poll()
     assert f"{TABLE}-holds/t-0.release" in files.data and f"{TABLE}-holds/t-2.release" not in files.data
+    history.close()
+
+
+def test_hold_and_log_names_of_another_form_are_ignored(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The sink can write beside the table and its holds: a name that is not `<token>-<version>.held` would
+    have ended the watcher's thread, and a version in other digits than ASCII (`\\d` takes them) named a log
+    entry that is not there, which the watcher waited on for good, seeing no later version."""
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0], [])
+    files.write(log_path(0), entry(add("a.parquet"), committed_at(500)))
+    files.write(f"{TABLE}/_delta_log/0000000000000000000٣.json", b"{}")
+    for name in ("t-².held", "x.held", "t-abc.held"):
+        files.write(f"{TABLE}-holds/{name}", b"")
+    files.write(f"{TABLE}-holds/t-0.held", b"0")
+    watch.poll()
+    assert [(e["version"], e["batch"]) for e in settled.events] == [(0, 0)] and watch.seen == {0}
     history.close()
