@@ -40,7 +40,7 @@ MARKERS = {
     "smoke": "the cluster and the passthrough pipeline end to end",
     "integration": "harness parts against the real broker (reader, check command)",
     "chaos": "fault scenarios against real Kafka, Spark and toxiproxy (the full matrix)",
-    "gate": "the chaos scenarios CI runs on every change (a subset of chaos)",
+    "gate": "what CI runs beside the unit tests: a chaos scenario each way per output, the trust boundary",
     "stall_timeout(seconds)": "how long a scenario may go without progress before it is incomplete",
     "brokers(n)": "the Kafka brokers of eo_scenario's cluster: the session's when it has as many, else one "
                   "started for the tests that ask for n",

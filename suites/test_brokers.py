@@ -1,7 +1,6 @@
 """Kafka as production runs it: the broker rows of the matrix on three brokers (replication 3,
 min.insync.replicas 2). The reference sinks pass each; `bad_resend_failed_only`, which passes the
-single-broker quick matrix, loses data when a leader's ISR shrinks below min.insync. The CI gate runs
-the reference sink with its transaction coordinator killed once it committed."""
+single-broker quick matrix, loses data when a leader's ISR shrinks below min.insync."""
 
 from __future__ import annotations
 
@@ -25,13 +24,10 @@ KNOWN = [
     *[(sink, row.name, "pass") for sink in (TXN, DRIVER_TXN) for row in BROKER_MATRIX if row.applies(TXN)],
     ("bad_resend_failed_only", "isr-shrink-txn.first_write", "lost"),
 ]
-GATE = {(TXN, "kill-coordinator-txn.commit")}
 
 
 @pytest.mark.chaos
-@pytest.mark.parametrize("case", [pytest.param(case, id=f"{case[0]}::{case[1]}",
-                                                marks=[pytest.mark.gate] if case[:2] in GATE else [])
-                                   for case in KNOWN])
+@pytest.mark.parametrize("case", [pytest.param(case, id=f"{case[0]}::{case[1]}") for case in KNOWN])
 def test_broker_row(three_brokers: Cluster, case: tuple[str, str, str], stall_timeout: float) -> None:
     sink, name, expected = case
     row = ROWS[name]

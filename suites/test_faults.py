@@ -56,7 +56,6 @@ def test_builtin_sink_duplicates_when_the_driver_dies_mid_produce(cluster) -> No
     assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
 
 
-@pytest.mark.gate
 def test_transactional_writer_survives_a_driver_kill_at_pre_commit(cluster) -> None:
     result = run(cluster, "txn-kill-driver-precommit", DRIVER_TXN, "kill:driver@txn.pre_commit#2")
 
@@ -151,7 +150,6 @@ def test_a_later_occurrence_finds_what_the_certificates_first_one_misses(cluster
     assert_explained(later, "duplicate")
 
 
-@pytest.mark.gate
 def test_a_query_that_fails_on_its_own_is_restarted_and_its_batch_written_once(cluster) -> None:
     """The fail-stop sink raises when the broker aborts its commit: Spark fails the query, the supervisor
     starts it again on its checkpoint, and the re-run batch is written once (fenced, then checked)."""

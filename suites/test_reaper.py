@@ -78,7 +78,7 @@ def engine_under_test(engine: str, request) -> tuple[dict[str, str], docker.Dock
     return environment, request.getfixturevalue("far_client")
 
 
-@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
+@pytest.mark.parametrize("engine", [pytest.param("local", marks=pytest.mark.gate), "over TCP with TLS"])
 def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: str, request) -> None:
     environment, client = engine_under_test(engine, request)
     harness = subprocess.Popen([sys.executable, "-c", HARNESS + "time.sleep(600)\n"], stdout=subprocess.PIPE, text=True,
@@ -93,7 +93,7 @@ def test_a_run_killed_with_sigkill_is_removed_by_its_reaper_within_30_s(engine: 
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)")
-@pytest.mark.parametrize("engine", ["local", "over TCP with TLS"])
+@pytest.mark.parametrize("engine", [pytest.param("local", marks=pytest.mark.gate), "over TCP with TLS"])
 def test_two_harnesses_in_their_own_pid_namespaces_sweep_around_each_other_and_each_is_reaped_alone(
         engine: str, request) -> None:
     """Two harness processes in separate PID namespaces on one engine (two CI jobs): each one's sweep of

@@ -65,6 +65,7 @@ def chromium(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.gate
 def test_the_swimlanes_render_with_a_lane_per_container_and_the_transactions_by_outcome(page: Path) -> None:
     dom = chromium("--dump-dom", page.as_uri()).stdout
     lanes = re.findall(r'<text [^>]*class="lane"[^>]*>([^<]+)</text>', dom)
@@ -76,6 +77,7 @@ def test_the_swimlanes_render_with_a_lane_per_container_and_the_transactions_by_
         "took effect: SIGKILL to pid 7" in dom
 
 
+@pytest.mark.gate
 def test_the_page_renders_as_a_picture(page: Path, tmp_path: Path) -> None:
     shots = {}
     for name, uri in (("page", page.as_uri()), ("blank", "about:blank")):

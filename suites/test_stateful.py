@@ -23,8 +23,7 @@ BUILTIN = "builtin_kafka"
 # (pipeline, fault, state store) the reference sink must pass: every state row of the matrix with the
 # fraud windows, a kill before a transaction's commit, and the other pipelines where state is committed
 REFERENCE = [
-    *[pytest.param(FRAUD, row.faults[0], row.state_store, id=f"fraud_windows::{row.name}",
-                   marks=[pytest.mark.gate] if row.name == "kill-driver-state.committed" else [])
+    *[pytest.param(FRAUD, row.faults[0], row.state_store, id=f"fraud_windows::{row.name}")
       for row in MATRIX if row.stateful],
     pytest.param(FRAUD, "kill:driver@txn.pre_commit#10", "hdfs", id="fraud_windows::kill-driver-txn.pre_commit"),
     pytest.param(TOTALS, "kill:driver@state.committed:3", "rocksdb", id="running_totals::kill-driver-state.committed"),

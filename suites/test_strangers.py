@@ -79,6 +79,7 @@ def open_ports(host: str) -> set[int]:
         return {port for port, ok in zip(ports, pool.map(accepts, ports, chunksize=256), strict=True) if ok}
 
 
+@pytest.mark.gate
 def test_a_stranger_without_the_runs_secret_is_refused_and_the_run_passes(cluster: Cluster) -> None:
     assert cluster.reaper is not None
     strangers_refused(cluster.relay.service_address,
@@ -91,6 +92,7 @@ def test_a_stranger_without_the_runs_secret_is_refused_and_the_run_passes(cluste
     assert result.outcome == "pass", result.summary()
 
 
+@pytest.mark.gate
 def test_only_the_listed_ports_are_published(cluster: Cluster) -> None:
     ports = set()
     for service in [*cluster.services, cluster.reaper]:

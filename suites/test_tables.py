@@ -92,7 +92,7 @@ def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_
 
 @pytest.mark.parametrize("upsert", [
     pytest.param("delta_merge_upsert.py:sink", id="sql-merge"),
-    pytest.param("delta_tables_api_upsert.py:sink", id="python-api", marks=pytest.mark.gate),
+    pytest.param("delta_tables_api_upsert.py:sink", id="python-api"),
 ])
 def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(cluster, upsert: str) -> None:
     """No transaction id: the replayed batch is a second MERGE of batch 2, which sets every key to the value
@@ -109,7 +109,6 @@ def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(clust
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
 
 
-@pytest.mark.gate
 def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster) -> None:
     """Each MERGE marks the rows it replaces in a deletion vector: the harness leaves those rows out (else
     every key would have each of its old totals too, `unexpected`), and the replay is an idempotent repeat."""
@@ -146,7 +145,6 @@ def test_a_sink_that_writes_no_table_at_the_path_is_bad_input(cluster) -> None:
         run(cluster, "delta-wrong-path", f"{WRONG_PATH}:sink")
 
 
-@pytest.mark.gate
 def test_postgres_reference_sink_is_exactly_once_when_the_driver_dies_held_at_its_commit(cluster) -> None:
     result = run(cluster, "postgres-txn-kill-driver-table-committed", "postgres_foreach_batch_txn", AT_TABLE_COMMIT,
                  output="postgres")
@@ -170,7 +168,6 @@ def test_a_psycopg2_sink_with_its_batch_row_in_the_rows_transaction_is_exactly_o
     assert len(batch_2) == 1 and batch_2[0]["app_id"], f"batch 2: one transaction, with its batch row: {batch_2}"
 
 
-@pytest.mark.gate
 def test_postgres_batch_row_in_a_second_transaction_commits_the_replayed_batch_twice(cluster) -> None:
     result = run(cluster, "postgres-second-txn-kill-driver-table-committed", "bad_postgres_batch_row_second_txn",
                  AT_TABLE_COMMIT, output="postgres")

@@ -77,4 +77,4 @@ def test_a_driver_that_never_plans_a_batch_is_incomplete_after_the_start_limit(
     monkeypatch.setattr(consumption, "FIRST_BATCH_SECONDS", 2.0)
     reason, took = wait(Folder(first_batch_after=3600.0), stall=1.0)
     assert reason is not None and reason["reason"].startswith("no progress for 2 s") and reason["consumed"] == 0
-    assert 2.0 <= took < 3.5, took
+    assert 2.0 <= took < 30.0, took  # stopped at the start limit (loosely above: a loaded runner sleeps long)
