@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,21 @@ def test_the_sink_guide_names_the_python_packages_of_the_spark_image() -> None:
     for name in image_packages().split(", "):
         shown = {"psycopg": "psycopg 3", "psycopg2-binary": "psycopg2"}.get(name, name)
         assert shown in guide, f"docs/guides/your-sink.md does not name {shown}, which the Spark image has"
+
+
+def test_the_contributing_page_names_every_gate_test_and_no_other() -> None:
+    """What CI proves is said where contributors read it: each test marked `gate` is named in the
+    section by its function (or its file, for a suite gated whole), and every test named there is gated."""
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "gate",
+                                "-p", "no:cacheprovider", "suites"], cwd=REPO, capture_output=True, text=True)
+    gate = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert gate, collected.stdout + collected.stderr
+    page = (REPO / "docs" / "contributing.md").read_text()
+    section = page.split("## What the gate proves", 1)[1].split("\n## ", 1)[0].split("What the gate does not run")[0]
+    named = set(re.findall(r"`(test_[\w.]+)", section))
+    for node in gate:
+        path, test = node.split("::", 1)
+        function = test.split("[", 1)[0]
+        assert {function, test, Path(path).name} & named, f"{node} is gated but docs/contributing.md does not say so"
+    gated_names = {n.split("::", 1)[1].split("[", 1)[0] for n in gate} | {Path(n.split("::")[0]).name for n in gate}
+    assert {name.split("[", 1)[0] for name in named} <= gated_names, named - gated_names
