@@ -48,8 +48,10 @@ KNOWN = [
     *[(FAIL_STOP, row.name, "pass") for row in STATELESS if row.applies("transactional") and not row.speculation],
 ]
 # The CI gate: one scenario each way at the commit point, so a green CI shows the harness both passes and
-# catches there; test_faults gates the built-in sink's sender kill (docs/contributing.md: what the gate proves).
-GATE = {(TXN, "kill-sender-txn.commit"), ("bad_no_marker_check", "kill-sender-txn.commit")}
+# catches there, and two attempts of a task at once caught; test_faults gates the built-in sink's sender kill
+# (docs/contributing.md: what the gate proves).
+GATE = {(TXN, "kill-sender-txn.commit"), ("bad_no_marker_check", "kill-sender-txn.commit"),
+        ("bad_resume_after_shuffle", "speculation-produce")}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
