@@ -20,13 +20,14 @@ from harness.cluster.relay import port_reached
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
-from harness.faults.processes import SNAPSHOT, holders, plural
+from harness.faults.processes import SNAPSHOT, alive, holders, missed, plural
 from harness.faults.spec import PG_POINTS, FaultStep, is_node
 from harness.gate.points import GateEvent, Held
 from harness.history import History
 
 EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
 IN_SYNC_WAIT_S = 120.0  # after a Kafka node's fault heals: how long every replica may take to catch up
+GONE_WAIT_S = 30.0  # how long a signalled process may take to end (a JVM's SIGTERM runs its shutdown hooks)
 
 
 class Nemesis:
@@ -161,6 +162,33 @@ class Nemesis:
             raise LookupError(f"no executor process in {service.alias}")
         return service, pids[:1]
 
+    def _signal(self, service: Service, pids: list[int], signal: str) -> None:
+        """Send SIG`signal` to `pids` and see every one end; raise when one did not (the fault errored:
+        its row is ineffective, never a row whose fault took effect)."""
+        status, said = self._send(service, pids, signal)
+        survivors = set(pids)
+        deadline = time.monotonic() + GONE_WAIT_S
+        while status == 0 and survivors and time.monotonic() < deadline:
+            survivors = self._alive(service, pids)
+            if survivors:
+                time.sleep(0.2)
+        why = missed(signal, pids, status, said, survivors)
+        if why is not None:
+            raise RuntimeError(f"{why} in {service.alias}")
+
+    def _alive(self, service: Service, pids: list[int]) -> set[int]:
+        """Which of `pids` still run; `ps` that cannot say (not there, failed) is an error, never "all gone"."""
+        status, listed = service.output(["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))])
+        if status not in (0, 1):  # 1: none of them listed
+            raise RuntimeError(f"ps in {service.alias} failed (status {status}): {listed.strip()[:200]}")
+        return alive(listed)
+
+    def _send(self, service: Service, pids: list[int], signal: str) -> tuple[int, str]:
+        """`kill`'s status and words. `exec`, not `output`: a kill run again after a lost reply would find
+        its target gone and read as failed."""
+        result = service.exec(["kill", f"-{signal}", *map(str, pids)])
+        return result.exit_code, result.output.decode(errors="replace")
+
     # -- actions -----------------------------------------------------------------------------------
 
     def _kill(self, step: FaultStep, event: GateEvent | None, hold: Held | None, signal: str = "KILL") -> None:
@@ -172,14 +200,10 @@ class Nemesis:
         else:
             service, pids = self._processes(step, event)
             before = set(self._all_executor_pids())
-            service.exec(["kill", f"-{signal}", *map(str, pids)])
-            self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}")
-            if any((service.alias, pid) in before for pid in pids):
-                args = (name, lambda: self._relaunched(before), "recovery", "no new executor process within 60 s")
-            else:  # the sender was a Python worker, not an executor: the task fails, the executor lives
-                args = (name, lambda: self._gone(service, pids), "effect",
-                        f"{plural(pids)} in {service.alias} still alive after 60 s")
-            threading.Thread(target=self._watch, args=args, daemon=True).start()
+            self._signal(service, pids, signal)
+            self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}: gone")
+            if any((service.alias, pid) in before for pid in pids):  # else a Python worker: its executor lives
+                threading.Thread(target=self._watch_relaunch, args=(name, before), daemon=True).start()
         if hold is not None:
             hold.drop()
 
@@ -218,22 +242,17 @@ class Nemesis:
         new = set(self._all_executor_pids()) - before
         return f"new executor process {sorted(new)}" if new else None
 
-    def _gone(self, service: Service, pids: list[int]) -> str | None:
-        if all(service.exec(["kill", "-0", str(pid)]).exit_code for pid in pids):
-            return f"{plural(pids)} in {service.alias} gone"
-        return None
-
-    def _watch(self, name: str, observe: Callable[[], str | None], kind: str, otherwise: str) -> None:
-        """Record what `observe` sees as a `kind` event (recovery or effect), or `otherwise` after 60 s,
-        unless the scenario ends first."""
+    def _watch_relaunch(self, name: str, before: set[tuple[str, int]]) -> None:
+        """Record the executor's relaunch as the recovery, or say after 60 s that none came, unless the
+        scenario ends first."""
         deadline = time.monotonic() + 60
         while not self._closed.wait(0.5):
-            seen = observe()
+            seen = self._relaunched(before)
             if seen is not None:
-                self.history.record(kind, fault=name, **{"detail" if kind == "recovery" else "effect": seen})
+                self.history.record("recovery", fault=name, detail=seen)
                 return
             if time.monotonic() > deadline:
-                self.history.record("effect", fault=name, effect=otherwise)
+                self.history.record("fault.note", fault=name, note="no new executor process within 60 s")
                 return
 
     def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
@@ -256,11 +275,13 @@ class Nemesis:
                     hold.release()
         else:
             service, pids = self._processes(step, event)
-            service.exec(["kill", "-STOP", *map(str, pids)])
+            status, said = self._send(service, pids, "STOP")
+            if status != 0:
+                raise RuntimeError(f"kill -STOP {' '.join(map(str, pids))} in {service.alias} failed: {said.strip()}")
             self.history.record("effect", fault=name, effect=f"{plural(pids)} in {service.alias} stopped")
 
             def resume() -> None:
-                service.exec(["kill", "-CONT", *map(str, pids)])
+                self._send(service, pids, "CONT")
                 if hold is not None:
                     hold.release()  # the zombie's late request goes out as it wakes
         self._later(name, step.duration, resume)

@@ -1,16 +1,18 @@
-"""Which processes a fault aims at: read from the kernel's tables, never from text a process chooses.
+"""Which processes a fault aims at, and whether a signal ended them: read from the kernel's tables, never
+from text a process chooses.
 
 `ss -p` prints each holder's name before its pid, and the sink under test chooses its name
 (`prctl(PR_SET_NAME, "pid=4000000")`): the first `pid=` in that text can be the sink's. Here the
 connection is found in /proc/net/tcp and tcp6 by its ends (its socket inode), and its holders by the
-/proc/<pid>/fd links that name that inode. Every word read is the kernel's.
+/proc/<pid>/fd links that name that inode; whether they died is `ps`'s pid and state columns. Every
+word read is the kernel's.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 ESTABLISHED = 0x01  # the `st` column of /proc/net/tcp (include/net/tcp_states.h)
@@ -18,6 +20,7 @@ ESTABLISHED = 0x01  # the `st` column of /proc/net/tcp (include/net/tcp_states.h
 SNAPSHOT = ("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; "
             "find /proc/[0-9]*/fd -lname 'socket:*' -printf '%p %l\\n' 2>/dev/null")
 LINK = re.compile(r"^/proc/(\d+)/fd/\d+ socket:\[(\d+)\]$", re.M)
+DEAD_STATES = ("Z", "X")  # a zombie has ended (its exit status waits for its parent), unless threads live on
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,28 @@ def holders(snapshot: str, local: tuple[str, int], remote_port: int | None = Non
               if row.state == ESTABLISHED and row.inode and row.local == local
               and (remote_port is None or row.remote[1] == remote_port)}
     return sorted({int(pid) for pid, inode in LINK.findall(snapshot) if int(inode) in inodes})
+
+
+def alive(ps: str) -> set[int]:
+    """The pids `ps -o pid=,stat= -p ...` lists as not yet ended: a zombie is ended, unless it is a leader
+    whose other threads still run (`Zl`: its first thread exited alone)."""
+    found = set()
+    for line in ps.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0].isdigit() and (not fields[1].startswith(DEAD_STATES) or "l" in fields[1]):
+            found.add(int(fields[0]))
+    return found
+
+
+def missed(signal: str, pids: Sequence[int], status: int, said: str, survivors: Collection[int]) -> str | None:
+    """Why SIG`signal` to `pids` did not end them, or None when every one is gone: the `kill` failed (a pid
+    gone before it, so not by this fault) or some process outlived it. Either way the fault did not do
+    what it says, and the row is never judged as if it had."""
+    if status != 0:
+        return f"kill -{signal} {' '.join(map(str, pids))} failed (status {status}): {said.strip()[:200]}"
+    if survivors:
+        return f"{plural(sorted(survivors))} still alive after SIG{signal}"
+    return None
 
 
 def plural(pids: Sequence[int]) -> str:
