@@ -12,8 +12,19 @@ from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster.service import Service
 from harness.gate import relay
+from harness.gate.points import Peer
 from harness.gate.relay_files import RelayFiles
 from harness.gate.tunnel import Tunnel
+
+
+def client_port(broker: int) -> int:
+    """The relay's port for broker `broker` (its node id): the nth client port is the nth broker's."""
+    return relay.CLIENT_PORT + broker - 1
+
+
+def port_reached(peer: Peer) -> int:
+    """The relay's port a client connection came in on: the remote end its container sees."""
+    return relay.POSTGRES_PORT if peer.service == "postgres" else client_port(peer.broker)
 
 
 class Relay(Service):
@@ -38,7 +49,7 @@ class Relay(Service):
 
     def client_address(self, broker: int) -> str:
         """Where the system under test reaches broker `broker` (its node id) through the gate, inside the network."""
-        return f"{self.alias}:{relay.CLIENT_PORT + broker - 1}"
+        return f"{self.alias}:{client_port(broker)}"
 
     @property
     def postgres_address(self) -> tuple[str, int]:

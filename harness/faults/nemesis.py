@@ -9,7 +9,6 @@ dropped in place of its answer (`drop`) needs no heal: the client has its error,
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -17,15 +16,18 @@ from collections.abc import Callable
 from docker.errors import APIError, NotFound
 
 from harness.cluster.kafka import KafkaBroker
+from harness.cluster.relay import port_reached
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
+from harness.faults.processes import SNAPSHOT, alive, holders, missed, plural
 from harness.faults.spec import PG_POINTS, FaultStep, is_node
 from harness.gate.points import GateEvent, Held
 from harness.history import History
 
 EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
 IN_SYNC_WAIT_S = 120.0  # after a Kafka node's fault heals: how long every replica may take to catch up
+GONE_WAIT_S = 30.0  # how long a signalled process may take to end (a JVM's SIGTERM runs its shutdown hooks)
 
 
 class Nemesis:
@@ -139,23 +141,53 @@ class Nemesis:
     def _pids(self, service: Service, pattern: str) -> list[int]:
         return [int(pid) for pid in service.output(["pgrep", "-f", pattern])[1].split()]
 
-    def _socket_owner(self, service: Service, event: GateEvent) -> int:
-        """The pid that owns the gate connection's client end, from `ss` inside the container."""
-        _, sockets = service.output(["ss", "-tnpH", "state", "established", f"( sport = :{event.peer.port} )"])
-        match = re.search(r"pid=(\d+)", sockets)
-        if match is None:
-            raise LookupError(f"no process owns port {event.peer.port} in {service.alias}")
-        return int(match.group(1))
+    def _senders(self, service: Service, event: GateEvent) -> list[int]:
+        """The pids holding the gate connection's client end, from the kernel's tables in the container
+        (harness.faults.processes: never a name the sink chose)."""
+        peer = event.peer
+        _, snapshot = service.output(["sh", "-c", SNAPSHOT])
+        pids = holders(snapshot, (peer.address, peer.port), port_reached(peer))
+        if not pids:
+            raise LookupError(f"no process holds the connection from {peer.address}:{peer.port} in {service.alias}")
+        return pids
 
-    def _process(self, step: FaultStep, event: GateEvent | None) -> tuple[Service, int]:
-        """(container, pid) of the process a step aims at: the sender or an executor JVM."""
+    def _processes(self, step: FaultStep, event: GateEvent | None) -> tuple[Service, list[int]]:
+        """(container, pids) of what a step aims at: the sender (every holder of its connection) or an
+        executor JVM."""
         service = self._container(step, event)
         if step.target == "sender" and event is not None:
-            return service, self._socket_owner(service, event)
+            return service, self._senders(service, event)
         pids = self._pids(service, EXECUTOR_PROCESS)
         if not pids:
             raise LookupError(f"no executor process in {service.alias}")
-        return service, pids[0]
+        return service, pids[:1]
+
+    def _signal(self, service: Service, pids: list[int], signal: str) -> None:
+        """Send SIG`signal` to `pids` and see every one end; raise when one did not (the fault errored:
+        its row is ineffective, never a row whose fault took effect)."""
+        status, said = self._send(service, pids, signal)
+        survivors = set(pids)
+        deadline = time.monotonic() + GONE_WAIT_S
+        while status == 0 and survivors and time.monotonic() < deadline:
+            survivors = self._alive(service, pids)
+            if survivors:
+                time.sleep(0.2)
+        why = missed(signal, pids, status, said, survivors)
+        if why is not None:
+            raise RuntimeError(f"{why} in {service.alias}")
+
+    def _alive(self, service: Service, pids: list[int]) -> set[int]:
+        """Which of `pids` still run; `ps` that cannot say (not there, failed) is an error, never "all gone"."""
+        status, listed = service.output(["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))])
+        if status not in (0, 1):  # 1: none of them listed
+            raise RuntimeError(f"ps in {service.alias} failed (status {status}): {listed.strip()[:200]}")
+        return alive(listed)
+
+    def _send(self, service: Service, pids: list[int], signal: str) -> tuple[int, str]:
+        """`kill`'s status and words. `exec`, not `output`: a kill run again after a lost reply would find
+        its target gone and read as failed."""
+        result = service.exec(["kill", f"-{signal}", *map(str, pids)])
+        return result.exit_code, result.output.decode(errors="replace")
 
     # -- actions -----------------------------------------------------------------------------------
 
@@ -166,16 +198,12 @@ class Nemesis:
             container = self._container(step, event) if step.target != "sender" else self.driver()
             self._kill_container(name, container, signal)
         else:
-            service, pid = self._process(step, event)
+            service, pids = self._processes(step, event)
             before = set(self._all_executor_pids())
-            service.exec(["kill", f"-{signal}", str(pid)])
-            self.history.record("effect", fault=name, effect=f"SIG{signal} to pid {pid} in {service.alias}")
-            if (service.alias, pid) in before:
-                args = (name, lambda: self._relaunched(before), "recovery", "no new executor process within 60 s")
-            else:  # the sender was a Python worker, not an executor: the task fails, the executor lives
-                args = (name, lambda: self._gone(service, pid), "effect",
-                        f"pid {pid} in {service.alias} still alive after 60 s")
-            threading.Thread(target=self._watch, args=args, daemon=True).start()
+            self._signal(service, pids, signal)
+            self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}: gone")
+            if any((service.alias, pid) in before for pid in pids):  # else a Python worker: its executor lives
+                threading.Thread(target=self._watch_relaunch, args=(name, before), daemon=True).start()
         if hold is not None:
             hold.drop()
 
@@ -214,20 +242,17 @@ class Nemesis:
         new = set(self._all_executor_pids()) - before
         return f"new executor process {sorted(new)}" if new else None
 
-    def _gone(self, service: Service, pid: int) -> str | None:
-        return f"pid {pid} in {service.alias} gone" if service.exec(["kill", "-0", str(pid)]).exit_code else None
-
-    def _watch(self, name: str, observe: Callable[[], str | None], kind: str, otherwise: str) -> None:
-        """Record what `observe` sees as a `kind` event (recovery or effect), or `otherwise` after 60 s,
-        unless the scenario ends first."""
+    def _watch_relaunch(self, name: str, before: set[tuple[str, int]]) -> None:
+        """Record the executor's relaunch as the recovery, or say after 60 s that none came, unless the
+        scenario ends first."""
         deadline = time.monotonic() + 60
         while not self._closed.wait(0.5):
-            seen = observe()
+            seen = self._relaunched(before)
             if seen is not None:
-                self.history.record(kind, fault=name, **{"detail" if kind == "recovery" else "effect": seen})
+                self.history.record("recovery", fault=name, detail=seen)
                 return
             if time.monotonic() > deadline:
-                self.history.record("effect", fault=name, effect=otherwise)
+                self.history.record("fault.note", fault=name, note="no new executor process within 60 s")
                 return
 
     def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
@@ -249,12 +274,14 @@ class Nemesis:
                 if hold is not None:
                     hold.release()
         else:
-            service, pid = self._process(step, event)
-            service.exec(["kill", "-STOP", str(pid)])
-            self.history.record("effect", fault=name, effect=f"pid {pid} in {service.alias} stopped")
+            service, pids = self._processes(step, event)
+            status, said = self._send(service, pids, "STOP")
+            if status != 0:
+                raise RuntimeError(f"kill -STOP {' '.join(map(str, pids))} in {service.alias} failed: {said.strip()}")
+            self.history.record("effect", fault=name, effect=f"{plural(pids)} in {service.alias} stopped")
 
             def resume() -> None:
-                service.exec(["kill", "-CONT", str(pid)])
+                self._send(service, pids, "CONT")
                 if hold is not None:
                     hold.release()  # the zombie's late request goes out as it wakes
         self._later(name, step.duration, resume)
