@@ -5,7 +5,7 @@
 #   bash run.sh certify  certify the reference exactly-once sink end to end (quick matrix), print its certificate
 #   bash run.sh smoke    bring the cluster up, run the passthrough scenario, print the result table
 #   bash run.sh test     what CI runs: lint (ruff), the docs site (mkdocs, strict), then the unit tests and
-#                        the gate (pytest -m "unit or gate", the Docker tests in one xdist worker, units beside)
+#                        the gate (pytest -m "unit or gate" in two pytest-xdist workers, each with a cluster)
 #   bash run.sh setup    only the virtual environment (with the test tools) and `doctor` (what is missing, and the fix)
 #   bash run.sh docs     only the docs site (mkdocs build --strict, into site/)
 # certify, smoke and test also install Docker (as root on Debian: `doctor --fix`) and build the images.
@@ -74,5 +74,5 @@ esac
 case "$job" in
   certify) exec "$python" -m harness certify --sink transactional --quick "$@" ;;
   smoke) exec "$python" -m harness smoke "$@" ;;
-  test) exec "$python" -m pytest -m "unit or gate" -n 2 --dist loadgroup --durations=25 "$@" ;;
+  test) exec "$python" -m pytest -m "unit or gate" -n 2 --durations=25 "$@" ;;
 esac

@@ -18,16 +18,6 @@ from harness.settings import from_pytest
 FAR = "ci-far"  # the isolated engine of the suites
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's `--dist loadgroup` (as `bash run.sh test` runs), every test that starts Docker
-    runs in one worker, one after another on one cluster, while the unit tests fill the other worker: a
-    test on the cluster waits on its faults and restarts, the unit tests' CPU fills those waits, and two
-    clusters on two cores would slow each other down more than they gain."""
-    for item in items:
-        if item.get_closest_marker("unit") is None:
-            item.add_marker(pytest.mark.xdist_group("docker"))
-
-
 @pytest.fixture(scope="session")
 def far_engine() -> Iterator[dict[str, str]]:
     """An engine that is really elsewhere (harness.cluster.isolated_engine: reachable only over TCP with TLS,
