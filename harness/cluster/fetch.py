@@ -207,7 +207,7 @@ def image_environment(machine: str | None = None) -> dict[str, str]:
     return {"python_version": f"{major}.{minor}", "python_full_version": f"{major}.{minor}.0",
             "implementation_name": "cpython", "implementation_version": f"{major}.{minor}.0",
             "platform_python_implementation": "CPython", "sys_platform": "linux", "os_name": "posix",
-            "platform_system": "Linux", "platform_machine": machine or platform.machine(), "extra": ""}
+            "platform_system": "Linux", "platform_machine": machine or platform.machine()}
 
 
 def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True) -> None:
@@ -245,9 +245,10 @@ def _fetch_one(requirement: Requirement, dest: Path, log: Path) -> Path:
         return _build_pure_wheel(str(requirement), dest, log)
     name = canonicalize_name(requirement.name)
     tags = image_tags()
-    found = [(parse_wheel_filename(w.name)[1], w) for w in dest.glob("*.whl")
-             if parse_wheel_filename(w.name)[0] == name and tags.intersection(parse_wheel_filename(w.name)[3])
-             and requirement.specifier.contains(parse_wheel_filename(w.name)[1], prereleases=True)]
+    found = [(version, wheel) for wheel in dest.glob("*.whl")
+             for wanted, version, _, wheel_tags in [parse_wheel_filename(wheel.name)]
+             if wanted == name and tags.intersection(wheel_tags)
+             and requirement.specifier.contains(version, prereleases=True)]
     if not found:
         raise ImageBuildFailed(f"pip download {requirement} left no wheel of it in {dest}; log: {log}")
     return max(found)[1]
@@ -275,9 +276,9 @@ def _build_pure_wheel(requirement: str, dest: Path, log: Path) -> Path:
         run_logged([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", name, "--wheel-dir", built,
                     requirement], log, f"pip wheel {requirement}")
         wheel = next(Path(built).glob("*.whl"))
-        if not image_tags().intersection(parse_wheel_filename(wheel.name)[3]):
-            raise ImageBuildFailed(f"{requirement} has no wheel for the images' Python "
-                                   f"{'.'.join(map(str, versions.IMAGE_PYTHON))} and builds only for the host's "
+        if not _installs(wheel, image_tags()):
+            raise ImageBuildFailed(f"{requirement} has no wheel for the images' Python {_image_python()} and "
+                                   "builds only for the host's "
                                    f"({wheel.name}); log: {log}")
         return Path(shutil.move(str(wheel), dest / wheel.name))
 
@@ -285,7 +286,16 @@ def _build_pure_wheel(requirement: str, dest: Path, log: Path) -> Path:
 def check_image_wheels(folder: Path) -> None:
     """Refuse a folder holding a wheel the images' interpreter cannot install (one built for the host's)."""
     tags = image_tags()
-    foreign = sorted(w.name for w in folder.glob("*.whl") if not tags.intersection(parse_wheel_filename(w.name)[3]))
+    foreign = sorted(w.name for w in folder.glob("*.whl") if not _installs(w, tags))
     if foreign:
-        raise ImageBuildFailed(f"wheels in {folder} do not install on the images' Python "
-                               f"{'.'.join(map(str, versions.IMAGE_PYTHON))}: {', '.join(foreign)}")
+        raise ImageBuildFailed(f"wheels in {folder} do not install on the images' Python {_image_python()}: "
+                               f"{', '.join(foreign)}")
+
+
+def _installs(wheel: Path, tags: frozenset[Tag]) -> bool:
+    """Whether the images' interpreter (its `tags`) installs `wheel`."""
+    return bool(tags.intersection(parse_wheel_filename(wheel.name)[3]))
+
+
+def _image_python() -> str:
+    return ".".join(map(str, versions.IMAGE_PYTHON))
