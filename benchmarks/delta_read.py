@@ -38,7 +38,8 @@ from table_check import LocalFiles
 from harness.client.reader import ReadResult
 from harness.cluster.images import current
 from harness.interrupt import run_script
-from harness.output.delta import COLUMNS, DeltaTable, cells_as_bytes
+from harness.output.delta.table import DeltaTable
+from harness.output.rows import COLUMNS, cells_as_bytes
 
 APP_ID = "delta-read-benchmark"  # each version's txnAppId
 SPARK = """

@@ -23,9 +23,9 @@ from pathlib import Path
 from docs_page import record, section
 
 from harness.client.topics import create_topics, unique_name
-from harness.cluster.postgres import PORT
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
+from harness.output.postgres.server import PORT
 from harness.run.session import session
 
 CLIENT = Path(__file__).with_name("gate_client.py")

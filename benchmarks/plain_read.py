@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import io
 
-from harness.output.delta import COLUMNS as DELTA_COLUMNS
-from harness.output.delta_log import DeltaLog, Files
-from harness.output.postgres import BATCH, Endpoint
+from harness.output.commits import Files
+from harness.output.delta.log import DeltaLog
+from harness.output.postgres.table import BATCH, Endpoint
+from harness.output.rows import COLUMNS as DELTA_COLUMNS
 
 
 def delta_rows(files: Files, path: str, python: bool = True) -> int:

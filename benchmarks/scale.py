@@ -33,8 +33,8 @@ from plain_read import delta_rows, postgres_rows
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
 from harness.output.base import OUTPUTS, Output
-from harness.output.delta import DeltaTable, table_path
-from harness.output.postgres import PostgresTable, table_name
+from harness.output.delta.table import DeltaTable, table_path
+from harness.output.postgres.table import PostgresTable, table_name
 from harness.run.scenario import Scenario, ScenarioResult, batch_size
 from harness.run.session import scenario, session
 from harness.subject.code_spec import STATE_TABLE

@@ -38,15 +38,17 @@ from harness.client.reader import ReadResult
 from harness.client.records import Records
 from harness.client.workload import Workload
 from harness.interrupt import run_script
-from harness.output import delta
-from harness.output.postgres import BATCH, TransactionRows
+from harness.output.delta import table as delta
+from harness.output.postgres.table import BATCH, TransactionRows
+from harness.output.rows import BATCH as FILE_BATCH
+from harness.output.rows import cells_as_bytes
 from harness.subject.pipeline import Pipeline, load_pipeline
 
 VERSIONS, FILES = 5, 4  # as delta_streaming writes a 1M backlog: five batches, a file per input partition
 
 
 class LocalFiles:
-    """The relay's file service (harness.output.delta_log.Files) over a local folder."""
+    """The relay's file service (harness.output.commits.Files) over a local folder."""
 
     def walk(self, path: str) -> list[str]:
         return [os.path.relpath(os.path.join(folder, name), path) for folder, _, names in os.walk(path)
@@ -114,9 +116,9 @@ def identities_only(pipeline: Pipeline, path: str) -> int:
     table = delta.DeltaTable(LocalFiles(), path)
     rows = 0
     for _, name in table.log.snapshot().files:  # type: ignore[union-attr]
-        for arrow in pq.ParquetFile(table.log.data_path(name)).iter_batches(batch_size=delta.BATCH,
+        for arrow in pq.ParquetFile(table.log.data_path(name)).iter_batches(batch_size=FILE_BATCH,
                                                                             columns=["value"]):
-            values = delta.cells_as_bytes(arrow.column("value"))
+            values = cells_as_bytes(arrow.column("value"))
             rows += len(pipeline.identities(values))  # type: ignore[misc]
     return rows
 

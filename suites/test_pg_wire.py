@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.cluster.postgres import PORT
 from harness.cluster.spark import SparkDriver
 from harness.cluster.topology import Cluster
 from harness.gate.points import GateEvent, Hold, Observe
+from harness.output.postgres.server import PORT
 
 pytestmark = pytest.mark.integration
 

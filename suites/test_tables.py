@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import BadInput
-from harness.output.delta_log import DeltaLog
+from harness.output.delta.log import DeltaLog
 from harness.run.scenario import ScenarioResult
 from harness.run.session import scenario
 from suites.test_faults import assert_fired_with_effect

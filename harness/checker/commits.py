@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from harness.checker.verdict import EFFECTIVELY_ONCE, FAIL, UNKNOWN, Anomaly, Verdict, classify
-from harness.output.delta_log import Commit
+from harness.output.commits import Commit
 
 NAME = "batch_committed_twice"
 

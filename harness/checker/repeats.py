@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from harness.checker.commits import NAME, batches_of
 from harness.checker.state_table import key_of_bytes, shown_value
 from harness.checker.verdict import EFFECTIVELY_ONCE, PASS, Anomaly, Verdict
-from harness.output.delta_log import Commit
+from harness.output.commits import Commit
 
 State = Mapping[bytes | None, list[bytes | None]]  # key -> its rows' values, as of one version
 CHANGES_SHOWN = 5  # keys a double application's example names

@@ -17,9 +17,6 @@ from harness.cluster.brokers import KafkaCluster
 from harness.cluster.engine import docker_client, engine_host
 from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
-from harness.cluster.postgres import ALIAS as POSTGRES_ALIAS
-from harness.cluster.postgres import PORT as POSTGRES_PORT
-from harness.cluster.postgres import PostgresServer
 from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
@@ -30,7 +27,10 @@ from harness.gate.points import Peer
 from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
 from harness.gate.tunnel import Tunnel
-from harness.output.postgres import Endpoint
+from harness.output.postgres.server import ALIAS as POSTGRES_ALIAS
+from harness.output.postgres.server import PORT as POSTGRES_PORT
+from harness.output.postgres.server import PostgresServer
+from harness.output.postgres.table import Endpoint
 from harness.progress import say, step
 from harness.settings import from_environment
 

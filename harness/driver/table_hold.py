@@ -28,7 +28,7 @@ import sys
 import time
 import uuid
 
-VERSION_FILE = re.compile(r"^([0-9]{20})\.json$")  # ASCII digits: Delta's own names (harness.output.delta_log)
+VERSION_FILE = re.compile(r"^([0-9]{20})\.json$")  # ASCII digits: Delta's own names (harness.output.delta.log)
 IN_CLOSE_WRITE, IN_MOVED_TO = 0x00000008, 0x00000080
 POLL_S = 0.01
 RELEASE_AFTER_S = 60.0

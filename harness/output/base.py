@@ -8,7 +8,7 @@ from typing import Protocol
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record
-from harness.output.delta_log import Commit, State
+from harness.output.commits import Commit, State
 from harness.settings import SETTINGS
 
 OUTPUTS = SETTINGS["output"].choices or ()  # the --output choices

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Record
-from harness.output.delta_log import Commit, State
+from harness.output.commits import Commit, State
 
 
 class KafkaTopic:

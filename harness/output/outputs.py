@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 from harness.errors import BadInput
 from harness.output.base import OUTPUTS, Output
-from harness.output.delta import DeltaTable, table_path
-from harness.output.delta_log import Files
+from harness.output.commits import Files
+from harness.output.delta.table import DeltaTable, table_path
 from harness.output.kafka import KafkaTopic
-from harness.output.postgres import Endpoint, PostgresTable, table_name
+from harness.output.postgres.table import Endpoint, PostgresTable, table_name
 
 STATE_TABLES = ("delta", "postgres")  # the outputs whose history tells a state table's repeats
 

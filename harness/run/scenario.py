@@ -37,9 +37,9 @@ from harness.gate.points import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.output.base import Output
-from harness.output.delta_log import Commit
+from harness.output.commits import Commit
 from harness.output.outputs import output_for
-from harness.output.postgres import PostgresTable
+from harness.output.postgres.table import PostgresTable
 from harness.progress import say
 from harness.report import write_scenario_page
 from harness.report.folders import scenario_dir

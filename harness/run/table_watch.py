@@ -22,8 +22,8 @@ from typing import Protocol
 
 from harness.driver.table_hold import holds_folder
 from harness.history import History
-from harness.output.delta_log import DeltaLog, versions
-from harness.output.postgres import HeldCommit, PostgresTable
+from harness.output.delta.log import DeltaLog, versions
+from harness.output.postgres.table import HeldCommit, PostgresTable
 from harness.run.checkpoint import CheckpointFolder, whole_number
 
 POINT = "table.committed"

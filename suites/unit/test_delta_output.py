@@ -12,9 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.errors import BadInput
-from harness.output import deletion_vectors, delta
-from harness.output.delta import DeltaTable, table_path
-from harness.output.delta_log import DeltaLog, latest_checkpoint, parse_commit, versions
+from harness.output import rows
+from harness.output.delta import deletion_vectors
+from harness.output.delta.log import DeltaLog, latest_checkpoint, parse_commit, versions
+from harness.output.delta.table import DeltaTable, table_path
 
 pytestmark = pytest.mark.unit
 TABLE = "/checkpoints/s-table"
@@ -154,7 +155,7 @@ def test_rows_of_the_snapshot_become_records_a_file_a_partition() -> None:
 def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A big file is never whole in Python objects: pyarrow decodes it `BATCH` rows at a time, each handed
     to the checker as columns, offsets running on across them."""
-    monkeypatch.setattr(delta, "BATCH", 3)
+    monkeypatch.setattr(rows, "BATCH", 3)
     files = StandInFiles()
     files.write(log_path(0), entry(add("a.parquet"), add("b.parquet"), *streaming("q", 0)))
     out = io.BytesIO()
@@ -246,8 +247,8 @@ def test_cells_become_bytes_in_arrow_whatever_text_or_binary_type() -> None:
     """String and binary columns (large or not) are cast in C; another type takes the general way."""
     for kind in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary()):
         column = pa.array(["a", None, "é"] if "string" in str(kind) else [b"a", None, "é".encode()], kind)
-        assert delta.cells_as_bytes(column) == [b"a", None, "é".encode()]
-    assert delta.cells_as_bytes(pa.array([1, None])) == [1, None]  # not text: `unreadable` downstream
+        assert rows.cells_as_bytes(column) == [b"a", None, "é".encode()]
+    assert rows.cells_as_bytes(pa.array([1, None])) == [1, None]  # not text: `unreadable` downstream
 
 
 # A deletion vector as Spark 4.0 with Delta 4.0.1 wrote it: DELETE of rows 5 to 12 and 17 of a 20-row file (a

@@ -14,7 +14,7 @@ from harness.client.records import Records
 from harness.errors import BadInput
 from harness.faults.space import Observation
 from harness.history import History, read_history
-from harness.output.postgres import (
+from harness.output.postgres.table import (
     Endpoint,
     HeldCommit,
     PostgresTable,

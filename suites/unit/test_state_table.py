@@ -19,8 +19,8 @@ from harness.client.reader import ReadResult
 from harness.client.records import OutputRecord
 from harness.errors import BadInput
 from harness.history import History, read_history
-from harness.output.delta import DeltaTable
-from harness.output.delta_log import Commit
+from harness.output.commits import Commit
+from harness.output.delta.table import DeltaTable
 from harness.run.checkpoint import CheckpointFolder
 from harness.run.table_watch import TableWatcher
 from harness.subject.code_spec import resolve_sink

@@ -16,7 +16,7 @@ from harness.faults.space import Observation, space
 from harness.faults.spec import TABLE as TABLE_KIND
 from harness.faults.spec import parse_schedule
 from harness.history import History, read_history
-from harness.output.delta_log import Commit
+from harness.output.commits import Commit
 from harness.run.checkpoint import CheckpointFolder
 from harness.run.table_watch import TableWatcher
 from suites.unit.test_delta_output import StandInFiles, add, entry, log_path, streaming

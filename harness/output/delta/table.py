@@ -11,38 +11,20 @@ value column of a Parquet file in C (no JVM, no Spark batch job in a container: 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
-from harness.client.records import Record, Records, as_bytes
+from harness.client.records import Record, Records
 from harness.errors import BadInput
-from harness.output import deletion_vectors
-from harness.output.delta_log import Commit, DeltaLog, Files, Snapshot, State
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
-BATCH = 10_000  # rows decoded and handed to the checker at once
+from harness.output.commits import Commit, Files, State
+from harness.output.delta import deletion_vectors
+from harness.output.delta.log import DeltaLog, Snapshot
+from harness.output.rows import file_rows
 
 
 def table_path(checkpoint: str) -> str:
     """Where a scenario's table lives: beside its checkpoint, on the volume drivers and executors share."""
     return f"{checkpoint}-table"
-
-
-def cells_as_bytes(column: pa.Array) -> list[bytes | None]:
-    """A column's cells as bytes (None stays None): a string or binary column cast in C (no str made for
-    each cell), anything else through Python."""
-    import pyarrow as pa
-
-    kind = column.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
-            or pa.types.is_large_binary(kind):
-        return column.cast(pa.binary()).to_pylist()
-    return as_bytes(column.to_pylist())
 
 
 class DeltaTable:
@@ -93,35 +75,12 @@ class DeltaTable:
         1M-record batch is never whole in Python objects, and no object is made for each row). A column
         the table is partitioned by is not in its files: each row of a file has the file's value. Rows its
         deletion vector names are not in the table: left out (offsets count the rows that are)."""
-        import pyarrow.parquet as pq
-
-        data = pq.ParquetFile(io.BytesIO(self.files.read_bytes(self.log.data_path(path))))
-        names = data.schema_arrow.names
         partition_values, deletion_vector = snapshot.partition_values.get(path, {}), snapshot.deletion_vectors.get(path)
-        constant = {c: None if partition_values[c] is None else partition_values[c].encode()  # type: ignore[union-attr]
-                    for c in COLUMNS if c not in names and c in partition_values}
-        missing = [c for c in COLUMNS if c not in names and c not in constant]
-        if missing:
-            raise BadInput(f"Delta table {self.where} has no column {', '.join(missing)} (it has "
-                           f"{', '.join([*names, *partition_values])}): the checkers read a `key` and a `value` "
-                           "column, each string or binary")
         deleted = (deletion_vectors.positions(deletion_vectors.serialized(self.log.table, deletion_vector,
                                                                          self.files.read_bytes))
                    if deletion_vector else set())
-        offset = row = 0
-        for arrow in data.iter_batches(batch_size=BATCH, columns=[c for c in COLUMNS if c not in constant]):
-            keys, values = (cells_as_bytes(arrow.column(c)) if c not in constant else [constant[c]] * arrow.num_rows
-                            for c in COLUMNS)
-            if deleted:
-                kept = [i for i in range(len(values)) if row + i not in deleted]
-                keys, values = [keys[i] for i in kept], [values[i] for i in kept]
-            row += arrow.num_rows
-            if not values:
-                continue
-            if None in values:
-                values = [value or b"" for value in values]  # a null value: `unreadable`
-            yield Records.run(partition, offset, keys, values, timestamp_ms)
-            offset += len(values)
+        return file_rows(self.files.read_bytes(self.log.data_path(path)), partition, timestamp_ms,
+                         f"Delta table {self.where}", partition_values, deleted)
 
     def state_at(self, version: int) -> State:
         """The table as of `version`: each key's values (one for a state table that keeps one row per

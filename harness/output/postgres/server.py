@@ -11,7 +11,7 @@ from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster.service import Service
-from harness.output.postgres import Endpoint
+from harness.output.postgres.table import Endpoint
 
 PORT = 5432
 ALIAS = "postgres"

@@ -16,65 +16,15 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 from urllib.parse import unquote, urlparse
 
 from harness.errors import BadInput
+from harness.output.commits import Commit, Files, PartitionValues
 
 LOG = "_delta_log"
 # ASCII digits only: \d takes any script's, whose version the log's own name (`{version:020d}.json`) is not
 VERSION_FILE = re.compile(r"^([0-9]{20})\.json$")
 CHECKPOINT_FILE = re.compile(r"^([0-9]{20})\.checkpoint(?:\.([0-9]+)\.([0-9]+))?\.parquet$")
-
-
-class Files(Protocol):
-    """Where the table is read from: the run's volume through the relay (harness.gate.relay_files)."""
-
-    def walk(self, path: str) -> list[str]: ...
-
-    def read_bytes(self, path: str) -> bytes: ...
-
-
-State = dict[bytes | None, list[bytes | None]]  # a table's rows as of one commit: key -> its rows' values
-# an added file's partition values (a partitioned table keeps those columns in the log, not in its files)
-PartitionValues = tuple[tuple[str, str | None], ...]
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One commit of a table: a Delta version, as its log entry says (or a PostgreSQL transaction's rows of
-    one batch: harness.output.postgres)."""
-
-    version: int
-    operation: str | None = None  # commitInfo.operation: WRITE, STREAMING UPDATE, MERGE, ...
-    app_id: str | None = None  # the txn action's appId
-    txn_version: int | None = None  # the txn action's version (a batch id for the writers above)
-    query_id: str | None = None  # commitInfo.operationParameters.queryId (Spark's Delta sink)
-    epoch: int | None = None  # commitInfo.operationParameters.epochId: the batch id (Spark's Delta sink)
-    added: tuple[str, ...] = ()  # data files added, as the log names them
-    added_values: tuple[PartitionValues, ...] = ()  # each added file's partition values (none: unpartitioned)
-    added_vectors: tuple[str | None, ...] = ()  # each added file's deletion vector (JSON), None without one
-    removed: tuple[str, ...] = ()
-    removed_vectors: tuple[str | None, ...] = ()  # the deletion vector each removed file had
-    timestamp_ms: int = 0  # commitInfo.timestamp: when the writer committed it
-    rows: int = 0  # rows it wrote, where the store says (a PostgreSQL transaction's rows of the batch)
-    # other commits of the same batch whose rows this one's repeat (the same key and value), where the store
-    # can tell: a PostgreSQL batch may be committed in parts (one transaction per partition), so only a
-    # repeat is a second write; None where a commit is a whole batch (a Delta version), so two are two writes
-    repeats: tuple[int, ...] | None = None
-    named_by: str = ""  # where its batch id came from, where not a Delta log's txn or commitInfo
-
-    @property
-    def batch(self) -> int | None:
-        """The streaming batch this version says it holds, None when it says none."""
-        return self.txn_version if self.txn_version is not None else self.epoch
-
-    @property
-    def said_by(self) -> str | None:
-        """Where the batch id came from: `txn`, `commitInfo`, `named_by` (a row's `batch_id`), or None."""
-        if self.named_by:
-            return self.named_by
-        return "txn" if self.txn_version is not None else "commitInfo" if self.epoch is not None else None
 
 
 def parse_commit(version: int, text: str) -> Commit:

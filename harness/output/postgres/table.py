@@ -42,7 +42,7 @@ from operator import countOf, itemgetter
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput, InfrastructureError
-from harness.output.delta_log import Commit, State
+from harness.output.commits import Commit, State
 
 COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
 BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)

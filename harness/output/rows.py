@@ -1,0 +1,80 @@
+"""A table's data file as the checkers' records: its `key` and `value` columns, decoded by pyarrow in
+batches (a file of a 1M-record batch is never whole in Python objects, and no object is made for each
+row). Every table format here keeps its rows in Parquet (or ORC) files its own metadata names; this is
+the one place that reads them."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from harness.client.records import Records, as_bytes
+from harness.errors import BadInput
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
+BATCH = 10_000  # rows decoded and handed to the checker at once
+
+
+def cells_as_bytes(column: pa.Array) -> list[bytes | None]:
+    """A column's cells as bytes (None stays None): a string or binary column cast in C (no str made for
+    each cell), anything else through Python."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
+            or pa.types.is_large_binary(kind):
+        return column.cast(pa.binary()).to_pylist()
+    return as_bytes(column.to_pylist())
+
+
+def _batches(data: bytes, orc: bool, columns: list[str]) -> tuple[list[str], Iterator[pa.RecordBatch]]:
+    """The file's column names, and its chosen columns `BATCH` rows at a time."""
+    if orc:
+        import pyarrow.orc as po
+
+        file = po.ORCFile(io.BytesIO(data))
+        names = file.schema.names
+        return names, (batch for stripe in range(file.nstripes)
+                       for batch in file.read_stripe(stripe, columns=[c for c in columns if c in names])
+                       .to_batches(BATCH))
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(io.BytesIO(data))
+    names = parquet.schema_arrow.names
+    return names, parquet.iter_batches(batch_size=BATCH, columns=[c for c in columns if c in names])
+
+
+def file_rows(data: bytes, partition: int, timestamp_ms: int, table: str,
+              partition_values: Mapping[str, str | None] | None = None,
+              deleted: set[int] | frozenset[int] = frozenset(), orc: bool = False) -> Iterator[Records]:
+    """One data file's rows as records of `partition` (a row's index among the rows kept is its offset),
+    placed at `timestamp_ms`. A column the table is partitioned by may be in the metadata only
+    (`partition_values`): each row of the file has the file's value. Rows at the positions in `deleted`
+    (a deletion vector's, a position delete's) are not in the table: left out. `table` names the table
+    in errors."""
+    partition_values = partition_values or {}
+    names, batches = _batches(data, orc, list(COLUMNS))
+    constant = {c: None if partition_values[c] is None else partition_values[c].encode()  # type: ignore[union-attr]
+                for c in COLUMNS if c not in names and c in partition_values}
+    missing = [c for c in COLUMNS if c not in names and c not in constant]
+    if missing:
+        raise BadInput(f"{table} has no column {', '.join(missing)} (it has {', '.join([*names, *partition_values])}): "
+                       "the checkers read a `key` and a `value` column, each string or binary")
+    offset = row = 0
+    for arrow in batches:
+        keys, values = (cells_as_bytes(arrow.column(c)) if c not in constant else [constant[c]] * arrow.num_rows
+                        for c in COLUMNS)
+        if deleted:
+            kept = [i for i in range(len(values)) if row + i not in deleted]
+            keys, values = [keys[i] for i in kept], [values[i] for i in kept]
+        row += arrow.num_rows
+        if not values:
+            continue
+        if None in values:
+            values = [value or b"" for value in values]  # a null value: `unreadable`
+        yield Records.run(partition, offset, keys, values, timestamp_ms)  # type: ignore[arg-type]
+        offset += len(values)
