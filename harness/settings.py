@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from harness import versions
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
+from harness.output.registry import NAMES
 
 
 @dataclass(frozen=True)
@@ -76,11 +77,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "path/to/pipeline.py; without a model, checked against fault-free runs of itself"),
     Setting("sink", "transactional", "a catalog name (transactional, builtin_kafka, ...), a dotted module or "
             "file.py:sink", pytest=True),
-    Setting("output", "kafka", "where the sink writes and the harness reads what is committed: kafka (the output "
-            "topic, read_committed), delta (a Delta table on the run's volume, its latest snapshot and its log) or "
-            "postgres (a PostgreSQL table, read in a transaction of its own, with its rows' transactions); the "
-            "sink's context says where (topic, table_path, or jdbc_url, host, port, table)",
-            choices=("kafka", "delta", "postgres"), pytest=True),
+    Setting("output", NAMES[0], "where the sink writes and the harness reads what is committed: the output "
+            "topic (kafka, read_committed) or a table (its latest committed version, with the store's own commit "
+            "history); the sink's context says where (docs/reference/outputs.md)", choices=NAMES, pytest=True),
     Setting("records", "20000", "records of input a scenario produces", int),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "

@@ -51,7 +51,7 @@ SPARK_ENV = "HARNESS_SPARK"
 
 @dataclass(frozen=True)
 class Stack:
-    """The Kafka and Spark versions of a run (Delta's follows Spark's line)."""
+    """The Kafka and Spark versions of a run (a table format's follow Spark's line)."""
 
     kafka: str
     spark: str
@@ -66,26 +66,17 @@ class Stack:
         return f"org.apache.spark:spark-sql-kafka-0-10_{self.scala}:{self.spark}"
 
     @property
-    def delta(self) -> str:
-        """Delta Lake's release for this Spark line; BadInput for a line no Delta release is known for."""
-        line = ".".join(self.spark.split(".")[:2])
-        if line not in DELTA_VERSIONS:
-            raise BadInput(f"Spark {self.spark}: no Delta Lake release known for its line "
-                           f"(known: {', '.join(f'Spark {k}: Delta {v}' for k, v in DELTA_VERSIONS.items())})")
-        return DELTA_VERSIONS[line]
-
-    @property
-    def delta_jar(self) -> str:
-        return f"io.delta:delta-spark_{self.scala}:{self.delta}"
-
-    @property
-    def postgres_jdbc(self) -> str:
-        return f"org.postgresql:postgresql:{POSTGRES_JDBC}"
+    def line(self) -> str:
+        """Spark's line (4.0, 3.5): a table format's release is built against one."""
+        return ".".join(self.spark.split(".")[:2])
 
     def described(self) -> dict[str, str]:
-        """The versions a result and a certificate name."""
-        return {"kafka": self.kafka, "spark": self.spark, "delta": self.delta,
-                "postgres": POSTGRES_PACKAGE.removeprefix("postgresql-"), "postgres_jdbc": POSTGRES_JDBC}
+        """The versions a result and a certificate name: Kafka's, Spark's, and every store's parts that run
+        on this Spark line (harness.output.registry)."""
+        from harness.output.registry import stores
+
+        parts = {key: version for store in stores() for key, (_, version) in store.versions(self).items()}
+        return {"kafka": self.kafka, "spark": self.spark, **parts}
 
 
 def stack() -> Stack:

@@ -19,8 +19,10 @@ from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
 from harness.evidence import write_evidence, write_new_evidence
 from harness.faults.space import Observation, space
+from harness.output.registry import stores
 from harness.subject.code_spec import CodeSpec
 from harness.subject.pipeline import Pipeline
+from harness.versions import SPARK_VERSIONS, Stack
 
 NOT_TRIED = "not tried"
 CERTIFICATE = "certificate.json"  # never overwritten: a folder holds one certification's
@@ -181,8 +183,9 @@ def _files(files: dict[str, str]) -> str:
 
 def _versions(versions: dict[str, str]) -> str:
     """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, Delta Lake 4.0.1, PostgreSQL 15, ...`."""
-    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "delta": "Delta Lake",
-             "postgres": "PostgreSQL", "postgres_jdbc": "PostgreSQL JDBC", "confluent_kafka": "confluent-kafka"}
+    names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "confluent_kafka": "confluent-kafka",
+             **{key: what for store in stores() for spark in SPARK_VERSIONS
+                for key, (what, _) in store.versions(Stack("", spark)).items()}}
     return ", ".join(f"{names.get(name, name)} {version}" for name, version in versions.items())
 
 

@@ -22,7 +22,7 @@ from harness.cluster.engine import engine_socket_url
 from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK, BadInput
 from harness.faults.space import MIN_BROKERS, Observation
 from harness.report.folders import certificate_dir
-from harness.run.session import session
+from harness.run.session import checked_output, session
 from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
@@ -43,6 +43,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
                              engine_socket_url())
     pipeline = load_pipeline(run.pipeline)
     sink = resolve_sink(run.sink)
+    checked_output(sink, run.output)
     if dry_run:
         print_plan(sink, pipeline, quick)
         if shard is not None:

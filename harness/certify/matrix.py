@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.faults.space import MIN_BROKERS, ROLES, FaultClass, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL
+from harness.output.registry import table_stores
 
 ANY = "any"
 
@@ -53,9 +54,10 @@ def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:
 
 
 def _assumed(brokers: int = 1) -> list[Observation]:
-    """A sink of every kind with a stateful pipeline, as a dry run assumes it: table sinks of both outputs."""
-    return [*(Observation.assumed(kind, stateful=True, brokers=brokers) for kind in (TRANSACTIONAL, PLAIN, TABLE)),
-            Observation.assumed(TABLE, stateful=True, brokers=brokers, output="postgres")]
+    """A sink of every kind with a stateful pipeline, as a dry run assumes it: table sinks of every table output."""
+    return [*(Observation.assumed(kind, stateful=True, brokers=brokers) for kind in (TRANSACTIONAL, PLAIN)),
+            *(Observation.assumed(TABLE, stateful=True, brokers=brokers, output=table.name)
+              for table in table_stores())]
 
 
 def _matrix(brokers: int = 1) -> list[MatrixScenario]:

@@ -20,9 +20,10 @@ from harness.faults.spec import (
     schedule_from_json,
     schedule_to_json,
 )
+from harness.output.registry import store
 from harness.progress import say
 from harness.report.folders import checked_name
-from harness.run.session import scenario, session
+from harness.run.session import checked_output, scenario, session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -74,13 +75,13 @@ def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
 def command(args: argparse.Namespace) -> int:
     checked_name(args.name)
     load_pipeline(args.pipeline)
-    resolve_sink(args.sink)
+    checked_output(resolve_sink(args.sink), args.output)
     steps = schedule(args.fault, args.schedule, args.random_faults)
     with session() as opened:
         if args.random_faults:
             kind = observed_kind(opened.cluster, args)
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL,
-                                    table=kind == TABLE, postgres=args.output == "postgres")
+                                    table=kind == TABLE, points=store(args.output).points)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
                               rate=args.input_rate, restarts=args.restarts, output=args.output)

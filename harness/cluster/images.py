@@ -27,6 +27,7 @@ from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
 from harness.errors import ImageBuildFailed
+from harness.output.registry import stores
 from harness.progress import say, step
 from harness.settings import from_environment
 
@@ -82,24 +83,48 @@ def _stage_kafka(version: str, context: Path, log: Path) -> None:
         )
 
 
+STORES_MARK = "<!-- each store's jars"
+
+
+def spark_pom(stack: versions.Stack) -> str:
+    """The Spark image's pom: the Kafka connector's, with every store's jars for this Spark line."""
+    template = (DOCKERFILES / "spark" / "pom.xml").read_text()
+    dependencies = "".join(
+        f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+        f"<version>{version}</version></dependency>\n"
+        for group, artifact, version in (jar.split(":") for jar in store_jars(stack)))
+    return template.replace(f"    {STORES_MARK}", dependencies + f"    {STORES_MARK}", 1)
+
+
+def store_jars(stack: versions.Stack) -> tuple[str, ...]:
+    """The jars every store that runs on this Spark line needs."""
+    return tuple(jar for store in stores() if not store.unsupported(stack) for jar in store.jars(stack))
+
+
+def store_wheels(stack: versions.Stack) -> tuple[str, ...]:
+    """The Python packages every store that runs on this Spark line gives its sinks."""
+    return tuple(wheel for store in stores() if not store.unsupported(stack) for wheel in store.wheels(stack))
+
+
 def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
     wheels = image_wheels(cache_dir())
+    pom = context.parent / f"{context.name}-pom" / "pom.xml"
+    pom.parent.mkdir(parents=True, exist_ok=True)
+    pom.write_text(spark_pom(stack))
     with _fetching("Spark", stack.spark, versions.SPARK_VERSIONS):
         fetch_wheels([f"pyspark=={stack.spark}"], wheels, log)
-        # Delta's Python API (`from delta.tables import DeltaTable`), as users' sinks import it; it needs
-        # pyspark alone (importlib_metadata only for configure_spark_with_delta_pip, a session's builder)
-        fetch_wheels([f"delta-spark=={stack.delta}"], wheels, log, deps=False)
-        fetch_maven_jars(
-            DOCKERFILES / "spark" / "pom.xml",
-            context / "jars",
-            {"spark.version": stack.spark, "scala.binary": stack.scala, "delta.version": stack.delta,
-             "postgres.jdbc.version": versions.POSTGRES_JDBC},
-            log,
-        )
+        fetch_wheels(list(store_wheels(stack)), wheels, log, deps=False)
+        fetch_maven_jars(pom, context / "jars", {"spark.version": stack.spark, "scala.binary": stack.scala}, log)
     (context / "wheels").mkdir()
     for wheel in [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl"),
-                  *wheels.glob(f"delta_spark-{stack.delta}-*.whl")]:
+                  *(found for name in store_wheels(stack) for found in wheels.glob(_wheel_glob(name)))]:
         shutil.copy2(wheel, context / "wheels")
+
+
+def _wheel_glob(requirement: str) -> str:
+    """A wheel file's name for `name==version`, as a glob (a wheel's name has `_` for `-`)."""
+    name, _, version = requirement.partition("==")
+    return f"{name.replace('-', '_')}-{version}-*.whl"
 
 
 @contextmanager
@@ -152,7 +177,7 @@ def current() -> Images:
     """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
     stack = versions.stack()
     kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
-    spark = Image("spark", (stack.spark, stack.connector, stack.delta_jar, stack.postgres_jdbc),
+    spark = Image("spark", (stack.spark, stack.connector, *store_jars(stack), *store_wheels(stack)),
                   partial(_stage_spark, stack), BASE, MAVEN)
     return Images(stack, BASE, kafka, spark, TOXIPROXY, POSTGRES)
 

@@ -6,8 +6,10 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.network import Network
@@ -27,11 +29,8 @@ from harness.gate.points import Peer
 from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
 from harness.gate.tunnel import Tunnel
-from harness.output.postgres.server import ALIAS as POSTGRES_ALIAS
-from harness.output.postgres.server import PORT as POSTGRES_PORT
-from harness.output.postgres.server import PostgresServer
-from harness.output.postgres.table import Endpoint
-from harness.progress import say, step
+from harness.output.registry import stores
+from harness.progress import say
 from harness.settings import from_environment
 
 # One toxiproxy link per role and broker, so that one role's link, or every link to one broker, can be cut
@@ -53,9 +52,20 @@ def link_port(kind: str, node_id: int) -> int:
     return 9100 + 10 * node_id + (ROLES.index(kind) if kind in ROLES else 9)
 
 
-def postgres_link_port(role: str) -> int:
-    """A role's link to PostgreSQL: its port inside toxiproxy (above every broker's)."""
-    return 9300 + ROLES.index(role)
+def service_link_port(index: int, role: str) -> int:
+    """A role's link to the `index`th service a store started (PostgreSQL): its port inside toxiproxy
+    (above every broker's)."""
+    return 9300 + 10 * index + ROLES.index(role)
+
+
+class Attachment(Protocol):
+    """What a store starts on a cluster on first use (PostgreSQL): stopped with the cluster."""
+
+    @property
+    def services(self) -> list[Service]: ...
+
+
+A = TypeVar("A", bound=Attachment)
 
 
 class Cluster:
@@ -76,8 +86,9 @@ class Cluster:
         self.kafka = KafkaCluster(self.images.kafka.tag, self.network, self.labels, count,
                                   lambda n: f"{self.toxiproxy.alias}:{link_port(REPLICATION, n)}")
         self.relay = Relay(self.images.base.tag, self.network, self.labels, self.checkpoints, count, self.secret,
-                           [self.toxiproxy.alias, *(broker.alias for broker in self.kafka.brokers), POSTGRES_ALIAS])
-        self.tunnels: list[Tunnel] = []  # toxiproxy's API, brokers' direct listeners, PostgreSQL: on the loopback
+                           [self.toxiproxy.alias, *(broker.alias for broker in self.kafka.brokers),
+                            *(alias for store in stores() for alias in store.aliases)])
+        self.tunnels: list[Tunnel] = []  # toxiproxy's API, brokers' direct listeners, a store's: on the loopback
         self.gate: KafkaGate | None = None
         self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
         self.workers = [
@@ -88,15 +99,15 @@ class Cluster:
             for n in range(1, workers + 1)
         ]
         self.drivers: list[SparkDriver] = []
-        self.postgres: PostgresServer | None = None  # started by the first scenario whose output is postgres
-        self._postgres_lock = threading.Lock()
-        self._postgres_tunnel: Tunnel | None = None
+        self.attachments: dict[str, Attachment] = {}  # what stores started, by name (PostgreSQL)
+        self.service_links: dict[str, str] = {}  # a service a store started -> its container's alias (links)
+        self._attach_lock = threading.RLock()
         self.reaper: Reaper | None = None
 
     @property
     def services(self) -> list[Service]:
         return [*self.kafka.brokers, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers,
-                *([self.postgres] if self.postgres is not None else [])]
+                *(service for attachment in self.attachments.values() for service in attachment.services)]
 
     def start(self) -> Cluster:
         """Start every service in parallel where the dependencies allow; raise NotReady with logs."""
@@ -166,50 +177,33 @@ class Cluster:
         """Where the gate sends a peer's traffic: its role's toxiproxy link to the broker it asked for (or to
         PostgreSQL), on the run's network (the relay's tunnel reaches it)."""
         role = peer.role if peer.role in ROLES else "executors"
-        if peer.service == "postgres":
-            return self.toxiproxy.alias, postgres_link_port(role)
+        if peer.service in self.service_links:
+            return self.toxiproxy.alias, service_link_port(list(self.service_links).index(peer.service), role)
         return self.toxiproxy.alias, link_port(role, peer.broker)
 
-    def postgres_link(self, role: str) -> str:
-        """The name of a role's toxiproxy link to PostgreSQL; LookupError when the run has no PostgreSQL."""
-        if self.postgres is None:
-            raise LookupError("this run has no PostgreSQL: no link to it to cut")
-        return link_name(role, self.postgres.alias)
+    def service_link(self, service: str, role: str) -> str:
+        """The name of a role's toxiproxy link to a service a store started; LookupError when the run has
+        none of that service."""
+        if service not in self.service_links:
+            raise LookupError(f"this run has no {service}: no link to it to cut")
+        return link_name(role, self.service_links[service])
 
-    def postgres_server(self) -> PostgresServer:
-        """The run's PostgreSQL, started on first use (only a postgres output needs it); NotReady (exit 3)
-        with its log when it does not start (the session keeps the log in the run's folder)."""
-        with self._postgres_lock:
-            if self.postgres is None:
-                self.postgres = PostgresServer(self.images.postgres.tag, self.network, self.labels)
-                with step("starting PostgreSQL"):
-                    self.postgres.start()
-                for role in ROLES:
-                    self.toxiproxy.proxy(link_name(role, self.postgres.alias), postgres_link_port(role),
-                                         f"{self.postgres.alias}:{POSTGRES_PORT}")
-            return self.postgres
+    def link_service(self, service: str, alias: str, port: int) -> None:
+        """A toxiproxy link per role to a service a store started (`service` as the gate names its peers:
+        postgres), so that the gate sends its traffic by the sender's link and a partition can cut it."""
+        with self._attach_lock:
+            index = len(self.service_links)
+            self.service_links[service] = alias
+            for role in ROLES:
+                self.toxiproxy.proxy(link_name(role, alias), service_link_port(index, role), f"{alias}:{port}")
 
-    def postgres_route(self) -> tuple[str, int]:
-        """Where the system under test reaches PostgreSQL, as host and port inside the network: the one place
-        that says it (the sink's context carries it as host, port and jdbc_url). The relay's PostgreSQL port:
-        the gate reads the protocol (harness.gate.pg_proxy) and sends it on by the sender role's toxiproxy
-        link, as it does Kafka's."""
-        self.postgres_server()
-        return self.relay.postgres_address
-
-    def postgres_for_sinks(self) -> Endpoint:
-        """The sinks' connection: the route above, as the sinks' role."""
-        return self.postgres_server().for_sinks(*self.postgres_route())
-
-    def postgres_for_harness(self) -> Endpoint:
-        """The harness's connection: a tunnel of its own through the relay (never through the gate, nothing
-        published), as the superuser."""
-        server = self.postgres_server()
-        with self._postgres_lock:
-            if self._postgres_tunnel is None:
-                self._postgres_tunnel = self.relay.tunnel(server.alias, POSTGRES_PORT)
-                self.tunnels.append(self._postgres_tunnel)
-        return server.admin(*self._postgres_tunnel.address)
+    def attached(self, name: str, start: Callable[[Cluster], A]) -> A:
+        """What a store starts on this cluster (`start(cluster)`), on first use, shared by later scenarios and
+        removed with the cluster."""
+        with self._attach_lock:
+            if name not in self.attachments:
+                self.attachments[name] = start(self)
+            return self.attachments[name]  # type: ignore[return-value]
 
     def _start_spark(self) -> None:
         self.master.start()

@@ -25,10 +25,6 @@ from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 # attempts may write (half, not Spark's three quarters: a stage here has four tasks on two cores).
 SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms",
                "spark.speculation.multiplier": "1.5", "spark.speculation.quantile": "0.5"}
-# Delta Lake's SQL extension and catalog (its jars are in the image): a table output's session needs them
-# for Delta's commands (MERGE, DESCRIBE HISTORY) and its catalog tables; format("delta") alone would not.
-DELTA = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
 
 
 def arguments() -> argparse.Namespace:
@@ -47,13 +43,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--marker-topic", required=True)
     parser.add_argument("--state-store", choices=sorted(STATE_STORES), default=DEFAULT_STATE_STORE)
     parser.add_argument("--speculation", action="store_true", help="run a copy of a slow task elsewhere")
-    parser.add_argument("--output", choices=("kafka", "delta", "postgres"), default="kafka",
-                        help="where the sink writes")
-    parser.add_argument("--table-path", default="", help="output delta: the table's path on the shared volume")
-    parser.add_argument("--postgres", default="{}", help="output postgres: the context's fields, as JSON (host, "
-                        "port, database, user, password, table, batch_table, jdbc_url)")
-    parser.add_argument("--hold-table-commits", action="store_true",
-                        help="stop the JVM at each new table version until the harness answers (table.committed)")
+    parser.add_argument("--output", default="kafka", help="where the sink writes (harness.output.registry)")
+    parser.add_argument("--context", default="{}", help="the output's fields of the sink's context, as JSON")
+    parser.add_argument("--spark-conf", default="{}", help="the output's session settings, as JSON")
+    parser.add_argument("--hold-table-commits", default="",
+                        help="stop the JVM at each new table version until the harness answers (table.committed): "
+                        "the folder, the version file's pattern and the holds folder, as a JSON list")
     return parser.parse_args()
 
 
@@ -83,7 +78,7 @@ def build_writer(spark: SparkSession, args: argparse.Namespace, output, context:
 def main() -> None:
     args = arguments()
     builder = SparkSession.builder.appName(f"harness:{args.pipeline}")
-    static = {**(SPECULATION if args.speculation else {}), **(DELTA if args.output == "delta" else {})}
+    static = {**(SPECULATION if args.speculation else {}), **json.loads(args.spark_conf)}
     for key, value in static.items():  # read when the context starts
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -105,13 +100,14 @@ def main() -> None:
         print(f"HARNESS-PIPELINE-ERROR transform raised {error.__class__.__name__}: {error}", flush=True)
         raise SystemExit(2) from None
     context = SinkContext(args.bootstrap, args.output_topic, args.sink_id, args.checkpoint, args.marker_topic,
-                          args.output, args.table_path, **json.loads(args.postgres))
+                          args.output, **json.loads(args.context))
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)
     if args.hold_table_commits:  # before the query starts: a restarted query's first commit may be a replay's
         # the JVM that runs this app is its parent (harness.driver.table_hold)
-        subprocess.Popen([sys.executable, "-m", "harness.driver.table_hold", args.table_path, str(os.getppid())])
+        subprocess.Popen([sys.executable, "-m", "harness.driver.table_hold", *json.loads(args.hold_table_commits),
+                          str(os.getppid())])
     try:
         query = (
             writer.option("checkpointLocation", args.checkpoint)

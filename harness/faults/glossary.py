@@ -9,13 +9,15 @@ from collections.abc import Sequence
 from harness.errors import BadInput
 from harness.faults.space import DEFAULT_TRANSACTION_TIMEOUT_S, MIN_BROKERS, FaultClass, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL, FaultStep, parse_schedule
+from harness.output.registry import table_stores
 
 
 def every_class() -> list[FaultClass]:
     """Every class a sink of any kind can get (a stateful pipeline, enough brokers), each name once."""
     found: dict[str, FaultClass] = {}
     seen = [Observation.assumed(kind, stateful=True, brokers=MIN_BROKERS) for kind in (TRANSACTIONAL, PLAIN)]
-    seen.append(Observation.assumed(TABLE, stateful=True, brokers=MIN_BROKERS, output="postgres"))
+    seen += [Observation.assumed(TABLE, stateful=True, brokers=MIN_BROKERS, output=table.name)
+             for table in table_stores()]
     for observation in seen:
         for fault in space(observation):
             found.setdefault(fault.name, fault)

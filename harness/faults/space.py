@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from harness.cluster.spark import NETWORK_TIMEOUT_S
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
-from harness.faults.spec import PG_POINTS, TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
+from harness.faults.spec import TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
 
 DEFAULT_TRANSACTION_TIMEOUT_S = 60.0  # librdkafka's transaction.timeout.ms default, when no InitProducerId showed one
 ABOVE_MARGIN_S = 10.0  # "just above" a timeout: past it with room for the broker's abort to land
@@ -63,13 +63,12 @@ class Observation:
     @classmethod
     def assumed(cls, kind: str, stateful: bool, brokers: int = 1, output: str = "delta") -> Observation:
         """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet); a
-        table sink's, for its `output` (Delta's driver commits the table; PostgreSQL's commits go by the gate)."""
-        if kind == TABLE and output == "postgres":
-            return cls({p: frozenset() for p in (*TABLE_POINTS, *PG_POINTS)}, None, stateful, brokers=brokers,
-                       output=output)
+        table sink's, for its `output`, as its store assumes it (Delta's driver commits the table; PostgreSQL's
+        commits go by the gate)."""
         if kind == TABLE:
-            return cls({p: frozenset({"driver"}) for p in TABLE_POINTS}, None, stateful, brokers=brokers,
-                       output=output)
+            from harness.output.registry import store
+
+            return cls(store(output).assumed_senders(), None, stateful, brokers=brokers, output=output)
         points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce", "produce.sent")
         return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 
@@ -89,7 +88,9 @@ class Observation:
     @property
     def kind(self) -> str:
         """transactional or plain (Kafka writes, as the gate saw them), or table (a table output)."""
-        return TABLE if self.output != "kafka" else kind_from_points(set(self.senders))
+        from harness.output.registry import store
+
+        return TABLE if store(self.output).table else kind_from_points(set(self.senders))
 
     @property
     def timeout_s(self) -> float:
@@ -143,7 +144,7 @@ def space(seen: Observation) -> list[FaultClass]:
     return classes
 
 
-def _role_suffix(seen: Observation, point: str) -> list[tuple[str, str, str]]:
+def role_suffix(seen: Observation, point: str) -> list[tuple[str, str, str]]:
     """(sender role, spec suffix, name suffix) for each role that sent `point`: one class each when both
     did, else one for whichever did."""
     roles = sorted(seen.senders.get(point, ()))
@@ -152,7 +153,7 @@ def _role_suffix(seen: Observation, point: str) -> list[tuple[str, str, str]]:
     return [(role, f"~{role}", f"-{role}") for role in roles]
 
 
-def _who(role: str) -> str:
+def who(role: str) -> str:
     return "whoever sent it" if role == "any" else f"sent by the {role}"
 
 
@@ -165,11 +166,11 @@ def _transactional(seen: Observation) -> list[FaultClass]:
             continue
         nth = 1 if point == "txn.commit" else 2  # the first commit is a data commit in every sink
         for target in ("sender", "executor", "driver"):  # only the sender depends on who sent the request
-            for role, spec, suffix in _role_suffix(seen, point) if target == "sender" else [("any", "", "")]:
+            for role, spec, suffix in role_suffix(seen, point) if target == "sender" else [("any", "", "")]:
                 quick = (target, point) in {("sender", "txn.commit"), ("driver", "txn.pre_commit")}
                 out.append(FaultClass("kill", target, point, role, "instant", f"kill-{target}-{point}{suffix}",
                                       (f"kill:{target}@{point}#{nth}{spec}",),
-                                      f"SIGKILL the {target} at {point} ({_who(role)})", quick))
+                                      f"SIGKILL the {target} at {point} ({who(role)})", quick))
     for link in ROLES:
         for point in ("txn.pre_commit", "txn.commit"):
             if point in seen.senders:
@@ -193,7 +194,7 @@ def _transactional(seen: Observation) -> list[FaultClass]:
                        f"({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the zombie's commit goes out "
                        "when it wakes", quick=True),
         ]
-    if _executors_write(seen, "txn.pre_commit"):
+    if executors_write(seen, "txn.pre_commit"):
         out.append(_speculation(seen, "txn.pre_commit", "#3", "txn.first_write", "#3"))
     if "txn.commit" in seen.senders:
         out += [
@@ -214,10 +215,10 @@ def _plain(seen: Observation) -> list[FaultClass]:
     if "produce" not in seen.senders:
         return out
     for target in ("sender", "executor", "driver"):
-        for role, spec, suffix in _role_suffix(seen, "produce") if target == "sender" else [("any", "", "")]:
+        for role, spec, suffix in role_suffix(seen, "produce") if target == "sender" else [("any", "", "")]:
             out.append(FaultClass("kill", target, "produce", role, "instant", f"kill-{target}-produce{suffix}",
                                   (f"kill:{target}@produce#3{spec}",), f"SIGKILL the {target} at a produce "
-                                  f"({_who(role)})", quick=target != "executor"))
+                                  f"({who(role)})", quick=target != "executor"))
     out += [
         FaultClass("pause", "executor", "produce", "any", "above-network-timeout", "pause-executor-produce",
                    (f"pause:executor@produce#3/{round(2 * NETWORK_TIMEOUT_S)}s",),
@@ -228,8 +229,8 @@ def _plain(seen: Observation) -> list[FaultClass]:
                    "partition-executors-produce", (f"partition:executors@produce#3/{PARTITION_S:g}s",),
                    f"cut the executors link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
     ]
-    if _executors_write(seen, "produce"):  # a task's first write: whatever it writes after, its copy writes too
-        held = "produce.sent" if _executors_write(seen, "produce.sent") else None
+    if executors_write(seen, "produce"):  # a task's first write: whatever it writes after, its copy writes too
+        held = "produce.sent" if executors_write(seen, "produce.sent") else None
         out.append(_speculation(seen, held, "#1", "produce", "#1"))
     return out
 
@@ -237,8 +238,10 @@ def _plain(seen: Observation) -> list[FaultClass]:
 def _table(seen: Observation) -> list[FaultClass]:
     """A table sink writes no Kafka: its commit point is the table's (a new version holding batch N, or a
     PostgreSQL commit answered while Spark runs batch N, before Spark's commit log has N:
-    harness.run.table_watch, harness.run.pg_commits), and PostgreSQL's commits on the wire."""
-    out = _postgres(seen)
+    harness.run.table_watch), and whatever its store's own commits cross (PostgreSQL's wire)."""
+    from harness.output.registry import store
+
+    out = store(seen.output).fault_classes(seen)
     if "table.committed" not in seen.senders:
         return out
     return [*out, FaultClass("kill", "driver", "table.committed", "any", "instant", "kill-driver-table.committed",
@@ -248,47 +251,7 @@ def _table(seen: Observation) -> list[FaultClass]:
                        quick=True)]
 
 
-def _postgres(seen: Observation) -> list[FaultClass]:
-    """A sink's commits on PostgreSQL's wire (`pg.commit`, the second one: the first batch's may be alone in
-    being slow), by whichever roles sent them: the driver (foreachBatch) or the executors (df.write.jdbc).
-    Cut before the server sees it, a commit is rolled back; its answer lost, it is committed while the
-    sink gets an error; held, it lands late; its executor stopped, it lands after the task's retry's."""
-    point = "pg.commit"
-    if point not in seen.senders:
-        return []
-    out = []
-    for role, spec, suffix in _role_suffix(seen, point):
-        out += [
-            FaultClass("kill", "sender", point, role, "instant", f"kill-sender-{point}{suffix}",
-                       (f"kill:sender@{point}#2{spec}",),
-                       f"SIGKILL the process sending a commit ({_who(role)}) while the gate holds it: PostgreSQL "
-                       "rolls the transaction back, and the batch or task runs again", quick=True),
-            FaultClass("drop", "sender", point, role, "instant", f"lost-pg-commit-response{suffix}",
-                       (f"drop:sender@{point}#2{spec}",),
-                       f"a commit whose answer is lost ({_who(role)}): committed in PostgreSQL, the connection "
-                       "closed in place of its answer; writing the batch again without checking what committed "
-                       "duplicates it", quick=True),
-        ]
-    for link in sorted(seen.senders[point]) or ROLES:
-        out.append(FaultClass("partition", link, point, "any", f"{PARTITION_S:g}s", f"partition-{link}-{point}",
-                              (f"partition:{link}@{point}#2/{PARTITION_S:g}s",),
-                              f"cut the {link} link to PostgreSQL for {PARTITION_S:g} s as a commit is sent: the "
-                              "commit never reaches the server (rolled back), the connection is lost"))
-    held = round(NETWORK_TIMEOUT_S / 2)
-    out.append(FaultClass("delay", "sender", point, "any", "below-network-timeout", f"delay-{point}",
-                          (f"delay:sender@{point}#2/{held}s",),
-                          f"a commit held {held} s at the gate, then let through (within Spark's network timeout)"))
-    if _executors_write(seen, point):
-        pause = round(2 * NETWORK_TIMEOUT_S)
-        out.append(FaultClass("pause", "executor", point, "any", "above-network-timeout", f"pause-executor-{point}",
-                              (f"pause:executor@{point}#2/{pause}s",),
-                              f"a zombie: the executor stops as it sends a commit, past Spark's network timeout "
-                              f"({NETWORK_TIMEOUT_S:g} s); the task runs again elsewhere and the zombie's commit "
-                              "lands when it wakes", quick=True))
-    return out
-
-
-def _executors_write(seen: Observation, point: str) -> bool:
+def executors_write(seen: Observation, point: str) -> bool:
     """Whether executors send `point` (or the senders are not known yet): a task's two attempts can only
     both write where tasks write; a sink that writes from the driver (collect, then produce) has none."""
     roles = seen.senders.get(point)

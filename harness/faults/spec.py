@@ -284,13 +284,12 @@ def schedule_from_json(text: str) -> list[FaultStep]:
 
 
 def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table: bool = False,
-                    postgres: bool = False) -> list[FaultStep]:
+                    points: tuple[str, ...] = ()) -> list[FaultStep]:
     """A reproducible random schedule: same seed, same steps (never at a state point, which a
     stateless pipeline never reaches). `table`: a table sink's, whose write point is the table's commit
-    (`postgres`: and its commits on PostgreSQL's wire)."""
+    (and the gate points its store's commits cross, `points`: PostgreSQL's wire)."""
     rng = random.Random(seed)
-    writes = (*TABLE_POINTS, *PG_POINTS) if postgres else TABLE_POINTS if table else TRANSACTION_POINTS \
-        if transactional else ("produce",)
+    writes = (*TABLE_POINTS, *points) if table else TRANSACTION_POINTS if transactional else ("produce",)
     points = (*writes, *STREAM_POINTS)
     schedule = []
     for _ in range(steps):

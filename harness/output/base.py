@@ -1,31 +1,94 @@
 """What an output is to the harness: a place a sink writes to, prepared for a scenario, named to the sink
-through its context, and read back as committed records with the store's own commit history."""
+through its context, and read back as committed records with the store's own commit history.
+
+Two roles. A `Store` is a kind of output (`--output kafka`, `delta`, ...): the Spark line it runs on, the
+jars and wheels the Spark image needs for it, the fault classes its commits add, and how to make one
+scenario's `Output`. An `Output` is that scenario's topic or table. Each store is one package (or module)
+under harness.output, named in harness.output.registry; the rest of the harness asks these two roles
+and names no store.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record
-from harness.output.commits import Commit, State
-from harness.settings import SETTINGS
+from harness.history import History
+from harness.output.commits import Commit, Files, State
+from harness.versions import Stack
 
-OUTPUTS = SETTINGS["output"].choices or ()  # the --output choices
+# The role sits below the cluster, the faults and the run, which a store's package uses (it sits above them,
+# harness.output.registry): their types are named here in comments, as `Any`.
+Cluster = Any  # harness.cluster.topology.Cluster
+CheckpointFolder = Any  # harness.run.checkpoint.CheckpointFolder
+FaultClass = Any  # harness.faults.space.FaultClass
+Observation = Any  # harness.faults.space.Observation
+
+
+@dataclass(frozen=True)
+class Place:
+    """What the harness knows of a scenario when it makes its output."""
+
+    cluster: Cluster
+    files: Files  # the run's volume, through the relay
+    bootstrap: str  # Kafka's direct listener (the harness's own reads)
+    topic: str  # the scenario's output topic
+    checkpoint: str  # the query's checkpoint folder on the volume (a table lives beside it)
+    scenario: str
+    state: bool  # the sink keeps a state table (one row per key)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Where the driver is held at each new table version (harness.driver.table_hold): the folder a
+    commit's file appears in, the pattern of that file's name (its version the first group, ASCII digits),
+    and the folder the holds are said and answered in."""
+
+    folder: str
+    pattern: str
+    holds: str
+
+
+def holds_folder(table: str) -> str:
+    """Where the driver's holds at a table's commits are said and answered: beside the table."""
+    return f"{table.rstrip('/')}-holds"
+
+
+class Watcher(Protocol):
+    """The watcher of a table's commit point, `table.committed` (harness.run.table_watch)."""
+
+    attributed: dict[int, int]  # version -> the batch Spark ran when it committed (it named none)
+
+    def stop(self) -> None: ...
+
+
+OnCommit = Callable[[dict, object], None]  # told of each commit that is the point, with its hold to settle
 
 
 class Output(Protocol):
     """One scenario's output."""
 
-    name: str  # kafka, delta, postgres: the --output it is
+    name: str  # kafka, delta, postgres, ...: the --output it is
     where: str  # the topic, the table's path or name, as reports and errors name it
     unit: str  # what one of its commits is, in explanations: a table version, a transaction
 
     def prepare(self) -> None:
         """Make the place ready before the sink starts (nothing where the sink or store makes it)."""
 
-    def sink_arguments(self) -> list[str]:
-        """The driver app's arguments that fill this output's fields of the sink's context."""
+    def context(self) -> dict[str, object]:
+        """The sink context's fields for this output (harness.driver.sink.SinkContext)."""
+
+    def spark_settings(self) -> dict[str, str]:
+        """The Spark settings the driver's session starts with for this output (extensions, catalogs)."""
+
+    def hold(self) -> Hold | None:
+        """Where the driver is held at each commit, None where commits are seen another way (or not)."""
+
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
+        """The commit point's watcher, started; None where the output has no table commit point."""
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """Everything committed, as records; `on_batch` sees them as they come (a checker works meanwhile)."""
@@ -42,3 +105,37 @@ class Output(Protocol):
         again that changed nothing, or one applied twice): each key's values before and after it. The whole
         table where the store keeps snapshots (Delta); the keys it wrote where it keeps a change log
         (PostgreSQL); ({}, {}) where it keeps neither."""
+
+
+class Store(Protocol):
+    """A kind of output, as `--output` names it."""
+
+    name: str
+    label: str  # as prose names it: Kafka, Delta Lake, PostgreSQL
+    table: bool  # a table: the table commit point applies, Kafka's write points do not
+    state_tables: bool  # its history tells a state table's repeats (a batch applied twice)
+    points: tuple[str, ...]  # gate points its commits cross (PostgreSQL's wire), beside table.committed
+    aliases: tuple[str, ...]  # the containers it may start, which the harness's own tunnels reach
+    description: str  # one line for --output's help
+
+    def unsupported(self, stack: Stack) -> str | None:
+        """Why this store cannot run with these versions (a Spark line it has no release for), else None."""
+
+    def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
+        """Its pinned parts for these versions: key -> (what, version), for reports and certificates."""
+
+    def jars(self, stack: Stack) -> tuple[str, ...]:
+        """Maven coordinates (group:artifact:version) the Spark image needs for it."""
+
+    def wheels(self, stack: Stack) -> tuple[str, ...]:
+        """Python packages (name==version) the Spark image installs for its sinks, without dependencies."""
+
+    def assumed_senders(self) -> dict[str, frozenset[str]]:
+        """The commit points a sink of this store reaches and their senders' roles, as a dry run assumes them
+        (no baseline yet): empty roles where they are not known."""
+
+    def fault_classes(self, seen: Observation) -> list[FaultClass]:
+        """The fault classes its own commit points add to a table sink's space (harness.faults.space)."""
+
+    def output(self, place: Place) -> Output:
+        """One scenario's output."""

@@ -1,4 +1,5 @@
-"""A Kafka topic as an output: read with read_committed to the last stable offset (harness.client.reader)."""
+"""A Kafka topic as an output: read with read_committed to the last stable offset (harness.client.reader).
+The default store: the topic is made with the scenario's other topics, every sink context names it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Record
+from harness.output.base import Hold, Output, Place, Watcher
 from harness.output.commits import Commit, State
 
 
@@ -22,8 +24,17 @@ class KafkaTopic:
     def prepare(self) -> None:
         """Nothing: the scenario makes its topics together."""
 
-    def sink_arguments(self) -> list[str]:
-        return []  # the topic is in every context
+    def context(self) -> dict[str, object]:
+        return {}  # the topic is in every context
+
+    def spark_settings(self) -> dict[str, str]:
+        return {}
+
+    def hold(self) -> Hold | None:
+        return None
+
+    def watch(self, *_: object) -> Watcher | None:
+        return None  # a transaction's commit is a gate point
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """Every committed record; records of aborted transactions counted as evidence."""
@@ -37,3 +48,39 @@ class KafkaTopic:
 
     def change_of(self, version: int) -> tuple[State, State]:
         return {}, {}  # a topic keeps no versions
+
+
+class KafkaStore:
+    """Kafka as a store: nothing to add to the images, its commit points are the gate's (harness.faults.space)."""
+
+    name = "kafka"
+    label = "Kafka"
+    table = False
+    state_tables = False
+    points: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    description = "kafka (the output topic, read_committed)"
+
+    def unsupported(self, stack: object) -> str | None:
+        return None
+
+    def versions(self, stack: object) -> dict[str, tuple[str, str]]:
+        return {}  # the brokers' version is the run's own
+
+    def jars(self, stack: object) -> tuple[str, ...]:
+        return ()  # Spark's Kafka connector is in every image
+
+    def wheels(self, stack: object) -> tuple[str, ...]:
+        return ()
+
+    def assumed_senders(self) -> dict[str, frozenset[str]]:
+        return {}  # a Kafka sink's points are drawn from its kind (harness.faults.space.Observation.assumed)
+
+    def fault_classes(self, seen: object) -> list:
+        return []
+
+    def output(self, place: Place) -> Output:
+        return KafkaTopic(place.bootstrap, place.topic)
+
+
+STORE = KafkaStore()

@@ -36,10 +36,9 @@ from harness.faults.spec import FaultStep
 from harness.gate.points import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
-from harness.output.base import Output
+from harness.output.base import Output, Place
 from harness.output.commits import Commit
-from harness.output.outputs import output_for
-from harness.output.postgres.table import PostgresTable
+from harness.output.registry import store
 from harness.progress import say
 from harness.report import write_scenario_page
 from harness.report.folders import scenario_dir
@@ -51,7 +50,6 @@ from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
 from harness.run.table_watch import POINT as TABLE_POINT
-from harness.run.table_watch import PostgresCommitWatcher, TableWatcher
 from harness.subject.code_spec import STATE_TABLE, CodeSpec
 from harness.subject.pipeline import Pipeline
 
@@ -74,7 +72,7 @@ class ScenarioResult:
     phases: dict = field(default_factory=dict)  # where the time went (see harness.run.phases)
     judgement: Judgement | None = None  # the outcome, from the one judge (harness.checker.judge)
     brokers: int = 1  # Kafka brokers in the cluster it ran on
-    output: str = "kafka"  # where the sink wrote (harness.output): kafka or delta
+    output: str = "kafka"  # where the sink wrote: a store's name (harness.output.registry)
     where: str = ""  # the output's topic or table path
     table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
 
@@ -226,7 +224,7 @@ class Scenario:
                 result = self._run()
         finally:
             self.history.close()
-        if result.verdict.anomalies and self.pipeline.identity is not None and result.output == "kafka":
+        if result.verdict.anomalies and self.pipeline.identity is not None and not store(result.output).table:
             self._explain(result, self.pipeline.identity)  # from the broker's log (a table's: see _run)
         events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
@@ -267,10 +265,10 @@ class Scenario:
         checkpoint = self.cluster.checkpoint(self.name)
         files = self.cluster.files
         assert files is not None
-        output = output_for(self.output, kafka.bootstrap_direct, output_topic, files, checkpoint, self.name,
-                            lambda: (self.cluster.postgres_for_harness(), self.cluster.postgres_for_sinks()),
-                            self.sink.table == STATE_TABLE)
+        output = store(self.output).output(Place(self.cluster, files, kafka.bootstrap_direct, output_topic, checkpoint,
+                                                 self.name, self.sink.table == STATE_TABLE))
         output.prepare()
+        hold = output.hold()
         driver_args = [
             "--pipeline", self.pipeline.code.module,
             "--bootstrap", kafka.bootstrap_chaos,
@@ -283,8 +281,9 @@ class Scenario:
             "--marker-topic", marker_topic,
             "--state-store", self.state_store,
             *(["--speculation"] if self.speculation else []),
-            "--output", output.name, *output.sink_arguments(),
-            *(["--hold-table-commits"] if output.name == "delta" else []),
+            "--output", output.name, "--context", json.dumps(output.context()),
+            "--spark-conf", json.dumps(output.spark_settings()),
+            *(["--hold-table-commits", json.dumps([hold.folder, hold.pattern, hold.holds])] if hold else []),
         ]
         for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
             if code.shipped:
@@ -306,7 +305,7 @@ class Scenario:
                     first_batch.set()
             watcher.listeners.append(on_planned)
         watcher.start()
-        tables = self._table_watcher(output, files, folder, schedule)
+        tables = output.watch(folder, self.history, schedule.on_table_commit)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
                       if len(kafka.brokers) > 1 else None)
         incomplete = None
@@ -366,21 +365,9 @@ class Scenario:
         result = ScenarioResult(
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
-            output=output.name, where=output.where, table=self.sink.table if output.name != "kafka" else "",
+            output=output.name, where=output.where, table=self.sink.table if store(output.name).table else "",
         )
         return result
-
-    def _table_watcher(self, output: Output, files: RelayFiles, folder: CheckpointFolder,
-                       schedule: Schedule) -> TableWatcher | PostgresCommitWatcher | None:
-        """The watcher of a table output's commit point, started (None for a topic)."""
-        if isinstance(output, PostgresTable):
-            gate = self.cluster.gate
-            assert gate is not None
-            return PostgresCommitWatcher(output, folder, self.history, schedule.on_table_commit,
-                                         lambda pid: gate.backends[pid].role).start()
-        if output.name == "delta":
-            return TableWatcher(files, output.where, folder, self.history, schedule.on_table_commit).start()
-        return None
 
     def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
                              unit: str) -> Verdict:

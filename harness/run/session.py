@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import settings
+from harness import settings, versions
 from harness.client.workload import Workload
 from harness.cluster import images
 from harness.cluster.engine import engine_socket_url
@@ -19,7 +19,7 @@ from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError
 from harness.evidence import write_evidence
 from harness.faults.spec import FaultStep, parse_schedule
-from harness.output.outputs import STATE_TABLES
+from harness.output.registry import state_tables, store
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.oracles import oracle_for
@@ -42,14 +42,11 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
-    output = output or settings.from_environment("output")
-    if code.output is not None and code.output != output:
-        raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
-                       f"--output {code.output} (HARNESS_OUTPUT), not {output}")
-    if code.table == STATE_TABLE and output not in STATE_TABLES:
+    output = checked_output(code, output or settings.from_environment("output"))
+    if code.table == STATE_TABLE and output not in state_tables():
         raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a table output is judged as one "
-                       f"({', '.join(STATE_TABLES)}: their history tells a repeat), not {output}; run it with "
-                       f"--output {' or --output '.join(STATE_TABLES)}")
+                       f"({', '.join(state_tables())}: their history tells a repeat), not {output}; run it with "
+                       f"--output {' or --output '.join(state_tables())}")
     steps = parse_schedule([str(step) for step in faults])
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))
@@ -58,6 +55,18 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                     max_offsets_per_trigger, state_store, rate, speculation,
                     restarts if restarts is not None else settings.from_environment("restarts"),
                     output)
+
+
+def checked_output(code: CodeSpec, output: str) -> str:
+    """The output a sink runs into, checked before a cluster starts: one the Spark line asked for runs, and
+    the one the sink says it writes (its OUTPUT); BadInput saying what to write instead."""
+    why = store(output).unsupported(versions.stack())
+    if why:
+        raise BadInput(f"output {output}: {why}")
+    if code.output is not None and code.output != output:
+        raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
+                       f"--output {code.output} (HARNESS_OUTPUT), not {output}")
+    return output
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,17 @@
-"""The table output's commit point, `table.committed:N`: a new Delta version holding batch N appeared
-while Spark's `commits/N` does not exist yet (watched through the relay, like the checkpoint:
-harness.run.checkpoint); or a PostgreSQL transaction that wrote rows of batch N committed, its writer
-held before it heard (harness.output.postgres), while Spark's `commits/N` does not exist yet.
+"""A table's commit point, `table.committed:N`: a new version of the table holding batch N appeared (a
+Delta log entry, an Iceberg metadata file, a Paimon snapshot) while Spark's `commits/N` does not exist
+yet, watched through the relay like the checkpoint (harness.run.checkpoint). PostgreSQL's transactions
+are watched by their own store (harness.output.postgres.watcher).
 
-A version's batch is the one its log entry names (a `txn` action, Spark's sink's `epochId`), else, for a
-version that adds or removes data (not a CREATE TABLE), the batch Spark was running when it committed:
-the last one planned before the commit's time (Delta's `commitInfo.timestamp` against Spark's
-`batchTimestampMs` in `offsets/N`, both the driver's clock; batch N+1 is planned only after batch N
-committed, and a re-run keeps its batch's time). That holds however
-late the harness looks. The driver is held at each commit (harness.driver.table_hold: the JVM stopped
-until answered), so the point's fault lands before Spark can write its commit log; a version whose
-batch Spark had committed by then (a hold said late, under load) is recorded but is not the point.
+A version's batch is the one it names (Delta's `txn` action, a streaming sink's epoch id in Delta's
+commit info or an Iceberg snapshot's summary, Paimon's commit identifier), else, for a version that adds
+or removes data (not a CREATE TABLE), the batch Spark was running when it committed: the last one
+planned before the commit's time (the version's commit time against Spark's `batchTimestampMs` in
+`offsets/N`, both the driver's clock; batch N+1 is planned only after batch N committed, and a re-run
+keeps its batch's time). That holds however late the harness looks. The driver is held at each commit
+(harness.driver.table_hold: the JVM stopped until answered), so the point's fault lands before Spark can
+write its commit log; a version whose batch Spark had committed by then (a hold said late, under load)
+is recorded but is not the point.
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from harness.driver.table_hold import holds_folder
 from harness.history import History
-from harness.output.delta.log import DeltaLog, versions
-from harness.output.postgres.table import HeldCommit, PostgresTable
+from harness.output.commits import Commit
 from harness.run.checkpoint import CheckpointFolder, whole_number
 
 POINT = "table.committed"
@@ -40,6 +39,16 @@ class _Files(Protocol):
     def read_text(self, path: str) -> str: ...
 
     def write(self, path: str, data: bytes) -> None: ...
+
+
+class TableLog(Protocol):
+    """A table's versions as its watcher reads them (a Delta log, Iceberg's metadata, Paimon's snapshots)."""
+
+    def versions_now(self) -> list[int]:
+        """The versions committed so far, in order; OSError when the relay does not answer."""
+
+    def commit(self, version: int) -> Commit:
+        """What one version did; OSError when the relay does not answer."""
 
 
 class TableHold:
@@ -64,11 +73,12 @@ class TableWatcher:
     `table.committed` event; `on_commit(event, hold)` is told of each version that is the point (its
     batch not yet in Spark's commit log), and must settle the hold; the others are released here."""
 
-    def __init__(self, files: _Files, table: str, folder: CheckpointFolder, history: History,
+    def __init__(self, files: _Files, log: TableLog, holds: str, folder: CheckpointFolder, history: History,
                  on_commit: Callable[[dict, TableHold], None], interval: float = 0.05) -> None:
+        """`holds`: the folder the driver says its holds in (harness.driver.table_hold)."""
         self.files = files
-        self.log = DeltaLog(files, table)  # type: ignore[arg-type]
-        self.holds = holds_folder(table)
+        self.log = log
+        self.holds = holds
         self.folder = folder
         self.history = history
         self.on_commit = on_commit
@@ -96,7 +106,7 @@ class TableWatcher:
 
     def poll(self, final: bool = False) -> None:
         try:
-            found = versions(self.log.listing())
+            found = self.log.versions_now()
             said = [name for name in self.files.walk(self.holds) if name.endswith(".held")]
         except OSError:  # the relay is gone: the run is ending
             return
@@ -172,85 +182,3 @@ class _NoHold:
 
     def drop(self) -> None:
         """Nothing held."""
-
-
-class PostgresHold:
-    """A PostgreSQL writer held right after its commit (harness.output.postgres); settled like a TableHold:
-    the transaction is committed whatever happens, so dropping it is releasing it."""
-
-    def __init__(self, table: PostgresTable, held: HeldCommit) -> None:
-        self.table = table
-        self.pid = held.pid
-        self.what = f"transaction {held.xid} (batch {', '.join(map(str, held.batches))})"
-
-    def release(self) -> None:
-        self.table.release(self.pid)
-
-    def drop(self) -> None:
-        self.release()
-
-
-class PostgresCommitWatcher:
-    """Polls the server for writers of the table held at their commit and records each as a
-    `table.committed` event (its `version` the transaction id); `on_commit(event, hold)` is told of each
-    that is the point (its batch not yet in Spark's commit log) and must settle the hold; the others are
-    released here. On stop, every hold left is released and the table holds no more."""
-
-    def __init__(self, table: PostgresTable, folder: CheckpointFolder, history: History,
-                 on_commit: Callable[[dict, PostgresHold], None], role_of: Callable[[int], str] = lambda _: "driver",
-                 interval: float = 0.02) -> None:
-        """`role_of`: the role (driver, executors) of the container whose connection a server process (a
-        held writer's `pid`) serves; KeyError where it is not known."""
-        self.table = table
-        self.role_of = role_of
-        self.folder = folder
-        self.history = history
-        self.on_commit = on_commit
-        self.interval = interval
-        self.attributed: dict[int, int] = {}  # every transaction names its batch (its rows' batch_id)
-        self.seen: set[tuple[int, int | None]] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="postgres-commit-watcher", daemon=True)
-
-    def start(self) -> PostgresCommitWatcher:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        self.table.stop_holding()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.poll()
-
-    def _role(self, pid: int) -> str:
-        try:
-            return self.role_of(pid)
-        except Exception:  # noqa: BLE001 - a connection that bypassed the gate: the role is evidence, not the point
-            return "unknown"
-
-    def poll(self) -> None:
-        try:
-            held = [h for h in self.table.held() if (h.pid, h.xid) not in self.seen]
-            if not held:
-                return
-            committed = self.folder.committed(self.folder.listing())
-        except OSError:  # the relay or the server is gone: the run is ending
-            return
-        except Exception as error:  # noqa: BLE001 - psycopg's errors: the next poll tries again
-            self.history.record("table.watch_error", error=f"{type(error).__name__}: {error}")
-            return
-        for commit in held:
-            self.seen.add((commit.pid, commit.xid))
-            batch = min(commit.batches) if commit.batches else None
-            point = batch is not None and batch not in committed
-            hold = PostgresHold(self.table, commit)
-            event = self.history.record(POINT, version=commit.xid, batch=batch, batches=list(commit.batches),
-                                        by="rows", held=True, point=point, role=self._role(commit.pid))
-            if point:
-                self.on_commit(event, hold)
-            else:
-                hold.release()

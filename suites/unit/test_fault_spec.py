@@ -155,7 +155,7 @@ def test_random_schedules_are_seeded_and_valid() -> None:
     table = [step for seed in range(50) for step in random_schedule(seed, 3, table=True)]
     assert {step.point for step in table} == {"table.committed", "batch.planned", "batch.committed"}
     assert all(parse_step(str(step)) == step for step in table)
-    postgres = [step for seed in range(80) for step in random_schedule(seed, 3, table=True, postgres=True)]
+    postgres = [step for seed in range(80) for step in random_schedule(seed, 3, table=True, points=("pg.commit",))]
     assert {step.point for step in postgres} == {"pg.commit", "table.committed", "batch.planned", "batch.committed"}
     assert "drop" in {step.action for step in postgres} and all(parse_step(str(step)) == step for step in postgres)
 

@@ -15,10 +15,14 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 
 # Lowest first. A module belongs to the first entry whose prefix names it or its package.
+# the output role itself (harness.output.base); every other module under harness.output is a store's
+OUTPUT_ROLE = ("harness.output", "harness.output.base", "harness.output.commits", "harness.output.rows",
+               "harness.output.registry")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("driver", ("harness.driver",)),  # inside the Spark containers
     ("base", ("harness", "harness.errors", "harness.versions", "harness.history", "harness.progress",
-              "harness.interrupt", "harness.settings", "harness.quiet", "harness.evidence")),
+              "harness.interrupt", "harness.settings", "harness.quiet", "harness.evidence",
+              "harness.output.registry")),  # stores found by name: imported when asked for, above `run`
     ("gate", ("harness.gate",)),
     ("client", ("harness.client",)),
     ("output", ("harness.output",)),  # where a sink writes: a topic (the client's reader) or a table
@@ -28,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("subject", ("harness.subject", "harness.catalog")),
     ("report", ("harness.report",)),
     ("run", ("harness.run",)),
+    ("stores", ()),  # each store's package under harness.output (OUTPUT_ROLE aside): reader, containers, watcher
     ("certify", ("harness.certify",)),
     ("explore", ("harness.explore",)),  # searches past the certificate, with its rows
     ("front ends", ("harness.cli", "harness.plugin", "harness.sink_matrix", "harness.__main__",
@@ -75,6 +80,8 @@ def harness_module(target: str) -> str | None:
 
 
 def layer(name: str) -> int:
+    if name.startswith("harness.output.") and name not in OUTPUT_ROLE:
+        return next(index for index, (what, _) in enumerate(LAYERS) if what == "stores")
     for index, (_, prefixes) in enumerate(LAYERS):
         if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes if prefix != "harness"):
             return index

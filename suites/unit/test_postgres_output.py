@@ -25,8 +25,8 @@ from harness.output.postgres.table import (
     history,
     table_name,
 )
+from harness.output.postgres.watcher import PostgresCommitWatcher
 from harness.run.checkpoint import CheckpointFolder
-from harness.run.table_watch import PostgresCommitWatcher
 from suites.unit.test_delta_output import StandInFiles
 from suites.unit.test_table_commits import Settled
 
@@ -77,11 +77,9 @@ def test_a_batch_whose_parts_were_each_written_again_is_named_part_by_part() -> 
 
 
 def test_the_sink_is_told_where_to_write_as_the_sinks_role() -> None:
-    arguments = PostgresTable(HARNESS, SINKS, "out_s_1").sink_arguments()
-    assert arguments[0] == "--postgres"
     import json
 
-    fields = json.loads(arguments[1])
+    fields = json.loads(json.dumps(PostgresTable(HARNESS, SINKS, "out_s_1").context()))  # as the driver gets it
     assert fields == {"jdbc_url": "jdbc:postgresql://postgres:5432/eo", "host": "postgres", "port": 5432,
                       "database": "eo", "user": "eo_sink", "password": "secret-s", "table": "out_s_1",
                       "batch_table": "out_s_1_batches"}

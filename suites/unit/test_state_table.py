@@ -19,6 +19,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import OutputRecord
 from harness.errors import BadInput
 from harness.history import History, read_history
+from harness.output.base import holds_folder
 from harness.output.commits import Commit
 from harness.output.delta.table import DeltaTable
 from harness.run.checkpoint import CheckpointFolder
@@ -182,7 +183,8 @@ def test_a_version_that_changes_no_data_holds_no_batch(tmp_path: Path) -> None:
     files.write(log_path(0), entry({"commitInfo": {"timestamp": 10, "operation": "CREATE TABLE"}}, {"metaData": {}}))
     files.write(log_path(1), entry({"commitInfo": {"timestamp": 20, "operation": "MERGE"}}, add("a.parquet")))
     history = History(tmp_path / "history.jsonl")
-    watch = TableWatcher(files, TABLE, CheckpointFolder(files, "/checkpoints/s"), history, lambda e, h: h.release())
+    watch = TableWatcher(files, DeltaTable(files, TABLE), holds_folder(TABLE), CheckpointFolder(files, "/checkpoints/s"),
+                         history, lambda e, h: h.release())
     watch.poll(final=True)
     history.close()
     assert watch.attributed == {1: 0}

@@ -16,7 +16,10 @@ from harness.faults.space import Observation, space
 from harness.faults.spec import TABLE as TABLE_KIND
 from harness.faults.spec import parse_schedule
 from harness.history import History, read_history
+from harness.output.base import holds_folder
 from harness.output.commits import Commit
+from harness.output.delta.log import VERSION_FILE
+from harness.output.delta.table import DeltaTable
 from harness.run.checkpoint import CheckpointFolder
 from harness.run.table_watch import TableWatcher
 from suites.unit.test_delta_output import StandInFiles, add, entry, log_path, streaming
@@ -48,7 +51,8 @@ def batches(files: StandInFiles, planned: list[int], committed: list[int]) -> No
 
 
 def watcher(files: StandInFiles, history: History, settled: Settled) -> TableWatcher:
-    return TableWatcher(files, TABLE, CheckpointFolder(files, CHECKPOINT), history, settled)
+    return TableWatcher(files, DeltaTable(files, TABLE), holds_folder(TABLE), CheckpointFolder(files, CHECKPOINT),
+                        history, settled)
 
 
 def committed_at(ms: int) -> dict:
@@ -179,7 +183,7 @@ def test_the_hold_finds_new_versions_in_the_log_folder(tmp_path) -> None:  # typ
     for name in ("00000000000000000000.json", "00000000000000000002.json", "00000000000000000001.crc",
                  ".00000000000000000003.json.1a2b.tmp", "00000000000000000001.json", "0000000000000000000٣.json"):
         (tmp_path / name).write_text("")
-    assert new_versions(str(tmp_path), {0}) == [1, 2]
+    assert new_versions(str(tmp_path), VERSION_FILE, {0}) == [1, 2]
 
 
 def test_a_duplicate_in_a_table_is_explained_by_the_versions_that_hold_its_copies() -> None:

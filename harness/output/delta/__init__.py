@@ -1,0 +1,62 @@
+"""Delta Lake as a store: a table beside the query's checkpoint on the run's volume, its log read through
+the relay (harness.output.delta.table), the driver held at each new version of the log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness import versions
+from harness.output.base import Output, Place
+
+if TYPE_CHECKING:
+    from harness.faults.space import FaultClass, Observation
+    from harness.versions import Stack
+
+
+def release(stack: Stack) -> str | None:
+    """Delta's release for the Spark line, None for a line it has none for (versions.DELTA_VERSIONS)."""
+    return versions.DELTA_VERSIONS.get(stack.line)
+
+
+class DeltaStore:
+    name = "delta"
+    label = "Delta Lake"
+    table = True
+    state_tables = True
+    points: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    description = "delta (a Delta table on the run's volume, its latest snapshot and its log)"
+
+    def unsupported(self, stack: Stack) -> str | None:
+        if release(stack) is None:
+            return (f"Spark {stack.spark}: no Delta Lake release known for its line (known: "
+                    f"{', '.join(f'Spark {k}: Delta {v}' for k, v in versions.DELTA_VERSIONS.items())})")
+        return None
+
+    def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
+        delta = release(stack)
+        return {"delta": ("Delta Lake", delta)} if delta else {}
+
+    def jars(self, stack: Stack) -> tuple[str, ...]:
+        delta = release(stack)
+        return (f"io.delta:delta-spark_{stack.scala}:{delta}",) if delta else ()
+
+    def wheels(self, stack: Stack) -> tuple[str, ...]:
+        # Delta's Python API (`from delta.tables import DeltaTable`), as users' sinks import it; it needs
+        # pyspark alone (importlib_metadata only for configure_spark_with_delta_pip, a session's builder)
+        delta = release(stack)
+        return (f"delta-spark=={delta}",) if delta else ()
+
+    def assumed_senders(self) -> dict[str, frozenset[str]]:
+        return {"table.committed": frozenset({"driver"})}  # Delta commits on the driver
+
+    def fault_classes(self, seen: Observation) -> list[FaultClass]:
+        return []  # its one point, the table's commit, is every table's (harness.faults.space)
+
+    def output(self, place: Place) -> Output:
+        from harness.output.delta.table import DeltaTable, table_path
+
+        return DeltaTable(place.files, table_path(place.checkpoint))
+
+
+STORE = DeltaStore()

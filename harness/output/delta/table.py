@@ -12,14 +12,26 @@ value column of a Parquet file in C (no JVM, no Spark batch job in a container: 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records
 from harness.errors import BadInput
+from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State
 from harness.output.delta import deletion_vectors
-from harness.output.delta.log import DeltaLog, Snapshot
+from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, versions
 from harness.output.rows import file_rows
+
+if TYPE_CHECKING:
+    from harness.history import History
+    from harness.run.checkpoint import CheckpointFolder
+
+
+# Delta Lake's SQL extension and catalog (its jars are in the image): a session needs them for Delta's
+# commands (MERGE, DESCRIBE HISTORY) and its catalog tables; format("delta") alone would not.
+SESSION = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+           "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
 
 
 def table_path(checkpoint: str) -> str:
@@ -45,8 +57,27 @@ class DeltaTable:
         if self.log.listing():
             raise BadInput(f"Delta table {self.where} already exists: each scenario writes a table of its own")
 
-    def sink_arguments(self) -> list[str]:
-        return ["--table-path", self.where]
+    def context(self) -> dict[str, object]:
+        return {"table_path": self.where}
+
+    def spark_settings(self) -> dict[str, str]:
+        return SESSION
+
+    def hold(self) -> Hold | None:
+        return Hold(f"{self.where}/{LOG}", VERSION_FILE.pattern, holds_folder(self.where))
+
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
+        from harness.run.table_watch import TableWatcher
+
+        return TableWatcher(self.files, self, holds_folder(self.where), folder, history,  # type: ignore[arg-type]
+                            on_commit).start()
+
+    def versions_now(self) -> list[int]:
+        """The log's versions so far, in order (its table.committed watcher polls them)."""
+        return versions(self.log.listing())
+
+    def commit(self, version: int) -> Commit:
+        return self.log.commit(version)
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """The rows of the latest snapshot: file i of the snapshot is partition i, a row's index in it its

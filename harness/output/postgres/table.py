@@ -38,11 +38,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
 from operator import countOf, itemgetter
+from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput, InfrastructureError
+from harness.output.base import Hold, OnCommit, Watcher
 from harness.output.commits import Commit, State
+from harness.output.postgres.watcher import HeldCommit, PostgresCommitWatcher
+
+if TYPE_CHECKING:
+    from harness.history import History
+    from harness.run.checkpoint import CheckpointFolder
 
 COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
 BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)
@@ -77,15 +84,6 @@ class Endpoint:
         """A libpq connection string (psycopg's)."""
         return (f"host={self.host} port={self.port} dbname={self.database} user={self.user} "
                 f"password={self.password} connect_timeout=10")
-
-
-@dataclass(frozen=True)
-class HeldCommit:
-    """A writer held right after its commit: its backend, its transaction and the batches it wrote."""
-
-    pid: int
-    xid: int | None
-    batches: tuple[int, ...]
 
 
 def table_name(scenario: str) -> str:
@@ -224,10 +222,13 @@ class PostgresTable:
     name = "postgres"
     unit = "transaction"  # what one of its commits is, in explanations
 
-    def __init__(self, harness: Endpoint, sinks: Endpoint, table: str, state: bool = False) -> None:
+    def __init__(self, harness: Endpoint, sinks: Endpoint, table: str, state: bool = False,
+                 role_of: Callable[[int], str] = lambda _: "driver") -> None:
         """`state`: the sink keeps a state table (one row per key): `key` is made its primary key, and a
-        change log is kept beside it."""
+        change log is kept beside it. `role_of`: the role (driver, executors) of the container a server
+        process serves (the gate knows: harness.gate.proxy), KeyError where it is not known."""
         self.harness = harness
+        self.role_of = role_of
         self.sinks = sinks
         self.table = table
         self.state = state
@@ -294,13 +295,19 @@ class PostgresTable:
                         "EXECUTE FUNCTION eo_log_change()").format(
                             sql.Identifier(f"{self.table}_log"), sql.Identifier(self.table))]
 
-    def sink_arguments(self) -> list[str]:
-        import json
+    def context(self) -> dict[str, object]:
+        return {"jdbc_url": self.sinks.jdbc_url, "host": self.sinks.host, "port": self.sinks.port,
+                "database": self.sinks.database, "user": self.sinks.user, "password": self.sinks.password,
+                "table": self.table, "batch_table": self.batch_table}
 
-        fields = {"jdbc_url": self.sinks.jdbc_url, "host": self.sinks.host, "port": self.sinks.port,
-                  "database": self.sinks.database, "user": self.sinks.user, "password": self.sinks.password,
-                  "table": self.table, "batch_table": self.batch_table}
-        return ["--postgres", json.dumps(fields)]
+    def spark_settings(self) -> dict[str, str]:
+        return {}
+
+    def hold(self) -> Hold | None:
+        return None  # a writer is held by the server, at its commit (HOLD_FUNCTION)
+
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
+        return PostgresCommitWatcher(self, folder, history, on_commit, self.role_of).start()
 
     def _controlling(self):  # type: ignore[no-untyped-def]
         """The holds' connection, opened once (again if it broke): the watcher polls on it, the schedule's
