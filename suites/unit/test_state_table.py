@@ -183,8 +183,8 @@ def test_a_version_that_changes_no_data_holds_no_batch(tmp_path: Path) -> None:
     files.write(log_path(0), entry({"commitInfo": {"timestamp": 10, "operation": "CREATE TABLE"}}, {"metaData": {}}))
     files.write(log_path(1), entry({"commitInfo": {"timestamp": 20, "operation": "MERGE"}}, add("a.parquet")))
     history = History(tmp_path / "history.jsonl")
-    watch = TableWatcher(files, DeltaTable(files, TABLE), holds_folder(TABLE), CheckpointFolder(files, "/checkpoints/s"),
-                         history, lambda e, h: h.release())
+    watch = TableWatcher(files, DeltaTable(files, TABLE), holds_folder(TABLE),
+                         CheckpointFolder(files, "/checkpoints/s"), history, lambda e, h: h.release())
     watch.poll(final=True)
     history.close()
     assert watch.attributed == {1: 0}
