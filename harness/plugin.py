@@ -44,6 +44,10 @@ MARKERS = {
     "stall_timeout(seconds)": "how long a scenario may go without progress before it is incomplete",
     "brokers(n)": "the Kafka brokers of eo_scenario's cluster: the session's when it has as many, else one "
                   "started for the tests that ask for n",
+    "spark(line)": "the Spark release or line (3.5) of the test's cluster: the session's when it is that one, else "
+                   "one started for the tests that ask for it (a table format that runs on one line only)",
+    "upstream": "a bug reproduced in a released component: asserts the anomaly the public issue reports, and "
+                "fails on the day a fixed release is used",
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
 OPTIONS = tuple(name for name, s in settings.SETTINGS.items() if s.pytest)
@@ -160,12 +164,14 @@ def _worker_index(config: pytest.Config) -> int:
     return int(worker["workerid"].removeprefix("gw")) if worker else 0
 
 
-def _run_id(config: pytest.Config, brokers: int | None = None) -> str | None:
+def _run_id(config: pytest.Config, brokers: int | None = None, spark: str | None = None) -> str | None:
     """A worker's cluster is named after the session and the worker (reports/<session>-gw0/ ...); a
-    cluster of other than the session's brokers after its size too (reports/<session>-brokers3/ ...)."""
+    cluster of other than the session's brokers or Spark after its size or line too
+    (reports/<session>-brokers3/ ..., reports/<session>-spark3.5.7/ ...)."""
     worker = getattr(config, "workerinput", None)
     parts = [worker["workerid"]] if worker else []
     parts += [f"brokers{brokers}"] if brokers is not None else []
+    parts += [f"spark{spark}"] if spark is not None else []
     return "-".join([config.stash[SESSION], *parts]) if parts else None
 
 
@@ -204,20 +210,23 @@ def cluster(eo_session: Session) -> Cluster:
 
 
 class OtherSizes:
-    """Clusters of other broker counts than the session's, each started the first time a test's
-    `brokers(n)` marker asks for it and removed at the session's end."""
+    """Clusters of other broker counts or Spark releases than the session's, each started the first time a
+    test's `brokers(n)` or `spark(line)` marker asks for it and removed at the session's end."""
 
     def __init__(self, config: pytest.Config, stack: ExitStack) -> None:
         self.config, self.stack, self.clusters = config, stack, {}
 
-    def of(self, brokers: int) -> Cluster:
-        if brokers not in self.clusters:
+    def of(self, brokers: int, spark: str) -> Cluster:
+        if (brokers, spark) not in self.clusters:
+            session_spark = versions.stack().spark
             try:
-                opened = self.stack.enter_context(session(run_id=_run_id(self.config, brokers), brokers=brokers))
+                opened = self.stack.enter_context(session(
+                    run_id=_run_id(self.config, brokers, spark if spark != session_spark else None), brokers=brokers,
+                    spark=spark))
             except HarnessError as error:
                 pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
-            self.clusters[brokers] = opened.cluster
-        return self.clusters[brokers]
+            self.clusters[brokers, spark] = opened.cluster
+        return self.clusters[brokers, spark]
 
 
 @pytest.fixture(scope="session")
@@ -230,10 +239,12 @@ def _cluster_for(request: pytest.FixtureRequest) -> Cluster:
     """The cluster a test's scenarios run on: the session's, unless its `brokers(n)` marker asks for
     another size."""
     brokers = setting(request, "brokers")
-    if brokers == settings.from_pytest(request.config, "brokers"):
+    marker = request.node.get_closest_marker("spark")
+    spark = versions.stack(str(marker.args[0]) if marker is not None and marker.args else None).spark
+    if brokers == settings.from_pytest(request.config, "brokers") and spark == versions.stack().spark:
         running = request.getfixturevalue("cluster")
     else:
-        running = request.getfixturevalue("_other_sizes").of(brokers)
+        running = request.getfixturevalue("_other_sizes").of(brokers, spark)
     request.node.stash[USED] = running
     return running
 

@@ -79,10 +79,11 @@ class Stack:
         return {"kafka": self.kafka, "spark": self.spark, **parts}
 
 
-def stack() -> Stack:
-    """The versions asked for (through the environment), else the defaults; BadInput for a non-version."""
+def stack(spark: str | None = None) -> Stack:
+    """The versions asked for (through the environment), else the defaults; BadInput for a non-version.
+    `spark`: this Spark release or line in place of the one asked for (a test's `spark` marker)."""
     return Stack(_pick("Kafka", os.environ.get(KAFKA_ENV, ""), KAFKA_VERSIONS),
-                 _pick("Spark", os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS))
+                 _pick("Spark", spark or os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS))
 
 
 def _pick(name: str, asked: str, known: tuple[str, ...]) -> str:

@@ -115,10 +115,12 @@ def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
         fetch_wheels([f"pyspark=={stack.spark}"], wheels, log)
         fetch_wheels(list(store_wheels(stack)), wheels, log, deps=False)
         fetch_maven_jars(pom, context / "jars", {"spark.version": stack.spark, "scala.binary": stack.scala}, log)
-    (context / "wheels").mkdir()
-    for wheel in [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl"),
-                  *(found for name in store_wheels(stack) for found in wheels.glob(_wheel_glob(name)))]:
-        shutil.copy2(wheel, context / "wheels")
+    stores = [wheel for name in store_wheels(stack) for wheel in wheels.glob(_wheel_glob(name))]
+    for folder, found in (("wheels", [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl")]),
+                          ("store-wheels", stores)):
+        (context / folder).mkdir()
+        for wheel in found:
+            shutil.copy2(wheel, context / folder)
 
 
 def _wheel_glob(requirement: str) -> str:
@@ -173,9 +175,10 @@ class Images:
         return (self.base, self.kafka, self.spark, self.toxiproxy, self.postgres)
 
 
-def current() -> Images:
-    """The images for the Kafka and Spark versions this run asked for (the defaults when it asked none)."""
-    stack = versions.stack()
+def current(stack: versions.Stack | None = None) -> Images:
+    """The images for `stack`, else for the Kafka and Spark versions this run asked for (the defaults when it
+    asked none)."""
+    stack = stack or versions.stack()
     kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
     spark = Image("spark", (stack.spark, stack.connector, *store_jars(stack), *store_wheels(stack)),
                   partial(_stage_spark, stack), BASE, MAVEN)
@@ -206,9 +209,9 @@ def _created(image: Image) -> float | None:
     return datetime.fromisoformat(created[:19]).replace(tzinfo=UTC).timestamp()  # Docker gives nanoseconds
 
 
-def missing() -> list[Image]:
+def missing(stack: versions.Stack | None = None) -> list[Image]:
     """The images that a cluster start would need built first (an old one still serves: `build_all` renews it)."""
-    return [image for image in current().all if _created(image) is None]
+    return [image for image in current(stack).all if _created(image) is None]
 
 
 def tools_missing(image: Image) -> list[str]:
@@ -219,11 +222,11 @@ def tools_missing(image: Image) -> list[str]:
     return lacking
 
 
-def build_all() -> None:
-    """Every image of this run's versions present: pulled from the registry setting's registry when it has
-    them, built here otherwise; an unchanged tree pulls and builds nothing."""
+def build_all(stack: versions.Stack | None = None) -> None:
+    """Every image of this run's versions (or `stack`'s) present: pulled from the registry setting's registry
+    when it has them, built here otherwise; an unchanged tree pulls and builds nothing."""
     started = time.monotonic()
-    wanted = current()
+    wanted = current(stack)
     registry = registries.checked_registry(from_environment("registry")) if from_environment("registry") else ""
     say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}"
         + (f", from {registry} where it has them" if registry else ""))

@@ -32,6 +32,7 @@ from harness.gate.tunnel import Tunnel
 from harness.output.registry import stores
 from harness.progress import say
 from harness.settings import from_environment
+from harness.versions import Stack
 
 # One toxiproxy link per role and broker, so that one role's link, or every link to one broker, can be cut
 # alone; and one per broker for replication (the other brokers fetch from it there), so that a leader's
@@ -71,11 +72,13 @@ A = TypeVar("A", bound=Attachment)
 class Cluster:
     """Kafka (KRaft), toxiproxy, a Spark master and workers; drivers come and go per scenario."""
 
-    def __init__(self, workers: int = 2, run_id: str | None = None, brokers: int | None = None) -> None:
+    def __init__(self, workers: int = 2, run_id: str | None = None, brokers: int | None = None,
+                 stack: Stack | None = None) -> None:
+        """`stack`: the Kafka and Spark versions, else the ones this run asked for."""
         self.run_id = run_id or labels.new_run_id()
         testcontainers_config.tc_host_override = engine_host()  # where this process's engine publishes ports
         self.labels = labels.labels(self.run_id)
-        self.images = images.current()
+        self.images = images.current(stack)
         self.network = Network(docker_network_kw={"labels": self.labels})
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
@@ -113,7 +116,7 @@ class Cluster:
         """Start every service in parallel where the dependencies allow; raise NotReady with logs."""
         started = time.monotonic()
         labels.sweep_leftovers()
-        missing = images.missing()
+        missing = images.missing(self.images.stack)
         if missing:
             raise InfrastructureError(
                 "images missing: " + ", ".join(i.tag for i in missing) + "; run `python -m harness images build`"

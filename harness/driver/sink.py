@@ -19,8 +19,9 @@ class SinkContext:
     sink_id: str  # the sink's stable id: the same across the query's restarts, unique per scenario
     checkpoint: str  # the query's checkpoint folder, on the volume the driver and executors share
     marker_topic: str  # a topic (as many partitions as the output) for sinks that record what they committed
-    output: str = "kafka"  # where the harness reads the output: kafka (the topic), delta or postgres (the table)
-    table_path: str = ""  # output delta: the Delta table's path on the shared volume (write it there)
+    output: str = "kafka"  # where the harness reads the output: kafka (the topic), or a table (delta, postgres, ...)
+    table_path: str = ""  # output delta: the table's path on the shared volume (write it there); paimon:
+    #                       the table's folder there (path-based writers take it)
     jdbc_url: str = ""  # output postgres: jdbc:postgresql://host:port/database (for df.write.jdbc)
     host: str = ""  # output postgres: the server's host as the sink reaches it (the route a gate can sit on)
     port: int = 0  # output postgres: the server's port as the sink reaches it
@@ -31,6 +32,8 @@ class SinkContext:
     #                  key its primary key where the sink keeps a state table)
     batch_table: str = ""  # output postgres: a table for the batches a sink committed (query_id text,
     #                        batch_id bigint, its primary key): a (query id, batch id) row in the rows' transaction
+    table_name: str = ""  # output paimon: the table's identifier in the session's catalog (harness.db.output);
+    #                       the sink creates it, the session has the catalog and the format's SQL extensions
 
     def conninfo(self) -> str:
         """Output postgres: a libpq connection string for psycopg (`psycopg.connect(context.conninfo())`)."""

@@ -44,6 +44,7 @@ class Commit:
     # repeat is a second write; None where a commit is a whole batch (a Delta version), so two are two writes
     repeats: tuple[int, ...] | None = None
     named_by: str = ""  # where its batch id came from, where not a Delta log's txn or commitInfo
+    snapshot_id: int | None = None  # the store's own id of the snapshot it made (Iceberg, Paimon); None elsewhere
 
     @property
     def batch(self) -> int | None:

@@ -38,9 +38,9 @@ def _batches(data: bytes, orc: bool, columns: list[str]) -> tuple[list[str], Ite
 
         file = po.ORCFile(io.BytesIO(data))
         names = file.schema.names
-        return names, (batch for stripe in range(file.nstripes)
-                       for batch in file.read_stripe(stripe, columns=[c for c in columns if c in names])
-                       .to_batches(BATCH))
+        kept = [c for c in columns if c in names]
+        stripes = (file.read_stripe(stripe, columns=kept) for stripe in range(file.nstripes))
+        return names, (stripe.slice(start, BATCH) for stripe in stripes for start in range(0, stripe.num_rows, BATCH))
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(io.BytesIO(data))

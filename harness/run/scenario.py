@@ -73,6 +73,7 @@ class ScenarioResult:
     judgement: Judgement | None = None  # the outcome, from the one judge (harness.checker.judge)
     brokers: int = 1  # Kafka brokers in the cluster it ran on
     output: str = "kafka"  # where the sink wrote: a store's name (harness.output.registry)
+    stack: versions.Stack = field(default_factory=versions.stack)  # the versions of the cluster it ran on
     where: str = ""  # the output's topic or table path
     table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
 
@@ -127,7 +128,7 @@ class ScenarioResult:
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
-            "versions": versions.stack().described(),
+            "versions": self.stack.described(),
         }
 
 
@@ -366,6 +367,7 @@ class Scenario:
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
             output=output.name, where=output.where, table=self.sink.table if store(output.name).table else "",
+            stack=self.cluster.images.stack,
         )
         return result
 

@@ -42,7 +42,8 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     or their defaults (harness.settings)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
-    output = checked_output(code, output or settings.from_environment("output"))
+    output = checked_output(code, output or settings.from_environment("output"),
+                            cluster.images.stack if cluster is not None else None)
     if code.table == STATE_TABLE and output not in state_tables():
         raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a table output is judged as one "
                        f"({', '.join(state_tables())}: their history tells a repeat), not {output}; run it with "
@@ -57,10 +58,10 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                     output)
 
 
-def checked_output(code: CodeSpec, output: str) -> str:
-    """The output a sink runs into, checked before a cluster starts: one the Spark line asked for runs, and
-    the one the sink says it writes (its OUTPUT); BadInput saying what to write instead."""
-    why = store(output).unsupported(versions.stack())
+def checked_output(code: CodeSpec, output: str, stack: versions.Stack | None = None) -> str:
+    """The output a sink runs into, checked before a cluster starts: one the Spark line asked for (or
+    `stack`'s) runs, and the one the sink says it writes (its OUTPUT); BadInput saying what to write instead."""
+    why = store(output).unsupported(stack or versions.stack())
     if why:
         raise BadInput(f"output {output}: {why}")
     if code.output is not None and code.output != output:
@@ -82,14 +83,16 @@ class Session:
 
 
 @contextmanager
-def session(run_id: str | None = None, workers: int = 2, brokers: int | None = None) -> Iterator[Session]:
+def session(run_id: str | None = None, workers: int = 2, brokers: int | None = None,
+            spark: str | None = None) -> Iterator[Session]:
     """Images built where missing, a cluster started; on the way out, whatever happened, the cluster's
     logs saved, the run's index written and the cluster removed. An unforeseen error's traceback is kept
     in the run's folder (`error.traceback_file`), so a front end can say it in one line. `workers`: Spark
     workers (0: Kafka and toxiproxy only, for the benchmarks of the reader and the gate); `brokers`: Kafka
-    brokers (default: the `brokers` setting)."""
-    images.build_all()
-    with Cluster(workers=workers, run_id=run_id, brokers=brokers) as cluster:
+    brokers (default: the `brokers` setting); `spark`: a Spark release or line other than the setting's."""
+    stack = versions.stack(spark)
+    images.build_all(stack)
+    with Cluster(workers=workers, run_id=run_id, brokers=brokers, stack=stack) as cluster:
         folder = run_report_dir(cluster.run_id)
         folder.mkdir(parents=True, exist_ok=True)
         write_evidence(folder / "run.json", json.dumps({"run": cluster.run_id, "engine": engine_socket_url()}))

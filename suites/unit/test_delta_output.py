@@ -239,8 +239,13 @@ def test_a_sink_says_the_output_it_writes_and_is_refused_against_another(tmp_pat
     assert resolve_sink("delta_streaming").output == "delta" and resolve_sink("builtin_kafka").output is None
     assert {resolve_sink(name).output for name in ("delta_foreach_batch_txn", "bad_delta_blind_append",
                                                    "bad_delta_app_id_per_restart")} == {"delta"}
+    from types import SimpleNamespace
+
+    from harness.versions import stack
+
+    cluster = SimpleNamespace(images=SimpleNamespace(stack=stack()))  # asked nothing: bad input comes first
     with pytest.raises(BadInput, match="writes the delta output .*--output delta"):
-        scenario(None, "x", sink="delta_streaming", output="kafka")  # type: ignore[arg-type]
+        scenario(cluster, "x", sink="delta_streaming", output="kafka")  # type: ignore[arg-type]
 
 
 def test_cells_become_bytes_in_arrow_whatever_text_or_binary_type() -> None:

@@ -9,16 +9,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import plugin
+from harness import plugin, versions
 
 pytestmark = pytest.mark.unit
+SPARK, OTHER_SPARK = versions.stack().spark, next(s for s in versions.SPARK_VERSIONS if s != versions.stack().spark)
 
 
 def test_a_cluster_of_another_size_is_started_once_and_named_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[tuple[str | None, int]] = []
 
     @contextmanager
-    def fake_session(run_id: str | None = None, brokers: int | None = None):
+    def fake_session(run_id: str | None = None, brokers: int | None = None, spark: str | None = None):
         opened.append((run_id, brokers))
         yield SimpleNamespace(cluster=f"cluster of {brokers}")
 
@@ -26,9 +27,11 @@ def test_a_cluster_of_another_size_is_started_once_and_named_after_it(monkeypatc
     config = SimpleNamespace(stash={plugin.SESSION: "20261125-1"})
     with ExitStack() as stack:
         sizes = plugin.OtherSizes(config, stack)  # type: ignore[arg-type]
-        assert sizes.of(3) == sizes.of(3) == "cluster of 3"
-        assert sizes.of(5) == "cluster of 5"
-    assert opened == [("20261125-1-brokers3", 3), ("20261125-1-brokers5", 5)]
+        assert sizes.of(3, SPARK) == sizes.of(3, SPARK) == "cluster of 3"
+        assert sizes.of(5, SPARK) == "cluster of 5"
+        assert sizes.of(1, OTHER_SPARK) == "cluster of 1"
+    assert opened == [("20261125-1-brokers3", 3), ("20261125-1-brokers5", 5),
+                      (f"20261125-1-brokers1-spark{OTHER_SPARK}", 1)]
     worker = SimpleNamespace(stash=config.stash, workerinput={"workerid": "gw1"})
     assert plugin._run_id(worker, 3) == "20261125-1-gw1-brokers3"  # type: ignore[arg-type]
     assert plugin._run_id(worker) == "20261125-1-gw1"  # type: ignore[arg-type]

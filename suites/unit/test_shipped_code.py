@@ -19,6 +19,7 @@ import pytest
 
 import harness.certify.certification
 import harness.run.session
+from harness import versions
 from harness.certify.certificate import write_certificate
 from harness.cli import main
 from harness.errors import EXIT_BAD_INPUT, BadInput, InfrastructureError
@@ -170,7 +171,8 @@ def test_a_sink_edited_during_a_certification_fails_it_with_exit_2_and_no_certif
     sink = tmp_path / "certified_sink_eo.py"
     sink.write_text(SINK)
     monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path / "reports"))
-    stand = SimpleNamespace(run_id="run", folder=tmp_path / "reports" / "run")
+    stand = SimpleNamespace(run_id="run", folder=tmp_path / "reports" / "run",
+                            images=SimpleNamespace(stack=versions.stack()))
     stand.cluster = stand
 
     @contextmanager

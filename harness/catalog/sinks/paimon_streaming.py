@@ -1,0 +1,19 @@
+"""Spark's streaming sink of Apache Paimon (`format("paimon")`), for the paimon output (Spark 3.5). Each
+batch is one snapshot whose commit identifier is the batch id. Whether a replayed batch (the driver died
+between Paimon's commit and Spark's commit log) is committed again is what apache/paimon#9666 reports:
+the `upstream` test suites/test_upstream.py runs it under that fault."""
+
+OUTPUT = "paimon"  # the output it writes (harness.output): run and certify it with --output paimon
+
+
+def create_table(frame, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The table, an append table with the stream's columns, made once (a restarted query finds it)."""
+    spark = frame.sparkSession
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {name.rpartition('.')[0]}")
+    columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in frame.schema.fields)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+
+
+def sink(frame, context):  # type: ignore[no-untyped-def]
+    create_table(frame, context.table_name)
+    return frame.writeStream.format("paimon").option("path", context.table_path)
