@@ -233,3 +233,47 @@ def test_a_postgres_sink_that_writes_another_table_is_bad_input(cluster) -> None
     with pytest.raises(BadInput, match=r"wrote no rows to PostgreSQL table out_postgres_wrong_table_.*"
                                        r"the database also has public\.results"):
         run(cluster, "postgres-wrong-table", f"{WRONG_TABLE}:sink", output="postgres")
+
+
+@pytest.mark.gate
+def test_iceberg_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster) -> None:
+    result = run(cluster, "iceberg-streaming-kill-driver-table-committed", "iceberg_streaming", AT_TABLE_COMMIT,
+                 output="iceberg")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert len(batch_2) == 1, f"batch 2 must be in exactly one snapshot: {batch_2}"
+    assert result.to_dict()["versions"]["iceberg"] and result.to_dict()["output"]["kind"] == "iceberg"
+
+
+def test_an_iceberg_foreach_batch_sink_that_checks_its_snapshots_is_exactly_once(cluster) -> None:
+    result = run(cluster, "iceberg-idempotent-kill-driver-table-committed", "iceberg_foreach_batch_idempotent",
+                 AT_TABLE_COMMIT, output="iceberg")
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+
+
+@pytest.mark.gate
+def test_an_iceberg_blind_append_commits_the_replayed_batch_twice(cluster) -> None:
+    result = run(cluster, "iceberg-blind-append-kill-driver-table-committed", "bad_iceberg_blind_append",
+                 AT_TABLE_COMMIT, output="iceberg")
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+
+
+@pytest.mark.gate
+@pytest.mark.spark("3.5")
+def test_a_paimon_blind_append_commits_the_replayed_batch_twice(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = eo_scenario(sink="bad_paimon_blind_append", output="paimon", faults=[AT_TABLE_COMMIT], records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice

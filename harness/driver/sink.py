@@ -20,7 +20,7 @@ class SinkContext:
     checkpoint: str  # the query's checkpoint folder, on the volume the driver and executors share
     marker_topic: str  # a topic (as many partitions as the output) for sinks that record what they committed
     output: str = "kafka"  # where the harness reads the output: kafka (the topic), or a table (delta, postgres, ...)
-    table_path: str = ""  # output delta: the table's path on the shared volume (write it there); paimon:
+    table_path: str = ""  # output delta: the table's path on the shared volume (write it there); iceberg, paimon:
     #                       the table's folder there (path-based writers take it)
     jdbc_url: str = ""  # output postgres: jdbc:postgresql://host:port/database (for df.write.jdbc)
     host: str = ""  # output postgres: the server's host as the sink reaches it (the route a gate can sit on)
@@ -32,7 +32,7 @@ class SinkContext:
     #                  key its primary key where the sink keeps a state table)
     batch_table: str = ""  # output postgres: a table for the batches a sink committed (query_id text,
     #                        batch_id bigint, its primary key): a (query id, batch id) row in the rows' transaction
-    table_name: str = ""  # output paimon: the table's identifier in the session's catalog (harness.db.output);
+    table_name: str = ""  # output iceberg, paimon: the table's identifier in the session's catalog (harness.db.output);
     #                       the sink creates it, the session has the catalog and the format's SQL extensions
 
     def conninfo(self) -> str:

@@ -16,6 +16,7 @@ LOCATIONS = {  # the --output choices, the default first: name -> the module who
     "kafka": "harness.output.kafka",
     "delta": "harness.output.delta",
     "postgres": "harness.output.postgres",
+    "iceberg": "harness.output.iceberg",
     "paimon": "harness.output.paimon",
 }
 NAMES = tuple(LOCATIONS)

@@ -1,0 +1,79 @@
+"""Apache Iceberg as a store: a table in a Hadoop catalog whose warehouse is beside the query's checkpoint
+on the run's volume, read through the relay with pyiceberg (harness.output.iceberg.table), the driver
+held at each new metadata version.
+
+The catalog: Iceberg's Hadoop catalog, kept in the table's own folder (`metadata/v<N>.metadata.json`,
+committed by an atomic rename), needs no service and is read with the rest of the table through the relay.
+A JDBC catalog on the run's PostgreSQL would add a server to every Iceberg run for no gain in what is
+tested here: a commit is still one atomic swap of the metadata pointer. REST catalogs, where a commit
+crosses HTTP, are the object-storage store's (their own faults).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.output.base import Output, Place
+
+if TYPE_CHECKING:
+    from harness.output.base import FaultClass, Observation
+    from harness.versions import Stack
+
+# Iceberg's Spark runtime for each Spark line: the newest release that resolves for it here
+RELEASES = {"4.0": "1.11.0", "3.5": "1.10.1"}
+CATALOG = "harness"  # the Spark catalog the driver's session names the table in
+IDENTIFIER = f"{CATALOG}.db.output"  # the context's table_name: one warehouse per scenario
+
+
+def warehouse(checkpoint: str) -> str:
+    """A scenario's warehouse: beside its checkpoint, on the volume drivers and executors share."""
+    return f"{checkpoint}-warehouse"
+
+
+def session_settings(checkpoint: str) -> dict[str, str]:
+    """The catalog and Iceberg's SQL extensions (MERGE INTO, the metadata tables' procedures)."""
+    return {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+            f"spark.sql.catalog.{CATALOG}": "org.apache.iceberg.spark.SparkCatalog",
+            f"spark.sql.catalog.{CATALOG}.type": "hadoop",
+            f"spark.sql.catalog.{CATALOG}.warehouse": warehouse(checkpoint)}
+
+
+class IcebergStore:
+    name = "iceberg"
+    label = "Apache Iceberg"
+    table = True
+    state_tables = True
+    points: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    description = "iceberg (an Iceberg table in a Hadoop catalog on the run's volume, its current snapshot and history)"
+
+    def unsupported(self, stack: Stack) -> str | None:
+        if stack.line not in RELEASES:
+            return (f"Spark {stack.spark}: no Iceberg Spark runtime known for its line (known: "
+                    f"{', '.join(f'Spark {k}: Iceberg {v}' for k, v in RELEASES.items())})")
+        return None
+
+    def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
+        return {"iceberg": ("Apache Iceberg", RELEASES[stack.line])} if stack.line in RELEASES else {}
+
+    def jars(self, stack: Stack) -> tuple[str, ...]:
+        if stack.line not in RELEASES:
+            return ()
+        return (f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{RELEASES[stack.line]}",)
+
+    def wheels(self, stack: Stack) -> tuple[str, ...]:
+        return ()  # a sink writes through Spark's own API
+
+    def assumed_senders(self) -> dict[str, frozenset[str]]:
+        return {"table.committed": frozenset({"driver"})}  # Iceberg's Spark writes commit on the driver
+
+    def fault_classes(self, seen: Observation) -> list[FaultClass]:
+        return []  # its one point, the table's commit, is every table's (harness.faults.space)
+
+    def output(self, place: Place) -> Output:
+        from harness.output.iceberg.table import IcebergTable
+
+        return IcebergTable(place.files, f"{warehouse(place.checkpoint)}/db/output", place.checkpoint)
+
+
+STORE = IcebergStore()

@@ -1,0 +1,264 @@
+"""An Apache Iceberg table as an output (Iceberg's Hadoop catalog, as Spark writes it): the current
+snapshot's data files as its manifests name them, never a listing of data files (a file a failed writer
+left behind is in no snapshot).
+
+A commit is a new metadata file, `metadata/v<N>.metadata.json`, put in place by an atomic rename: N is the
+table's version here, what the driver is held at and what reports name. A version that makes a new
+current snapshot is a commit with data; its snapshot's summary says what the write was, and Iceberg's own
+streaming sink puts the query's id and the batch id there (`spark.sql.streaming.queryId`,
+`spark.sql.streaming.epochId`), which is how it skips a batch it already committed. A `foreachBatch`
+write names no batch (apache/iceberg#8809): the harness then knows its batch from when it appeared
+(harness.run.table_watch), as for a plain Delta append.
+
+Metadata, manifest lists and manifests are parsed by pyiceberg (`TableMetadataUtil`, `Snapshot.manifests`,
+`ManifestFile.fetch_manifest_entry`) over a FileIO that reads through the relay; the data files are read
+with pyarrow (harness.output.rows), as for Delta. Not pyiceberg's scan: it reads data through pyarrow's
+own filesystems, which cannot reach the run's volume, and the evidence (which snapshot added each file)
+is the manifests' anyway.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.records import Record, Records
+from harness.errors import BadInput
+from harness.output.base import Hold, OnCommit, Watcher, holds_folder
+from harness.output.commits import Commit, Files, State
+from harness.output.rows import file_rows
+
+if TYPE_CHECKING:
+    from pyiceberg.table.metadata import TableMetadata
+
+    from harness.history import History
+    from harness.output.base import CheckpointFolder
+
+METADATA = "metadata"
+VERSION_FILE = re.compile(r"^v([0-9]+)\.metadata\.json$")  # ASCII digits: HadoopTableOperations' own names
+QUERY_ID, EPOCH_ID = "spark.sql.streaming.queryId", "spark.sql.streaming.epochId"  # Iceberg's streaming sink's
+APP_ID = "spark.app.id"
+
+
+def versions(names: Iterable[str]) -> list[int]:
+    """The metadata versions in a listing of `metadata/`, in order (other names left out)."""
+    return sorted(int(m[1]) for m in map(VERSION_FILE.match, names) if m)
+
+
+def volume_path(location: str) -> str:
+    """A file Iceberg's metadata names (`file:/checkpoints/...` or a bare path), on the run's volume."""
+    parsed = urlparse(location)
+    if parsed.scheme not in ("file", ""):
+        raise BadInput(f"Iceberg file {location} is not on the run's volume")
+    return parsed.path
+
+
+def file_io(files: Files) -> Any:
+    """A pyiceberg FileIO that reads through the relay (the harness never writes a table)."""
+    from pyiceberg.io import FileIO, InputFile, OutputFile
+
+    class RelayInput(InputFile):
+        def __init__(self, location: str) -> None:
+            super().__init__(location)
+            self._data: bytes | None = None
+
+        def data(self) -> bytes:
+            if self._data is None:
+                self._data = files.read_bytes(volume_path(self.location))
+            return self._data
+
+        def __len__(self) -> int:
+            return len(self.data())
+
+        def exists(self) -> bool:
+            try:
+                self.data()
+            except OSError:
+                return False
+            return True
+
+        def open(self, seekable: bool = True) -> io.BytesIO:
+            return io.BytesIO(self.data())
+
+    class RelayIO(FileIO):
+        def new_input(self, location: str) -> InputFile:
+            return RelayInput(location)
+
+        def new_output(self, location: str) -> OutputFile:
+            raise OSError(f"the harness never writes a table: {location}")
+
+        def delete(self, location: str | InputFile | OutputFile) -> None:
+            raise OSError(f"the harness never writes a table: {location}")
+
+    return RelayIO()
+
+
+class IcebergTable:
+    """The scenario's Iceberg table: its folder in the warehouse (`<warehouse>/<namespace>/<table>`)."""
+
+    name = "iceberg"
+    unit = "table version"  # what one of its commits is, in explanations
+
+    def __init__(self, files: Files, path: str, checkpoint: str = "") -> None:
+        """`checkpoint`: the query's, which the catalog's warehouse is beside (harness.output.iceberg)."""
+        self.files = files
+        self.where = path.rstrip("/")
+        self.checkpoint = checkpoint
+        self.io = file_io(files)
+        self.added_by: list[int | None] = []  # partition (a file of the snapshot) -> the version that added it
+        self.metadata = cache(self._metadata)  # a metadata file is never rewritten
+
+    def prepare(self) -> None:
+        """Nothing to make (the sink creates the table); a table already there is refused."""
+        if self.files.walk(self.where):
+            raise BadInput(f"Iceberg table {self.where} already exists: each scenario writes a table of its own")
+
+    def context(self) -> dict[str, object]:
+        from harness.output.iceberg import IDENTIFIER
+
+        return {"table_name": IDENTIFIER, "table_path": self.where}
+
+    def spark_settings(self) -> dict[str, str]:
+        from harness.output.iceberg import session_settings
+
+        return session_settings(self.checkpoint)
+
+    def hold(self) -> Hold | None:
+        return Hold(f"{self.where}/{METADATA}", VERSION_FILE.pattern, holds_folder(self.where))
+
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
+        from harness.run.table_watch import TableWatcher
+
+        return TableWatcher(self.files, self, holds_folder(self.where), folder, history,  # type: ignore[arg-type]
+                            on_commit).start()
+
+    def versions_now(self) -> list[int]:
+        """The metadata versions so far, in order (its table.committed watcher polls them)."""
+        return versions(name for name in self.files.walk(f"{self.where}/{METADATA}") if "/" not in name)
+
+    def _metadata(self, version: int) -> TableMetadata:
+        from pyiceberg.table.metadata import TableMetadataUtil
+
+        text = self.files.read_bytes(f"{self.where}/{METADATA}/v{version}.metadata.json").decode()
+        return TableMetadataUtil.parse_raw(text)
+
+    def _current(self, version: int) -> int | None:
+        """The current snapshot of a version's metadata (None before the first write)."""
+        return self.metadata(version).current_snapshot_id
+
+    def commit(self, version: int) -> Commit:
+        """What version N did: a commit with data when its current snapshot is a new one (a snapshot is made
+        by one version); a version that made none (CREATE TABLE, a property) adds nothing."""
+        snapshot_id = self._current(version)
+        earlier = self._current(version - 1) if version > 1 and self._exists(version - 1) else None
+        if snapshot_id is None or snapshot_id == earlier:
+            return Commit(version, operation="metadata", timestamp_ms=self.metadata(version).last_updated_ms)
+        snapshot = self.metadata(version).snapshot_by_id(snapshot_id)
+        assert snapshot is not None, "a metadata file names its current snapshot among its snapshots"
+        summary = snapshot.summary
+        properties = dict(summary.additional_properties) if summary is not None else {}
+        from pyiceberg.manifest import ManifestEntryStatus
+
+        added, removed = [], []
+        for manifest in snapshot.manifests(self.io):
+            for entry in manifest.fetch_manifest_entry(self.io, discard_deleted=False):
+                if entry.snapshot_id == snapshot_id and entry.status == ManifestEntryStatus.ADDED:
+                    added.append(entry.data_file.file_path)
+                elif entry.snapshot_id == snapshot_id and entry.status == ManifestEntryStatus.DELETED:
+                    removed.append(entry.data_file.file_path)
+        epoch = properties.get(EPOCH_ID)
+        return Commit(version, operation=summary.operation.value if summary is not None else None,
+                      app_id=properties.get(APP_ID), query_id=properties.get(QUERY_ID),
+                      epoch=int(epoch) if epoch is not None and epoch.isascii() and epoch.isdigit() else None,
+                      added=tuple(added), removed=tuple(removed), timestamp_ms=snapshot.timestamp_ms,
+                      rows=int(properties.get("added-records", 0)), snapshot_id=snapshot_id,
+                      named_by="summary" if epoch is not None else "")
+
+    def _exists(self, version: int) -> bool:
+        try:
+            self.metadata(version)
+        except OSError:
+            return False
+        return True
+
+    def commits(self) -> list[Commit]:
+        """Every version's commit, in order."""
+        return [self.commit(version) for version in self.versions_now()]
+
+    def commit_of(self, partition: int) -> int | None:
+        return self.added_by[partition]
+
+    def _live(self, version: int) -> list[tuple[str, int]]:
+        """The data files of a version's current snapshot and the snapshot that added each, in the
+        manifests' order; a table with delete files (merge-on-read) refused by that feature's name."""
+        from pyiceberg.manifest import ManifestContent
+
+        snapshot_id = self._current(version)
+        if snapshot_id is None:
+            return []
+        snapshot = self.metadata(version).snapshot_by_id(snapshot_id)
+        assert snapshot is not None, "a metadata file names its current snapshot among its snapshots"
+        live = []
+        for manifest in snapshot.manifests(self.io):
+            if manifest.content != ManifestContent.DATA:
+                raise BadInput(f"Iceberg table {self.where} has delete files (merge-on-read deletes): the harness "
+                               "reads copy-on-write tables (write.delete.mode, write.update.mode, write.merge.mode "
+                               "copy-on-write, Iceberg's default)")
+            for entry in manifest.fetch_manifest_entry(self.io, discard_deleted=True):
+                live.append((entry.data_file.file_path, entry.snapshot_id))
+        return live
+
+    def _latest(self) -> int:
+        found = self.versions_now()
+        if not found:
+            raise BadInput(f"the sink wrote no Iceberg table at {self.where} (looked for {self.where}/{METADATA}/"
+                           "v<N>.metadata.json on the run's volume): create the context's table_name")
+        return found[-1]
+
+    def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
+        """The rows of the latest version's current snapshot: file i is partition i, a row's index in it its
+        offset, the commit time of the snapshot that added it its timestamp."""
+        latest = self._latest()
+        version_of = {c.snapshot_id: c.version for c in self.commits() if c.snapshot_id is not None}
+        snapshots = {s.snapshot_id: s.timestamp_ms for s in self.metadata(latest).snapshots}
+        live = self._live(latest)
+        self.added_by = [version_of.get(snapshot) for _, snapshot in live]
+        records = Records()
+        with collector_paused(), feeding(on_batch) as feed:
+            for partition, (path, snapshot) in enumerate(live):
+                for batch in self._rows(partition, path, snapshots.get(snapshot, 0)):
+                    records.extend(batch)
+                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
+        ends = dict.fromkeys(range(len(live)), 0)  # a file's rows: its 'stable offset', all committed
+        for partition in records.partitions:
+            ends[partition] += 1
+        return ReadResult(records, ends, dict(ends))
+
+    def _rows(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
+        if not path.endswith(".parquet"):
+            raise BadInput(f"Iceberg table {self.where}: data file {path} is in a format the harness does not read "
+                           "(write.format.default parquet, Iceberg's default)")
+        return file_rows(self.files.read_bytes(volume_path(path)), partition, timestamp_ms,
+                         f"Iceberg table {self.where}")
+
+    def state_at(self, version: int) -> State:
+        """The table as of `version`: each key's values, to tell a batch's repeat that changed nothing from
+        one applied again."""
+        state: State = {}
+        if version < 1 or not self._exists(version):
+            return state
+        for partition, (path, _) in enumerate(self._live(version)):
+            for batch in self._rows(partition, path, 0):
+                for row in batch:
+                    state.setdefault(row.key(), []).append(row.value())
+        return state
+
+    def change_of(self, version: int) -> tuple[State, State]:
+        """The table as of the version before `version` and as of `version` (a version is a whole snapshot)."""
+        return self.state_at(version - 1), self.state_at(version)
+
