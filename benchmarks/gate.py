@@ -25,7 +25,7 @@ from docs_page import record, section
 from harness.client.topics import create_topics, unique_name
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
-from harness.output.postgres.server import PORT
+from harness.output.postgres.server import PORT, attached
 from harness.run.session import session
 
 CLIENT = Path(__file__).with_name("gate_client.py")
@@ -50,8 +50,8 @@ def measure(cluster: Cluster, bootstrap: str, megabytes: float, rate: float, req
 
 def postgres_round_trips(cluster: Cluster, count: int) -> dict[str, dict[str, float]]:
     """Median and p99 round trips of `count` commits and selects, straight to PostgreSQL and through the gate."""
-    server = cluster.postgres_server()
-    sinks = cluster.postgres_for_sinks()
+    server = attached(cluster).server
+    sinks = attached(cluster).for_sinks()
     direct = sinks.conninfo().replace(f"host={sinks.host} port={sinks.port}", f"host={server.alias} port={PORT}")
     script = Path(__file__).with_name("pg_gate_client.py").read_text()
     driver = cluster.new_driver("gatebench-pg", [])

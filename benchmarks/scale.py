@@ -1,7 +1,7 @@
 """How a scenario's cost grows with its work: the baseline and one fault scenario at 20k, 200k and 1M
 records on 4 partitions, and 200k on 16, through one sink into one output.
 
-    python benchmarks/scale.py [--output kafka|delta|postgres] [--sink NAME] [--sizes 20000,200000,1000000]
+    python benchmarks/scale.py [--output kafka|delta|postgres|iceberg|paimon] [--sink NAME] [--sizes ...]
                                [--wide 200000]
 
 Prints, per scenario: verdict, seconds in all, seconds consuming, records/s while consuming, the batch
@@ -32,9 +32,11 @@ from plain_read import delta_rows, postgres_rows
 
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
-from harness.output.base import OUTPUTS, Output
+from harness.output.base import Output
 from harness.output.delta.table import DeltaTable, table_path
+from harness.output.postgres.server import attached
 from harness.output.postgres.table import PostgresTable, table_name
+from harness.output.registry import NAMES
 from harness.run.scenario import Scenario, ScenarioResult, batch_size
 from harness.run.session import scenario, session
 from harness.subject.code_spec import STATE_TABLE
@@ -42,7 +44,9 @@ from harness.subject.code_spec import STATE_TABLE
 FAULT = "kill:executor@batch.planned:2"
 GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300, "read_ratio": 0.7}
 SAMPLES = 3  # of each read of a table (the harness's, the plain one): their median is the row's
-REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn"}
+REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn",
+             "iceberg": "iceberg_streaming", "paimon": "paimon_streaming"}
+PLAIN_READS = ("delta", "postgres")  # the outputs a plain read of is measured beside the harness's
 COLUMNS = ("scenario", "verdict", "seconds", "consuming (s)", "records/s consuming", "batch", "harness peak MiB",
            "cluster peak MiB", "model (s)", "read and check (records/s)", "plain read (records/s)", "ratio",
            "plain read into Arrow only (records/s)")
@@ -143,9 +147,10 @@ def table_rates(cluster: Cluster, output: str, name: str, run: Scenario, result:
     caches and the same load from the machine's other work; the scenario's own read-and-check (with cold
     caches) is the harness's first sample."""
     if output == "postgres":
-        endpoint = cluster.postgres_for_harness()
+        server = attached(cluster)
+        endpoint = server.for_harness()
         plain, arrow = partial(postgres_rows, endpoint, table_name(name)), None
-        table = partial(PostgresTable, endpoint, cluster.postgres_for_sinks(), table_name(name))
+        table = partial(PostgresTable, endpoint, server.for_sinks(), table_name(name))
     else:
         files, path = cluster.files, table_path(cluster.checkpoint(name))
         assert files is not None
@@ -199,7 +204,7 @@ def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: 
     harness_mib = peak_rss_mib()
     consume = result.seconds.get("consume", float("nan"))
     model = result.seconds["model"]
-    if output == "kafka":
+    if output not in PLAIN_READS:
         rates = TableRates(len(result.read.records) / (result.seconds["read_and_check"] - model), None, None)
     else:
         rates = table_rates(cluster, output, name, run, result)
@@ -209,7 +214,7 @@ def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", default="kafka", choices=OUTPUTS)
+    parser.add_argument("--output", default="kafka", choices=NAMES)
     parser.add_argument("--sink", help="the sink (default: the output's reference: "
                         + ", ".join(f"{sink} for {output}" for output, sink in REFERENCE.items()) + ")")
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
@@ -232,7 +237,8 @@ def main() -> None:
         print(row.line())
     goals = (f"goals: >= {GOALS['records_per_s']} records/s (passthrough), 1M baseline <= {GOALS['baseline_1m_s']} s, "
              f"harness <= {GOALS['harness_mib']} MiB at 1M"
-             + (f", reading and checking >= {GOALS['read_ratio']} of a plain read" if args.output != "kafka" else ""))
+             + (f", reading and checking >= {GOALS['read_ratio']} of a plain read"
+                if args.output in PLAIN_READS else ""))
     print(goals)
     command = (f"python benchmarks/scale.py --output {args.output} --sink {sink} --sizes {args.sizes} "
                f"--wide {args.wide}")
@@ -241,7 +247,7 @@ def main() -> None:
            "(`--output delta` or `postgres`), also the harness's reading and checking against a plain read of the "
            "same table.",
            section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {args.output}; the fault "
-                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if args.output != "kafka"
+                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if args.output in PLAIN_READS
                                                                                else "")))
 
 

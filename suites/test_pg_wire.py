@@ -14,7 +14,7 @@ import pytest
 from harness.cluster.spark import SparkDriver
 from harness.cluster.topology import Cluster
 from harness.gate.points import GateEvent, Hold, Observe
-from harness.output.postgres.server import PORT
+from harness.output.postgres.server import PORT, attached
 
 pytestmark = pytest.mark.integration
 
@@ -73,14 +73,14 @@ def probe(cluster: Cluster) -> Iterator[SparkDriver]:
 
 
 def test_commits_through_the_gate_are_cut_dropped_and_reported(cluster: Cluster, probe: SparkDriver) -> None:
-    sinks = cluster.postgres_for_sinks()
+    sinks = attached(cluster).for_sinks()
     assert (sinks.host, sinks.port) == cluster.relay.postgres_address  # the system under test's route: the gate
     assert cluster.gate is not None
     interceptor = CutAndDrop()
     recorded: list[dict] = []
     cluster.gate.interceptor = interceptor
     cluster.gate.record = lambda type, **fields: recorded.append({"type": type, **fields})
-    server = cluster.postgres_server()
+    server = attached(cluster).server
     direct = sinks.conninfo().replace(f"host={sinks.host} port={sinks.port}", f"host={server.alias} port={PORT}")
     try:
         result = probe.exec(["python", "-c", PROBE, sinks.conninfo(), direct])

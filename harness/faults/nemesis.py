@@ -293,7 +293,7 @@ class Nemesis:
         assert step.duration is not None
         brokers = [broker.alias for broker in self.cluster.kafka.brokers]
         if step.point in PG_POINTS:  # a role's link to PostgreSQL (spec: only a role there)
-            names = [self.cluster.postgres_link(step.target)]
+            names = [self.cluster.service_link("postgres", step.target)]
         elif step.target in ROLES:
             names = [link_name(step.target, broker) for broker in brokers]
         elif step.target == "followers":
