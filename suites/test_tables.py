@@ -30,6 +30,24 @@ def run(cluster, name: str, sink: str, *faults: str, pipeline: str = "passthroug
     return scenario(cluster, name, pipeline=pipeline, sink=sink, faults=faults, records=RECORDS, output=output).run()
 
 
+def assert_delta_rs_reads_the_same_rows(cluster, result: ScenarioResult, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Delta's own reader (delta-rs) and the harness's hold the same rows of the table Spark wrote: the
+    table copied out through the relay, read by `deltalake`."""
+    from collections import Counter
+
+    import pyarrow as pa
+    from deltalake import DeltaTable as RustTable
+
+    copy = tmp_path / "table"
+    for name in cluster.files.walk(result.where):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).write_bytes(cluster.files.read_bytes(f"{result.where}/{name}"))
+    table = RustTable(str(copy)).to_pyarrow_table(columns=["key", "value"])
+    theirs = Counter(zip(table.column("key").cast(pa.binary()).to_pylist(),
+                         table.column("value").cast(pa.binary()).to_pylist(), strict=True))
+    assert Counter((r.key(), r.value()) for r in result.read.records) == theirs
+
+
 def assert_killed_at_the_table_commit(result: ScenarioResult) -> None:
     """The fault fired with batch 2 in the table and not in Spark's commit log, and the driver came back."""
     assert_fired_with_effect(result, AT_TABLE_COMMIT)
@@ -42,7 +60,7 @@ def assert_killed_at_the_table_commit(result: ScenarioResult) -> None:
 
 
 @pytest.mark.gate
-def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster) -> None:
+def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster, tmp_path) -> None:
     result = run(cluster, "delta-streaming-kill-driver-table-committed", "delta_streaming", AT_TABLE_COMMIT)
 
     assert_killed_at_the_table_commit(result)
@@ -50,9 +68,10 @@ def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_
     batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
     assert len(batch_2) == 1, f"batch 2 must be in exactly one table version: {batch_2}"
     assert result.to_dict()["versions"]["delta"] and result.to_dict()["output"]["kind"] == "delta"
+    assert_delta_rs_reads_the_same_rows(cluster, result, tmp_path)
 
 
-def test_a_table_partitioned_by_key_is_read_from_its_log_s_partition_values(cluster) -> None:
+def test_a_table_partitioned_by_key_is_read_from_its_log_s_partition_values(cluster, tmp_path) -> None:
     partitioned = f"{USER_SINKS / 'delta_partitioned_by_key.py'}:sink"
     result = run(cluster, "delta-partitioned-kill-driver-table-committed", partitioned, AT_TABLE_COMMIT)
 
@@ -62,6 +81,7 @@ def test_a_table_partitioned_by_key_is_read_from_its_log_s_partition_values(clus
     assert all("key" in values for values in snapshot.partition_values.values())
     assert result.exactly_once, result.summary()
     assert len(result.read.records) == RECORDS and None not in result.read.records.keys
+    assert_delta_rs_reads_the_same_rows(cluster, result, tmp_path)
 
 
 @pytest.mark.gate
@@ -109,7 +129,7 @@ def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(clust
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
 
 
-def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster) -> None:
+def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster, tmp_path) -> None:
     """Each MERGE marks the rows it replaces in a deletion vector: the harness leaves those rows out (else
     every key would have each of its old totals too, `unexpected`), and the replay is an idempotent repeat."""
     upsert = f"{USER_SINKS / 'delta_tables_api_upsert.py'}:sink_with_deletion_vectors"
@@ -121,6 +141,7 @@ def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster) 
     assert snapshot is not None and snapshot.deletion_vectors, "no deletion vector in the table: not the case"
     assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
+    assert_delta_rs_reads_the_same_rows(cluster, result, tmp_path)
 
 
 def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:

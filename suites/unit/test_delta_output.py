@@ -122,6 +122,49 @@ def test_a_checkpoint_s_files_then_the_versions_after_it() -> None:
     assert [c.version for c in DeltaLog(files, TABLE).history()] == [0, 1, 2, 3, 4, 5]
 
 
+def protocol(*features: str) -> dict:
+    return {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": list(features),
+                         "writerFeatures": list(features)}}
+
+
+def column_mapping(mode: str) -> dict:
+    return {"metaData": {"id": "t", "format": {"provider": "parquet"}, "schemaString": "{}", "partitionColumns": [],
+                         "configuration": {"delta.columnMapping.mode": mode}}}
+
+
+@pytest.mark.parametrize("actions, named", [
+    ((protocol("columnMapping"), column_mapping("name")), "columnMapping"),
+    ((column_mapping("id"),), "columnMapping"),
+    ((protocol("v2Checkpoint", "deletionVectors"),), "v2Checkpoint"),
+])
+def test_a_table_feature_the_reader_does_not_read_is_refused_by_its_name(actions: tuple, named: str) -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry(*actions, add("a.parquet")))
+    with pytest.raises(BadInput, match=f"uses {named}, which the harness's reader does not read"):
+        DeltaLog(files, TABLE).snapshot()
+
+
+def test_deletion_vectors_and_a_mapping_mode_of_none_are_read() -> None:
+    files = StandInFiles()
+    files.write(log_path(0), entry(protocol("deletionVectors", "timestampNtz"), column_mapping("none"),
+                                   add("a.parquet")))
+    snapshot = DeltaLog(files, TABLE).snapshot()
+    assert snapshot is not None and snapshot.files == [(0, "a.parquet")]
+
+
+def test_a_feature_a_checkpoint_turns_on_is_refused_by_its_name() -> None:
+    files = StandInFiles()
+    rows = pa.table({"add": [None, {"path": "a.parquet"}],
+                     "metaData": [{"configuration": [("delta.columnMapping.mode", "name")]}, None]},
+                    schema=pa.schema([("add", pa.struct([("path", pa.string())])),
+                                      ("metaData", pa.struct([("configuration", pa.map_(pa.string(), pa.string()))]))]))
+    out = io.BytesIO()
+    pq.write_table(rows, out)
+    files.write(f"{TABLE}/_delta_log/{0:020d}.checkpoint.parquet", out.getvalue())
+    with pytest.raises(BadInput, match="uses columnMapping"):
+        DeltaLog(files, TABLE).snapshot()
+
+
 def test_a_gap_in_the_log_is_named() -> None:
     files = StandInFiles()
     files.write(log_path(0), entry(add("a.parquet")))

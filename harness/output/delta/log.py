@@ -25,6 +25,28 @@ LOG = "_delta_log"
 # ASCII digits only: \d takes any script's, whose version the log's own name (`{version:020d}.json`) is not
 VERSION_FILE = re.compile(r"^([0-9]{20})\.json$")
 CHECKPOINT_FILE = re.compile(r"^([0-9]{20})\.checkpoint(?:\.([0-9]+)\.([0-9]+))?\.parquet$")
+# the reader features a snapshot is read right with here: a file's rows are its rows, less its deletion
+# vector's (the others change no `key` or `value` string, or a table's vacuum only)
+READ_FEATURES = frozenset({"deletionVectors", "timestampNtz", "vacuumProtocolCheck", "typeWidening",
+                           "typeWidening-preview", "variantType", "variantType-preview"})
+
+
+def unread_features(actions: Iterable[dict]) -> list[str]:
+    """The table features of a log's `protocol` and `metaData` actions that the reader does not read (column
+    mapping: columns named apart from their files'; v2 checkpoints: a snapshot in sidecar files; any other
+    reader feature), by their names."""
+    found = []
+    for action in actions:
+        for feature in (action.get("protocol") or {}).get("readerFeatures") or ():
+            if feature not in READ_FEATURES:
+                found.append(feature)
+        configuration = (action.get("metaData") or {}).get("configuration") or {}
+        if isinstance(configuration, list):  # a checkpoint's map column: (key, value) pairs
+            configuration = dict(configuration)
+        mode = configuration.get("delta.columnMapping.mode")
+        if mode not in (None, "none"):
+            found.append("columnMapping")
+    return list(dict.fromkeys(found))
 
 
 def parse_commit(version: int, text: str) -> Commit:
@@ -115,6 +137,19 @@ def checkpoint_files(data: list[bytes]) -> list[tuple[str, PartitionValues, str 
     return files
 
 
+def checkpoint_actions(data: list[bytes]) -> list[dict]:
+    """A checkpoint's `protocol` and `metaData` rows, as actions, from the parts' bytes."""
+    import pyarrow.parquet as pq
+
+    actions = []
+    for part in data:
+        table = pq.read_table(io.BytesIO(part))
+        for column in ("protocol", "metaData"):
+            if column in table.column_names:
+                actions += [{column: row} for row in table.column(column).to_pylist() if row]
+    return actions
+
+
 class DeltaLog:
     """One table's log, read through `files`: the history of its versions and its latest snapshot."""
 
@@ -126,8 +161,20 @@ class DeltaLog:
         """The names in `_delta_log/` (none when the table was never written)."""
         return [name for name in self.files.walk(f"{self.table}/{LOG}") if "/" not in name]
 
+    def entry(self, version: int) -> str:
+        """A version's log entry, as its file has it."""
+        return self.files.read_bytes(f"{self.table}/{LOG}/{version:020d}.json").decode()
+
     def commit(self, version: int) -> Commit:
-        return parse_commit(version, self.files.read_bytes(f"{self.table}/{LOG}/{version:020d}.json").decode())
+        return parse_commit(version, self.entry(version))
+
+    def _refuse_unread(self, actions: Iterable[dict]) -> None:
+        """BadInput naming the table features the reader does not read, where the log turns one on."""
+        features = unread_features(actions)
+        if features:
+            raise BadInput(f"Delta table {self.table} uses {', '.join(features)}, which the harness's reader does "
+                           "not read: write the table without it (the checkers read a `key` and a `value` column "
+                           "of each data file as Spark wrote them)")
 
     def history(self, listing: list[str] | None = None) -> list[Commit]:
         """Every version whose log entry is still there, in order."""
@@ -151,6 +198,7 @@ class DeltaLog:
         if checkpoint is not None:
             start, parts = checkpoint
             data = [self.files.read_bytes(f"{self.table}/{LOG}/{name}") for name in parts]
+            self._refuse_unread(checkpoint_actions(data))
             for path, partition_values, vector in checkpoint_files(data):
                 live[path, vector_id(vector)], values[path], vectors[path] = start, partition_values, vector
             start += 1
@@ -159,7 +207,9 @@ class DeltaLog:
             if version != last + 1:
                 raise BadInput(f"Delta table {self.table}: version {last + 1} is missing from its log "
                                f"(found {version} next): the log cannot be read to a snapshot")
-            commit = self.commit(version)
+            text = self.entry(version)
+            self._refuse_unread(json.loads(line) for line in text.splitlines() if line.strip())
+            commit = parse_commit(version, text)
             # a file removed and added again here with a new deletion vector keeps the version that wrote it
             written: dict[str, int] = {}
             for path, vector in zip(commit.removed, commit.removed_vectors, strict=True):
