@@ -30,6 +30,7 @@ from harness.cluster.topology import Cluster
 from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, EXIT_NOT_EVERY_CLASS, EXIT_OK, HarnessError
 from harness.faults.glossary import parse_steps
 from harness.interrupt import terminate_like_ctrl_c
+from harness.output.registry import store
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.scenario import ScenarioResult
@@ -97,9 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as error:
             _bad_input(str(error))
     try:
-        versions.stack()
+        why = store(settings.from_pytest(config, "output")).unsupported(versions.stack())
     except HarnessError as error:
         _bad_input(str(error))
+    if why:  # the session's output, on the session's Spark line (a test's own `spark(line)` marker is its own)
+        _bad_input(f"output {settings.from_pytest(config, 'output')}: {why}")
     if settings.given(config, "sink") and str(SINK_MATRIX) not in config.args:
         config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
     worker = getattr(config, "workerinput", None)  # set in pytest-xdist's workers

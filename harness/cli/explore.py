@@ -23,7 +23,7 @@ from harness.explore.explorer import BaselineFailed, Exploration, explore, subje
 from harness.explore.spread import ExploreJob, explore_spread
 from harness.progress import say
 from harness.report.folders import reports_root
-from harness.run.session import session
+from harness.run.session import checked_output, session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 from harness.subject.shipment import shipments
@@ -61,7 +61,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
-    resolve_sink(args.sink)
+    checked_output(resolve_sink(args.sink), args.output)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
                     restarts=args.restarts, output=args.output)
     store = CoverageStore(reports_root())

@@ -11,7 +11,7 @@ from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import PASS
 from harness.cli.options import add_setting
 from harness.faults.space import Observation, space
-from harness.run.session import session
+from harness.run.session import checked_output, session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -38,7 +38,7 @@ def table(seen: Observation) -> str:
 
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
-    resolve_sink(args.sink)
+    checked_output(resolve_sink(args.sink), args.output)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, output=args.output)
     with session() as opened:
         row, result = run_row(opened.cluster, run, BASELINE)
