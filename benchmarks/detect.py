@@ -47,6 +47,7 @@ TABLE_SINKS: dict[str, tuple[str, str]] = {
     "bad_postgres_jdbc_executors": ("postgres", "passthrough"),
     "bad_postgres_upsert_adds_twice": ("postgres", "running_totals"),
     "bad_iceberg_blind_append": ("iceberg", "passthrough"),
+    "bad_iceberg_merge_adds_twice": ("iceberg", "running_totals"),
     "bad_paimon_blind_append": ("paimon", "passthrough"),
 }
 

@@ -298,3 +298,17 @@ def test_a_paimon_blind_append_commits_the_replayed_batch_twice(eo_scenario) -> 
     assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
     twice = anomalies["batch_committed_twice"].examples
     assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+
+
+def test_an_iceberg_merge_that_adds_applies_the_replayed_batch_twice(cluster) -> None:
+    """One row per user: the totals are wrong, and the snapshots say by which versions."""
+    result = run(cluster, "iceberg-merge-adds-kill-driver-table-committed", "bad_iceberg_merge_adds_twice",
+                 AT_TABLE_COMMIT, pipeline="running_totals", output="iceberg")
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"wrong_value", "batch_committed_twice"}, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+    wrong = anomalies["wrong_value"].examples[0]
+    assert wrong["explanation"].startswith("batch 2 was applied twice: table versions"), wrong
