@@ -1,4 +1,12 @@
-"""The whole cluster on one Docker network: started together, shared by scenarios, removed at the end."""
+"""The whole cluster on two Docker networks, one per role: started together, shared by scenarios, removed at
+the end.
+
+The system under test (the Spark master, workers and drivers) is on a network of its own, where it reaches
+only the relay's client ports (the gate: Kafka and PostgreSQL, read and routed by the harness). The brokers'
+listeners, toxiproxy and its API, PostgreSQL's own port and the relay's service port are on the
+infrastructure's network, which the system under test is not attached to: a sink cannot re-enable a link
+it was cut from, bypass the gate to a broker, or reach the harness's own service (docs/explanation/security.md).
+The relay is on both; it binds its service port to its infrastructure address only."""
 
 from __future__ import annotations
 
@@ -79,7 +87,8 @@ class Cluster:
         testcontainers_config.tc_host_override = engine_host()  # where this process's engine publishes ports
         self.labels = labels.labels(self.run_id)
         self.images = images.current(stack)
-        self.network = Network(docker_network_kw={"labels": self.labels})
+        self.network = Network(docker_network_kw={"labels": self.labels})  # the infrastructure's
+        self.sut_network = Network(docker_network_kw={"labels": self.labels})  # the system under test's
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
         count = brokers if brokers is not None else from_environment("brokers")
@@ -93,10 +102,10 @@ class Cluster:
                             *(alias for store in stores() for alias in store.aliases)])
         self.tunnels: list[Tunnel] = []  # toxiproxy's API, brokers' direct listeners, a store's: on the loopback
         self.gate: KafkaGate | None = None
-        self.master = SparkMaster(self.images.spark.tag, self.network, self.labels)
+        self.master = SparkMaster(self.images.spark.tag, self.sut_network, self.labels)
         self.workers = [
             SparkWorker(
-                self.images.spark.tag, self.network, self.labels, f"spark-worker-{n}", self.master,
+                self.images.spark.tag, self.sut_network, self.labels, f"spark-worker-{n}", self.master,
                 self.checkpoints, self.package,
             ).with_memory_limit("1800m")
             for n in range(1, workers + 1)
@@ -127,7 +136,9 @@ class Cluster:
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             self.network.create()
+            self.sut_network.create()
             self.relay.start()
+            self.sut_network.connect(self.relay.get_container_id(), network_aliases=[self.relay.alias])
             self.files = self.relay.files()
             self._tunnels()
             self.toxiproxy.start()
@@ -147,8 +158,9 @@ class Cluster:
 
     def peer(self, address: str) -> Peer:
         """The container and role behind a source address, read afresh (containers come, go, move)."""
-        attrs = docker_client().networks.get(self.network.id).attrs
-        for endpoint in attrs.get("Containers", {}).values():
+        endpoints = [endpoint for network in (self.sut_network, self.network)
+                     for endpoint in docker_client().networks.get(network.id).attrs.get("Containers", {}).values()]
+        for endpoint in endpoints:
             if endpoint["IPv4Address"].split("/")[0] == address:
                 alias = endpoint["Name"].removeprefix(f"{self.run_id}-")
                 role = next((r for prefix, r in ROLE_PREFIXES.items() if alias.startswith(prefix)), "other")
@@ -223,7 +235,7 @@ class Cluster:
         # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
-            self.images.spark.tag, self.network, self.labels, f"driver-{hostname}", self.master,
+            self.images.spark.tag, self.sut_network, self.labels, f"driver-{hostname}", self.master,
             self.checkpoints, self.package, app_args,
         )
         driver.with_memory_limit(DRIVER_MEMORY)

@@ -319,7 +319,8 @@ class Nemesis:
         name = str(step)
         assert step.duration is not None
         service = self._container(step, event)
-        network = self.cluster.network
+        network = service._network  # its role's (harness.cluster.topology)
+        assert network is not None, "every service is on a network"
         network._unwrap_network.disconnect(service.get_wrapped_container(), force=True)
         self.history.record("effect", fault=name, effect=f"{service.alias} disconnected from the network")
         if hold is not None:

@@ -286,22 +286,25 @@ async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 
 async def listen(secret: str, host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
                  service_port: int = SERVICE_PORT, targets: tuple[str, ...] = (),
-                 postgres_port: int | None = None) -> list[asyncio.Server]:
+                 postgres_port: int | None = None, service_host: str | None = None) -> list[asyncio.Server]:
     """A client server per broker (the nth port for broker n), PostgreSQL's (when given a port), then the
-    service server, listening."""
+    service server, listening (on `service_host` where given: the infrastructure's address only)."""
     relay = Relay(secret, targets)
     servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=LINE_LIMIT)
                for n, port in enumerate(client_ports, 1)]
     if postgres_port is not None:
         servers.append(await asyncio.start_server(functools.partial(relay.on_client, POSTGRES), host, postgres_port,
                                                   limit=LINE_LIMIT))
-    servers.append(await asyncio.start_server(relay.on_service, host, service_port, limit=LINE_LIMIT))
+    servers.append(await asyncio.start_server(relay.on_service, service_host or host, service_port, limit=LINE_LIMIT))
     return servers
 
 
 async def main(brokers: int, targets: tuple[str, ...]) -> None:
+    # started on the infrastructure's network alone (harness.cluster.topology attaches the system under test's
+    # after): its address then is the one the service port is bound to, out of the system under test's reach
     servers = await listen(os.environ.get(SECRET_ENV, ""), client_ports=tuple(CLIENT_PORT + n for n in range(brokers)),
-                           targets=targets, postgres_port=POSTGRES_PORT)
+                           targets=targets, postgres_port=POSTGRES_PORT,
+                           service_host=socket.gethostbyname(socket.gethostname()))
     print(READY, flush=True)
     await asyncio.gather(*(server.serve_forever() for server in servers))
 
