@@ -49,6 +49,7 @@ TABLE_SINKS: dict[str, tuple[str, str]] = {
     "bad_iceberg_blind_append": ("iceberg", "passthrough"),
     "bad_iceberg_merge_adds_twice": ("iceberg", "running_totals"),
     "bad_paimon_blind_append": ("paimon", "passthrough"),
+    "bad_hudi_blind_append": ("hudi", "passthrough"),
 }
 
 

@@ -312,3 +312,25 @@ def test_an_iceberg_merge_that_adds_applies_the_replayed_batch_twice(cluster) ->
     assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
     wrong = anomalies["wrong_value"].examples[0]
     assert wrong["explanation"].startswith("batch 2 was applied twice: table versions"), wrong
+
+
+@pytest.mark.spark("3.5")
+def test_hudi_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_commit(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = eo_scenario(sink="hudi_streaming", output="hudi", faults=[AT_TABLE_COMMIT], records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    assert result.exactly_once, result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert len(batch_2) == 1, f"batch 2 must be in exactly one commit: {batch_2}"
+
+
+@pytest.mark.gate
+@pytest.mark.spark("3.5")
+def test_a_hudi_blind_insert_commits_the_replayed_batch_twice(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = eo_scenario(sink="bad_hudi_blind_append", output="hudi", faults=[AT_TABLE_COMMIT], records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice

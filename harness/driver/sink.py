@@ -20,8 +20,8 @@ class SinkContext:
     checkpoint: str  # the query's checkpoint folder, on the volume the driver and executors share
     marker_topic: str  # a topic (as many partitions as the output) for sinks that record what they committed
     output: str = "kafka"  # where the harness reads the output: kafka (the topic), or a table (delta, postgres, ...)
-    table_path: str = ""  # output delta: the table's path on the shared volume (write it there); iceberg, paimon:
-    #                       the table's folder there (path-based writers take it)
+    table_path: str = ""  # output delta, hudi: the table's path on the shared volume (write it there); iceberg,
+    #                       paimon: the table's folder there (path-based writers take it)
     jdbc_url: str = ""  # output postgres: jdbc:postgresql://host:port/database (for df.write.jdbc)
     host: str = ""  # output postgres: the server's host as the sink reaches it (the route a gate can sit on)
     port: int = 0  # output postgres: the server's port as the sink reaches it

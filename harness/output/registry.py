@@ -18,6 +18,7 @@ LOCATIONS = {  # the --output choices, the default first: name -> the module who
     "postgres": "harness.output.postgres",
     "iceberg": "harness.output.iceberg",
     "paimon": "harness.output.paimon",
+    "hudi": "harness.output.hudi",
 }
 NAMES = tuple(LOCATIONS)
 
