@@ -85,7 +85,7 @@ def test_the_system_under_test_reaches_only_the_gate_s_client_ports(cluster: Clu
     gate = [("gate", port) for port in (*client_ports, relay.SERVICE_PORT)]
     worker = cluster.workers[0]
     status, out = worker.output(["python3", "-c", SCAN, json.dumps([*targets, *gate]),
-                                 json.dumps([*infrastructure, "gate"])])
+                                 json.dumps(sorted({*infrastructure, "gate"}))])
     assert status == 0, out
     found = json.loads(out.strip().splitlines()[-1])
 
