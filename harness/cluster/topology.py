@@ -88,7 +88,10 @@ class Cluster:
         self.labels = labels.labels(self.run_id)
         self.images = images.current(stack)
         self.network = Network(docker_network_kw={"labels": self.labels})  # the infrastructure's
-        self.sut_network = Network(docker_network_kw={"labels": self.labels})  # the system under test's
+        # the system under test's: internal (no route out of it), so that the engine never takes it for the
+        # relay's gateway, which its published port is forwarded to (the infrastructure's address, where
+        # the relay's service port is bound)
+        self.sut_network = Network(docker_network_kw={"labels": self.labels, "internal": True})
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
         count = brokers if brokers is not None else from_environment("brokers")
