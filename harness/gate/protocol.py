@@ -171,6 +171,27 @@ def _count(payload: bytes, pos: int, flexible: bool) -> tuple[int, int]:
     return max(count, 0), pos + 4
 
 
+PRODUCE_READ_UP_TO = PRODUCE_FIRST_TOPIC_ID - 1  # the newest Produce version whose topics the gate reads by name
+
+
+def capped_api_versions(payload: bytes, version: int) -> bytes:
+    """An ApiVersions response (`version`: its request's) with Produce's newest version capped at
+    PRODUCE_READ_UP_TO, so that a client never names a topic by id (KIP-516, Produce v13) where the gate
+    matches writes by name; the same length, patched in place. Its header is v0 in every version (a
+    correlation id alone), its body flexible from v3."""
+    flexible = version >= 3
+    count, pos = _count(payload, 4 + 2, flexible)  # after the correlation id and the error code
+    out = bytearray(payload)
+    for _ in range(count):
+        api_key, _, newest = struct.unpack_from(">hhh", payload, pos)
+        if api_key == PRODUCE and newest > PRODUCE_READ_UP_TO:
+            struct.pack_into(">h", out, pos + 4, PRODUCE_READ_UP_TO)
+        pos += 6
+        if flexible:
+            pos = _skip_tagged_fields(payload, pos)
+    return bytes(out)
+
+
 def response_correlation_id(payload: bytes) -> int:
     """The correlation id of a response (its first field in every header version)."""
     return struct.unpack_from(">i", payload, 0)[0]

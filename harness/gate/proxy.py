@@ -27,13 +27,16 @@ from harness.gate.pg_proxy import pg_pumps
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Hold, Interceptor, Observe, Peer
 from harness.gate.protocol import (
     ADD_PARTITIONS_TO_TXN,
+    API_VERSIONS,
     BODY_CLASSES,
     END_TXN,
     INIT_PRODUCER_ID,
     MAX_FRAME,
     MIN_FRAME,
     PRODUCE,
+    PRODUCE_READ_UP_TO,
     RequestInfo,
+    capped_api_versions,
     parse_request,
     response_correlation_id,
 )
@@ -159,9 +162,12 @@ class KafkaGate:
                              connection)
         else:
             pending: dict[int, tuple[str, RequestInfo]] = {}  # correlation id -> the point its response reaches
+            asked: dict[int, int] = {}  # an ApiVersions request's correlation id -> its version
             pumps = [
-                asyncio.ensure_future(self._requests(client_reader, upstream_writer, peer, connection, pending)),
-                asyncio.ensure_future(self._responses(upstream_reader, client_writer, peer, connection, pending)),
+                asyncio.ensure_future(self._requests(client_reader, upstream_writer, peer, connection, pending,
+                                                     asked)),
+                asyncio.ensure_future(self._responses(upstream_reader, client_writer, peer, connection, pending,
+                                                      asked)),
             ]
         await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
         for pump in pumps:
@@ -196,10 +202,16 @@ class KafkaGate:
 
     async def _requests(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
-        pending: dict[int, tuple[str, RequestInfo]],
+        pending: dict[int, tuple[str, RequestInfo]], asked: dict[int, int],
     ) -> None:
         async for size_bytes, payload in self._frames(reader, peer, connection, HOLD_REQUEST):
-            api_key = struct.unpack_from(">h", payload, 0)[0]
+            api_key, api_version, correlation_id = struct.unpack_from(">hhi", payload, 0)
+            if api_key == API_VERSIONS:  # its answer is capped on its way back (protocol.capped_api_versions)
+                asked[correlation_id] = api_version
+            if api_key == PRODUCE and api_version > PRODUCE_READ_UP_TO:
+                self.record("gate.unread", api_key=api_key, api_version=api_version, peer=peer.container,
+                            why="a Produce that names topics by id, past the version the gate's ApiVersions "
+                                "answer allowed: its writes are not matched to the output topic")
             if api_key in INSPECTED:
                 try:
                     request = parse_request(payload)
@@ -218,9 +230,14 @@ class KafkaGate:
 
     async def _responses(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,
-        pending: dict[int, tuple[str, RequestInfo]],
+        pending: dict[int, tuple[str, RequestInfo]], asked: dict[int, int],
     ) -> None:
         async for size_bytes, payload in self._frames(reader, peer, connection, HOLD_RESPONSE):
+            if asked and (version := asked.pop(response_correlation_id(payload), None)) is not None:
+                try:
+                    payload = capped_api_versions(payload, version)
+                except Exception as error:  # noqa: BLE001 - forward what we cannot read, and say so
+                    self.record("gate.parse_error", api_key=API_VERSIONS, error=repr(error), head=payload[:64].hex())
             if pending:
                 answered = pending.pop(response_correlation_id(payload), None)
                 if answered is not None and not await self.intercept(
