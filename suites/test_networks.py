@@ -56,6 +56,16 @@ SCAN = textwrap.dedent("""
 """)
 
 
+RAW = textwrap.dedent("""
+    import socket
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        print("opened")
+    except OSError as error:
+        print(type(error).__name__)
+""")
+
+
 def listening(service) -> list[int]:  # type: ignore[no-untyped-def]
     """The TCP ports a container listens on, from its kernel's tables."""
     status, out = service.output(["python3", "-c", LISTENING])
@@ -91,3 +101,11 @@ def test_the_system_under_test_reaches_only_the_gate_s_client_ports(cluster: Clu
 
     assert sorted(map(tuple, found["open"])) == sorted(("gate", port) for port in client_ports), found
     assert found["resolved"] == ["gate"], found
+
+
+@pytest.mark.gate
+def test_the_system_under_test_cannot_open_a_raw_socket(cluster: Cluster) -> None:
+    """NET_RAW dropped: a sink cannot read or forge the traffic on its network."""
+    status, out = cluster.workers[0].output(["python3", "-c", RAW])
+    assert status == 0, out
+    assert out.strip().splitlines()[-1] == "PermissionError", out

@@ -27,11 +27,23 @@ QUERY_STARTED = "HARNESS-QUERY-STARTED"  # the app's line once its query runs (h
 DRIVER_START_TIMEOUT_S = 120.0
 
 
+# Capabilities of Docker's default set that the system under test runs without: Spark uses none of them,
+# and a sink could turn them on the run (NET_RAW: raw sockets, to read or forge traffic on its network).
+DROPPED_CAPABILITIES = ("NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE", "AUDIT_WRITE")
+
+
+def contained(service: Service) -> None:
+    """A container of the system under test: the capabilities above dropped, no privilege gained by exec."""
+    service._kwargs["cap_drop"] = list(DROPPED_CAPABILITIES)
+    service._kwargs["security_opt"] = ["no-new-privileges"]
+
+
 class SparkMaster(Service):
     """The standalone master."""
 
     def __init__(self, image: str, network: Network, labels: dict[str, str], alias: str = "spark-master") -> None:
         super().__init__(image, alias, network, labels)
+        contained(self)
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
         self.with_command(
@@ -53,6 +65,7 @@ class SparkWorker(Service):
         checkpoints: str, package: str, memory: str = "1g",
     ) -> None:
         super().__init__(image, alias, network, labels)
+        contained(self)
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
@@ -81,6 +94,7 @@ class SparkDriver(Service):
         checkpoints: str, package: str, app_args: list[str], ready: str = QUERY_STARTED,
     ) -> None:
         super().__init__(image, alias, network, labels)
+        contained(self)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_env("PYTHONPATH", SOURCE)
