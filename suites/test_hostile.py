@@ -1,8 +1,8 @@
 """A hostile sink in an otherwise correct one (fixtures/user_sinks/hostile_transactional.py): from inside
 Spark it tries to re-enable toxiproxy's links, reach a broker past the gate and the relay's own service,
-open a raw socket, rename the process that sends its commits, and write a name of its own into Spark's
-commit log. Each attack must fail or change nothing: the sender is still found and killed holding its
-commit, and the run is judged as the reference's, exactly-once."""
+open a raw socket, rename its driver process (as a sink would to mislead a lookup of a sender by name),
+and write a name of its own into Spark's commit log. Each attack must fail or change nothing: the sender
+is still found and killed holding its commit, and the run is judged as the reference's, exactly-once."""
 
 from __future__ import annotations
 
