@@ -45,7 +45,7 @@ FAULT = "kill:executor@batch.planned:2"
 GOALS = {"records_per_s": 5_000, "harness_mib": 900, "baseline_1m_s": 300, "read_ratio": 0.7}
 SAMPLES = 3  # of each read of a table (the harness's, the plain one): their median is the row's
 REFERENCE = {"kafka": "transactional", "delta": "delta_streaming", "postgres": "postgres_foreach_batch_txn",
-             "iceberg": "iceberg_streaming", "paimon": "paimon_streaming"}
+             "iceberg": "iceberg_streaming", "paimon": "paimon_streaming", "hudi": "hudi_streaming"}
 PLAIN_READS = ("delta", "postgres")  # the outputs a plain read of is measured beside the harness's
 COLUMNS = ("scenario", "verdict", "seconds", "consuming (s)", "records/s consuming", "batch", "harness peak MiB",
            "cluster peak MiB", "model (s)", "read and check (records/s)", "plain read (records/s)", "ratio",
