@@ -41,14 +41,16 @@ def row(folder: Path) -> tuple[object, ...]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--note", default="", help="what else ran on the machine meanwhile")
     args = parser.parse_args()
     rows = [row(folder) for folder in args.folders]
     for line in rows:
         print(" | ".join(map(str, line)))
     command = "python benchmarks/references.py " + " ".join(folder.name for folder in args.folders)
-    record("references", "Reference and known-bad sinks, certified", "Each table output's reference sinks under "
-           "their full certification (3 brokers) and its known-bad sinks under a quick run, read from their own "
-           "certificates by `benchmarks/references.py`.", section(command, COLUMNS, rows))
+    record("references", "Reference and known-bad sinks, certified", "Table outputs' reference sinks under their "
+           "full certification (3 brokers), or a sink under a quick one, read from their own certificates by "
+           "`benchmarks/references.py`; the known-bad sinks' first detections are on [Known-bad sinks caught]"
+           "(detect.md).", section(command, COLUMNS, rows, args.note))
 
 
 if __name__ == "__main__":
