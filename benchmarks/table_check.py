@@ -38,6 +38,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Records
 from harness.client.workload import Workload
 from harness.interrupt import run_script
+from harness.output import rows as table_rows
 from harness.output.delta import table as delta
 from harness.output.postgres.table import BATCH, TransactionRows
 from harness.output.rows import BATCH as FILE_BATCH
@@ -133,17 +134,17 @@ def seconds(run: Callable[[], object]) -> tuple[float, float]:
 @contextlib.contextmanager
 def on_this_thread() -> Iterator[None]:
     """The checker fed on the reading thread, so that a profile sees its work."""
-    threaded = delta.feeding
+    threaded = table_rows.feeding
 
     @contextlib.contextmanager
     def inline(on_batch):  # type: ignore[no-untyped-def]
         yield on_batch
 
-    delta.feeding = inline  # type: ignore[assignment]
+    table_rows.feeding = inline  # type: ignore[assignment]
     try:
         yield
     finally:
-        delta.feeding = threaded
+        table_rows.feeding = threaded
 
 
 def main() -> None:

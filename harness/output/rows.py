@@ -6,10 +6,11 @@ the one place that reads them."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from harness.client.records import Records, as_bytes
+from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
 
 if TYPE_CHECKING:
@@ -78,3 +79,20 @@ def file_rows(data: bytes, partition: int, timestamp_ms: int, table: str,
             values = [value or b"" for value in values]  # a null value: `unreadable`
         yield Records.run(partition, offset, keys, values, timestamp_ms)  # type: ignore[arg-type]
         offset += len(values)
+
+
+def read_files(count: int, rows_of: Callable[[int], Iterable[Records]],
+               on_batch: Callable[[list[Record]], None]) -> ReadResult:
+    """A table's `count` data files as one read: file i is partition i (`rows_of(i)`, its rows in batches),
+    each file's rows all committed (its 'stable offset' its row count). The checker works on a thread of its
+    own while the next file is fetched and decoded."""
+    records = Records()
+    with collector_paused(), feeding(on_batch) as feed:
+        for partition in range(count):
+            for batch in rows_of(partition):
+                records.extend(batch)
+                feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
+    ends = dict.fromkeys(range(count), 0)
+    for partition in records.partitions:
+        ends[partition] += 1
+    return ReadResult(records, ends, dict(ends))

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State
 from harness.output.delta import deletion_vectors
 from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, versions
-from harness.output.rows import file_rows
+from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
     from harness.history import History
@@ -87,19 +87,11 @@ class DeltaTable:
         if snapshot is None:
             raise BadInput(f"the sink wrote no Delta table at {self.where} (looked for {self.where}/_delta_log/ "
                            "on the run's volume): write to the context's table_path")
-        records = Records()
         self.versions = [version for version, _ in snapshot.files]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
-        # the checker works on a thread of its own while the next file is fetched and decoded
-        with collector_paused(), feeding(on_batch) as feed:
-            for partition, (version, path) in enumerate(snapshot.files):
-                for batch in self._batches(snapshot, partition, path, committed_ms.get(version, 0)):
-                    records.extend(batch)
-                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
-        ends = dict.fromkeys(range(len(snapshot.files)), 0)  # a file's rows: its 'stable offset', all committed
-        for partition in records.partitions:
-            ends[partition] += 1
-        return ReadResult(records, ends, dict(ends))
+        files = snapshot.files
+        return read_files(len(files), lambda p: self._batches(snapshot, p, files[p][1],
+                                                              committed_ms.get(files[p][0], 0)), on_batch)
 
     def _batches(self, snapshot: Snapshot, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         """One data file's rows, `BATCH` at a time as pyarrow decodes them, as columns (a file of a

@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State
-from harness.output.rows import file_rows
+from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
     from harness.history import History
@@ -219,16 +219,8 @@ class HudiTable:
         slices = self._slices()
         self.instants = [version for version, _ in slices]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
-        records = Records()
-        with collector_paused(), feeding(on_batch) as feed:
-            for partition, (version, path) in enumerate(slices):
-                for batch in self._batches(partition, path, committed_ms.get(version, 0)):
-                    records.extend(batch)
-                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
-        ends = dict.fromkeys(range(len(slices)), 0)
-        for partition in records.partitions:
-            ends[partition] += 1
-        return ReadResult(records, ends, dict(ends))
+        return read_files(len(slices), lambda p: self._batches(p, slices[p][1], committed_ms.get(slices[p][0], 0)),
+                          on_batch)
 
     def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         """One base file's `key` and `value` columns (Hudi's meta columns, _hoodie_commit_time and the

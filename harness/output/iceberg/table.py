@@ -26,12 +26,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State
-from harness.output.rows import file_rows
+from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
     from pyiceberg.table.metadata import TableMetadata
@@ -228,16 +228,7 @@ class IcebergTable:
         snapshots = {s.snapshot_id: s.timestamp_ms for s in self.metadata(latest).snapshots}
         live = self._live(latest)
         self.added_by = [version_of.get(snapshot) for _, snapshot in live]
-        records = Records()
-        with collector_paused(), feeding(on_batch) as feed:
-            for partition, (path, snapshot) in enumerate(live):
-                for batch in self._rows(partition, path, snapshots.get(snapshot, 0)):
-                    records.extend(batch)
-                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
-        ends = dict.fromkeys(range(len(live)), 0)  # a file's rows: its 'stable offset', all committed
-        for partition in records.partitions:
-            ends[partition] += 1
-        return ReadResult(records, ends, dict(ends))
+        return read_files(len(live), lambda p: self._rows(p, live[p][0], snapshots.get(live[p][1], 0)), on_batch)
 
     def _rows(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         if not path.endswith(".parquet"):

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from harness.client.reader import ReadResult, collector_paused, feeding
+from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State
-from harness.output.rows import file_rows
+from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
     from harness.history import History
@@ -127,16 +127,8 @@ class PaimonTable:
         committed_ms = {c.version: c.timestamp_ms for c in history}
         added_by = {name: c.version for c in history for name in c.added}
         self.added_by = [added_by.get(name) for name in names]
-        records = Records()
-        with collector_paused(), feeding(on_batch) as feed:
-            for partition, (name, version) in enumerate(zip(names, self.added_by, strict=True)):
-                for batch in self._batches(partition, name, 0 if version is None else committed_ms[version]):
-                    records.extend(batch)
-                    feed(batch)  # type: ignore[arg-type]  # Records: the checkers take its columns as they are
-        ends = dict.fromkeys(range(len(names)), 0)
-        for partition in records.partitions:
-            ends[partition] += 1
-        return ReadResult(records, ends, dict(ends))
+        return read_files(len(names), lambda p: self._batches(p, names[p], 0 if self.added_by[p] is None
+                                                              else committed_ms[self.added_by[p]]), on_batch)
 
     def _snapshot(self, version: int) -> dict:
         return json.loads(self.files.read_bytes(f"{self.where}/snapshot/snapshot-{version}"))
