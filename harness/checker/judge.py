@@ -3,7 +3,8 @@ and the input did. `run`, `certify`, `eo_scenario` and `pytest -m chaos --sink` 
 from here, so the same history gets the same outcome wherever it is judged.
 
 A fault that never fired is the anomaly `vacuous` (a fail). A fault whose injection errored, or that
-fired without any recorded effect, live input that was not produced while the stream ran, or a
+fired without any recorded effect, or after the point it was to land at (a table's commit: Spark's
+own commit came first, harness.run.table_watch), live input that was not produced while the stream ran, or a
 speculation row where Spark ran no task twice, leaves the
 scenario `ineffective`: it did not try what it says, so it is never a pass, and any anomalies it found
 stay listed but are not the outcome (an injection that failed half way may have caused them).
@@ -48,13 +49,15 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
     where the output carries its input's identity (`latency_measured` None: results that are not input
     records, an aggregation's or a state table's rows, have no per-record latency);
     with `speculation`, Spark must have run a copy of a task (the driver's log says so)."""
-    errors, effects, first_batch, produced, copies = [], 0, None, None, 0
+    errors, missed, effects, first_batch, produced, copies = [], [], 0, None, None, 0
     for event in events:
         kind = event["type"]
         if kind == "fault.error":
             errors.append(f"{event.get('fault')}: {event.get('error')}")
         elif kind == "effect":
             effects += 1
+        elif kind == "point.missed":
+            missed.append(event.get("why", "a fault landed after its point"))
         elif kind == "batch.planned" and first_batch is None:
             first_batch = event["t"]
         elif kind == "input.produced":
@@ -72,7 +75,7 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
         return Judgement(INEFFECTIVE, verdict, tuple(f"fault injection failed: {e}" for e in errors))
     if verdict.outcome == FAIL:
         return Judgement(FAIL, verdict)
-    reasons = []
+    reasons = list(missed)
     if faults and not effects:
         reasons.append("the fault fired but no effect was recorded")
     if live and not (first_batch is not None and produced is not None and first_batch < produced):

@@ -196,32 +196,41 @@ class Nemesis:
         if step.target in ("driver", "worker") or is_node(step.target) or (step.target == "sender" and event and
                                                                          event.peer.role == "driver"):
             container = self._container(step, event) if step.target != "sender" else self.driver()
-            self._kill_container(name, container, signal)
-        else:
-            service, pids = self._processes(step, event)
-            before = set(self._all_executor_pids())
-            self._signal(service, pids, signal)
-            self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}: gone")
-            if any((service.alias, pid) in before for pid in pids):  # else a Python worker: its executor lives
-                threading.Thread(target=self._watch_relaunch, args=(name, before), daemon=True).start()
+            self._kill_container(name, container, signal, hold)
+            return
+        service, pids = self._processes(step, event)
+        before = set(self._all_executor_pids())
+        self._signal(service, pids, signal)
+        self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}: gone")
+        if any((service.alias, pid) in before for pid in pids):  # else a Python worker: its executor lives
+            threading.Thread(target=self._watch_relaunch, args=(name, before), daemon=True).start()
         if hold is not None:
             hold.drop()
 
     def _stop(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         self._kill(step, event, hold, signal="TERM")
 
-    def _kill_container(self, name: str, container: Service, signal: str) -> None:
+    def _kill_container(self, name: str, container: Service, signal: str, hold: Held | None) -> None:
+        """Kill a container (a driver is replaced, a broker of several stays down until healing), then settle
+        the hold. A driver's is settled the moment it is gone, before its replacement starts: a table's
+        point checks then that its fault came before Spark's commit (harness.run.table_watch)."""
         def kill(target: Service = container) -> None:
             wrapped = target.get_wrapped_container()
             wrapped.kill(signal=f"SIG{signal}")
             wrapped.wait(timeout=60)
             self.history.record("effect", fault=name, effect=f"container {target.alias} gone (SIG{signal})")
 
+        def kill_driver() -> None:
+            kill(self.driver())
+            if hold is not None:
+                hold.drop()
+
         if container.alias == self.driver().alias:
             # the driver when the replacement begins: another kill's replacement may come first
-            self.replace_driver(lambda: kill(self.driver()))
+            self.replace_driver(kill_driver)
             self.history.record("recovery", fault=name, detail=f"driver {container.alias} restarted on its checkpoint")
-        elif isinstance(container, KafkaBroker) and len(self.cluster.kafka.brokers) > 1:
+            return
+        if isinstance(container, KafkaBroker) and len(self.cluster.kafka.brokers) > 1:
             kill()  # down until healing: the others take its partitions and transactions over
 
             def restart() -> None:
@@ -234,6 +243,8 @@ class Nemesis:
             kill()
             container.get_wrapped_container().start()
             self.history.record("recovery", fault=name, detail=f"container {container.alias} started again")
+        if hold is not None:
+            hold.drop()
 
     def _all_executor_pids(self) -> list[tuple[str, int]]:
         return [(w.alias, pid) for w in self.cluster.workers for pid in self._pids(w, EXECUTOR_PROCESS)]

@@ -21,12 +21,14 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from harness.driver.table_hold import RELEASE_AFTER_S
 from harness.history import History
 from harness.output.commits import Commit
 from harness.run.checkpoint import CheckpointFolder, whole_number
 
 POINT = "table.committed"
 HELD_WITHIN_S = 2.0  # a new version's hold is said this soon after it, or it came before the driver held
+RELEASE_MARGIN_S = 5.0  # a hold this near its own time limit may have let go by itself
 
 
 class _Files(Protocol):
@@ -52,17 +54,21 @@ class TableLog(Protocol):
 
 
 class TableHold:
-    """A driver held at a table commit; what the nemesis settles (harness.gate.proxy.Held). The commit
-    is in the log whatever happens, so dropping it is releasing it: the JVM goes on, unless the fault
-    killed it first."""
+    """A table version at its commit point, handed to the fault; what the nemesis settles
+    (harness.gate.proxy.Held). The commit is in the log whatever happens, so dropping it is releasing it:
+    the JVM goes on, unless the fault killed it first. `said`: the driver's hold file (None when it was
+    not held). Settling it first runs `landed`, which checks that the fault came before Spark's commit."""
 
-    def __init__(self, files: _Files, said: str, version: int) -> None:
+    def __init__(self, files: _Files, said: str | None, version: int, landed: Callable[[], None]) -> None:
         self.files = files
         self.said = said
-        self.what = f"table version {version}"
+        self.what = f"table version {version}" + ("" if said else " (not held)")
+        self.landed = landed
 
     def release(self) -> None:
-        self.files.write(self.said.removesuffix(".held") + ".release", b"")
+        self.landed()
+        if self.said is not None:
+            self.files.write(self.said.removesuffix(".held") + ".release", b"")
 
     def drop(self) -> None:
         self.release()
@@ -121,11 +127,9 @@ class TableWatcher:
             waited = now - self._first_seen.setdefault(version, now)
             if hold_name is None and not final and version > 0 and waited < HELD_WITHIN_S:
                 break  # its hold is being said: wait for it, and keep the versions in order
-            hold = None
             if hold_name is not None:
                 self.answered.add(hold_name)
-                hold = TableHold(self.files, f"{self.holds}/{hold_name}", version)
-            if not self._observed(version, hold):
+            if not self._observed(version, hold_name and f"{self.holds}/{hold_name}"):
                 break  # the relay did not answer: looked at again next time
             self.seen.add(version)
         for version, name in holds.items():  # holds said late, of versions already recorded unheld
@@ -133,14 +137,15 @@ class TableWatcher:
                 self.answered.add(name)
                 self.files.write(f"{self.holds}/{name.removesuffix('.held')}.release", b"")
 
-    def _observed(self, version: int, hold: TableHold | None) -> bool:
-        """Record a version (and settle its hold); False when the relay did not answer (it is let go)."""
+    def _observed(self, version: int, said: str | None) -> bool:
+        """Record a version (and settle its hold, `said`); False when the relay did not answer (it is let go)."""
+        seen = time.monotonic()
         try:
             commit = self.log.commit(version)
             listing = self.folder.listing()
         except OSError:
-            if hold is not None:
-                hold.release()
+            if said is not None:
+                self._release(said)
             return False
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
@@ -150,14 +155,34 @@ class TableWatcher:
                 self.attributed[version] = batch
         point = batch is not None and batch not in committed
         event = self.history.record(POINT, version=version, batch=batch, by=by, app_id=commit.app_id,
-                                    operation=commit.operation, held=hold is not None, point=point)
-        if point and hold is not None:
-            self.on_commit(event, hold)
-        elif point:
-            self.on_commit(event, _NoHold())
-        elif hold is not None:
-            hold.release()
+                                    operation=commit.operation, held=said is not None, point=point)
+        if batch is not None and point:
+            point_batch = batch
+            self.on_commit(event, TableHold(self.files, said, version,
+                                            lambda: self._landed(version, point_batch, said is not None, seen)))
+        elif said is not None:
+            self._release(said)
         return True
+
+    def _release(self, said: str) -> None:
+        self.files.write(said.removesuffix(".held") + ".release", b"")
+
+    def _landed(self, version: int, batch: int, held: bool, seen: float) -> None:
+        """Whether the fault at a version came before Spark committed its batch, checked as the fault settles
+        the point (its effect done: the driver still held, or gone). A batch committed by then means the
+        driver went on while held (a hold undone from inside it: the sink can signal its own JVM), or, not
+        held, outran the fault: `point.missed`, and the row did not try what it says. Past the hold's own
+        time limit the driver went on by design: nothing to say."""
+        if held and time.monotonic() - seen > RELEASE_AFTER_S - RELEASE_MARGIN_S:
+            return
+        try:
+            committed = self.folder.committed(self.folder.listing())
+        except OSError:  # the relay is gone: the run is ending
+            return
+        if batch in committed:
+            self.history.record("point.missed", version=version, batch=batch, held=held,
+                                why=f"Spark committed batch {batch} before the fault at table version {version} "
+                                    f"took effect" + (": the driver went on while held" if held else ""))
 
     def _running_at(self, committed_ms: int, planned: list[int]) -> int | None:
         """The last batch planned at or before a commit's time (None when none was, or times are unknown)."""
@@ -170,15 +195,3 @@ class TableWatcher:
             if self._planned_ms[batch] <= committed_ms:
                 return batch
         return None
-
-
-class _NoHold:
-    """A version seen without its driver held (no step at the point): nothing to settle."""
-
-    what = "table version (not held)"
-
-    def release(self) -> None:
-        """Nothing held."""
-
-    def drop(self) -> None:
-        """Nothing held."""

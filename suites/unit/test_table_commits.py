@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from harness.checker.commits import batches_committed_twice, with_commit_history
+from harness.checker.judge import INEFFECTIVE, judge
 from harness.checker.verdict import AT_LEAST_ONCE, EXACTLY_ONCE, FAIL, PASS, Verdict
 from harness.driver.table_hold import new_versions
 from harness.faults.schedule import Schedule
@@ -248,3 +249,44 @@ def test_hold_and_log_names_of_another_form_are_ignored(tmp_path) -> None:  # ty
     watch.poll()
     assert [(e["version"], e["batch"]) for e in settled.events] == [(0, 0)] and watch.seen == {0}
     history.close()
+
+
+def missed(tmp_path, history: History) -> list[dict]:  # type: ignore[no-untyped-def]
+    history._file.flush()
+    return read_history(tmp_path / "history.jsonl", ("point.missed",))
+
+
+def test_a_fault_settled_before_spark_commits_its_batch_landed_at_the_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0], [])
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    files.write(f"{TABLE}-holds/t-0.held", b"0")
+    watch.poll()
+    settled.holds[0].drop()  # the fault's effect is done, the driver still held
+    assert f"{TABLE}-holds/t-0.release" in files.data and not missed(tmp_path, history)
+    history.close()
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_a_driver_that_went_on_before_the_fault_settled_leaves_the_point_missed(tmp_path, held: bool) -> None:  # type: ignore[no-untyped-def]
+    """The sink runs in the driver's process and can signal its own JVM on (or kill the hold): Spark's
+    commit of the batch before the fault took effect means the fault was not at its point, and the row
+    is ineffective, never a pass."""
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0], [])
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    if held:
+        files.write(f"{TABLE}-holds/t-0.held", b"0")
+    watch.poll()
+    batches(files, [], [0])  # the JVM went on and Spark committed batch 0
+    settled.holds[0].drop()
+    [event] = missed(tmp_path, history)
+    assert (event["version"], event["batch"], event["held"]) == (0, 0, held)
+    history.close()
+    verdict = Verdict(PASS, EXACTLY_ONCE, {}, expected=1, observed=1, distinct=1)
+    judgement = judge(verdict, [{"type": "effect", "t": 1.0}, event], ["kill:driver@table.committed:0"])
+    assert judgement.outcome == INEFFECTIVE and "before the fault at table version 0" in judgement.reasons[0]
