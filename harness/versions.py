@@ -36,6 +36,9 @@ LOG4J = "2.24.3"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 TOXIPROXY = "v2.12.0"
 GO_FOR_TOXIPROXY = (1, 23)  # its go.mod's `go` line: older Go cannot build it (Debian 12's golang-go is 1.19)
+VERSITYGW_MODULE = "github.com/versity/versitygw"  # an S3 server: tables on object storage (--store s3)
+VERSITYGW = "v1.8.0"  # its `If-None-Match: *` PUT is atomic (versity/versitygw#2288)
+GO_FOR_VERSITYGW = (1, 25)
 
 # Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
 # defence), 3.x v1. Spark's Kafka connector must match pyspark exactly; 4.0 is the newest line whose

@@ -91,7 +91,7 @@ def test_the_system_under_test_reaches_only_the_gate_s_client_ports(cluster: Clu
     assert {"toxiproxy", "gate", "postgres"} <= set(infrastructure), infrastructure
     targets = [(addresses[alias], port) for alias in infrastructure for port in listening(services[alias])]
     assert any(port == relay.SERVICE_PORT for _, port in targets), "the relay's service port was not found"
-    client_ports = [relay.CLIENT_PORT + n for n in range(len(cluster.kafka.brokers))] + [relay.POSTGRES_PORT]
+    client_ports = [relay.CLIENT_PORT + n for n in range(len(cluster.kafka.brokers))] + [*relay.SERVICE_PORTS.values()]
     gate = [("gate", port) for port in (*client_ports, relay.SERVICE_PORT)]
     worker = cluster.workers[0]
     status, out = worker.output(["python3", "-c", SCAN, json.dumps([*targets, *gate]),

@@ -74,7 +74,8 @@ def probe(cluster: Cluster) -> Iterator[SparkDriver]:
 
 def test_commits_through_the_gate_are_cut_dropped_and_reported(cluster: Cluster, probe: SparkDriver) -> None:
     sinks = attached(cluster).for_sinks()
-    assert (sinks.host, sinks.port) == cluster.relay.postgres_address  # the system under test's route: the gate
+    # the system under test's route: the gate
+    assert (sinks.host, sinks.port) == cluster.relay.service_client_address("postgres")
     assert cluster.gate is not None
     interceptor = CutAndDrop()
     recorded: list[dict] = []

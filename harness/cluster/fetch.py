@@ -163,11 +163,11 @@ def _apt_selection(packages: list[str], status: Path, cache: Path, log: Path) ->
 def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Path) -> None:
     """Build a static binary of a Go module's package from the Go module proxy into `dest`."""
     if shutil.which("go") is None:
-        raise ImageBuildFailed("Go is not installed; it builds toxiproxy's server")
+        raise ImageBuildFailed(f"Go is not installed; it builds {module}")
     bin_dir = dest.parent / "gobin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CGO_ENABLED="0", GOBIN=str(bin_dir))
-    run_logged(["go", "install", f"{module}/{package}@{version}"], log, "go install toxiproxy", env=env)
+    run_logged(["go", "install", f"{module}/{package}@{version}"], log, f"go install {module}", env=env)
     shutil.copy2(bin_dir / Path(package).name, dest)
 
 

@@ -68,8 +68,8 @@ class Image:
         return sha.hexdigest()[:12]
 
     def _source_files(self) -> list[Path]:
-        if self.parent is None:
-            return [Path(rootfs.__file__), Path(versions.__file__)]
+        if self.parent is None:  # its pins name every version it takes: another pin changed rebuilds nothing
+            return [Path(rootfs.__file__)]
         return sorted(p for p in (DOCKERFILES / self.name).rglob("*") if p.is_file())
 
 
@@ -146,6 +146,10 @@ def _stage_toxiproxy(context: Path, log: Path) -> None:
     )
 
 
+def _stage_versitygw(context: Path, log: Path) -> None:
+    fetch_go_binary(versions.VERSITYGW_MODULE, versions.VERSITYGW, "cmd/versitygw", context / "versitygw", log)
+
+
 def _stage_postgres(context: Path, log: Path) -> None:
     fetch_debian_packages([versions.POSTGRES_PACKAGE], context / "debs", cache_dir() / "debs-postgres", log)
 
@@ -157,6 +161,8 @@ BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *version
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
 # a table output's database; built with the others (a few seconds), started only for --output postgres
 POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), _stage_postgres, BASE, ("apt-get",))
+# an S3 server, for tables on object storage: built or pulled on first use (`needed`), not with the others
+VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), _stage_versitygw, BASE, ("go",))
 
 
 @dataclass(frozen=True)
@@ -225,31 +231,44 @@ def tools_missing(image: Image) -> list[str]:
 def build_all(stack: versions.Stack | None = None) -> None:
     """Every image of this run's versions (or `stack`'s) present: pulled from the registry setting's registry
     when it has them, built here otherwise; an unchanged tree pulls and builds nothing."""
-    started = time.monotonic()
     wanted = current(stack)
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}")
+    _have(wanted.all)
+
+
+def needed(image: Image) -> str:
+    """An image only some runs start (VERSITYGW), had as `build_all` has the others, on first use; its tag."""
+    _have((image.parent, image) if image.parent is not None else (image,))
+    return image.tag
+
+
+def _have(wanted: tuple[Image, ...]) -> None:
+    """These images present (parents first): pulled from the registry setting's registry when it has them,
+    built here otherwise, an old one built again."""
+    started = time.monotonic()
     registry = registries.checked_registry(from_environment("registry")) if from_environment("registry") else ""
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}"
-        + (f", from {registry} where it has them" if registry else ""))
-    if all(present(image) for image in wanted.all):  # no lock to wait for: another build makes other tags
-        say(f"images present: {', '.join(image.tag for image in wanted.all)}")
-    else:
-        with _building():
-            to_build, absent = [], []
-            for image in wanted.all:
-                if present(image):
-                    say(f"image {image.tag}: present")
-                elif _created(image) is not None:
-                    lacking = tools_missing(image)
-                    age = f"older than {from_environment('image_max_age'):g} days or than its parent"
-                    if lacking:
-                        say(f"image {image.tag}: {age}, kept: building it takes {', '.join(lacking)} (not on PATH)")
-                    else:
-                        say(f"image {image.tag}: {age}; building it again")
-                        to_build.append(image)
+    if all(present(image) for image in wanted):  # no lock to wait for: another build makes other tags
+        say(f"images present: {', '.join(image.tag for image in wanted)}")
+        return
+    with _building():
+        to_build, absent = [], []
+        for image in wanted:
+            if present(image):
+                say(f"image {image.tag}: present")
+            elif _created(image) is not None:
+                lacking = tools_missing(image)
+                age = f"older than {from_environment('image_max_age'):g} days or than its parent"
+                if lacking:
+                    say(f"image {image.tag}: {age}, kept: building it takes {', '.join(lacking)} (not on PATH)")
                 else:
-                    absent.append(image)
-            to_build += _pull_at_once(absent, registry)
-            _build_at_once(sorted(to_build, key=wanted.all.index))  # parents first
+                    say(f"image {image.tag}: {age}; building it again")
+                    to_build.append(image)
+            else:
+                absent.append(image)
+        if registry and absent:
+            say(f"images: pulling from {registry} those it has")
+        to_build += _pull_at_once(absent, registry)
+        _build_at_once(sorted(to_build, key=wanted.index))  # parents first
     say(f"images ready in {time.monotonic() - started:.1f} s")
 
 

@@ -24,7 +24,7 @@ def client_port(broker: int) -> int:
 
 def port_reached(peer: Peer) -> int:
     """The relay's port a client connection came in on: the remote end its container sees."""
-    return relay.POSTGRES_PORT if peer.service == "postgres" else client_port(peer.broker)
+    return relay.SERVICE_PORTS[peer.service] if peer.service in relay.SERVICE_PORTS else client_port(peer.broker)
 
 
 class Relay(Service):
@@ -51,10 +51,10 @@ class Relay(Service):
         """Where the system under test reaches broker `broker` (its node id) through the gate, inside the network."""
         return f"{self.alias}:{client_port(broker)}"
 
-    @property
-    def postgres_address(self) -> tuple[str, int]:
-        """Where the system under test reaches PostgreSQL through the gate, inside the network."""
-        return self.alias, relay.POSTGRES_PORT
+    def service_client_address(self, service: str) -> tuple[str, int]:
+        """Where the system under test reaches a service a store started (relay.SERVICE_PORTS: PostgreSQL, an
+        S3 server) through the gate, inside the network."""
+        return self.alias, relay.SERVICE_PORTS[service]
 
     def files(self) -> RelayFiles:
         return RelayFiles(*self.service_address, self.secret)

@@ -24,7 +24,7 @@ class Peer:
     address: str
     port: int = 0  # the client's source port: names the process that owns the connection
     broker: int = 1  # the node id of the broker the connection goes to (the relay's port it came in on)
-    service: str = "kafka"  # what it connects to: kafka, or postgres (the relay's PostgreSQL port)
+    service: str = "kafka"  # what it connects to: kafka, or a service of relay.SERVICE_PORTS (postgres, s3)
 
 
 @dataclass

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from harness.gate.http_proxy import http_pumps
 from harness.gate.pg_proxy import pg_pumps
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Hold, Interceptor, Observe, Peer
 from harness.gate.protocol import (
@@ -40,7 +41,7 @@ from harness.gate.protocol import (
     parse_request,
     response_correlation_id,
 )
-from harness.gate.relay import POSTGRES, keep_alive
+from harness.gate.relay import SERVICE_PORTS, keep_alive
 
 INSPECTED = {PRODUCE, *BODY_CLASSES}
 
@@ -144,10 +145,10 @@ class KafkaGate:
 
     async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
                       address: str, port: int, broker: str) -> None:
-        """Route one client: `broker` is the node id it asked for, or `pg` (PostgreSQL)."""
+        """Route one client: `broker` is the node id it asked for, or a service's name (relay.SERVICE_PORTS)."""
         connection = next(self._ids)
         try:
-            to = {"service": "postgres"} if broker == POSTGRES else {"broker": int(broker)}
+            to = {"service": broker} if broker in SERVICE_PORTS else {"broker": int(broker)}
             peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port, **to)
             host, port = await self._loop.run_in_executor(None, self.upstream, peer)
             upstream_reader, upstream_writer = await asyncio.open_connection(*self.relay, limit=2**20)
@@ -160,6 +161,9 @@ class KafkaGate:
         if peer.service == "postgres":
             pumps = pg_pumps(self, (client_reader, client_writer), (upstream_reader, upstream_writer), peer,
                              connection)
+        elif peer.service != "kafka":
+            pumps = http_pumps(self, (client_reader, client_writer), (upstream_reader, upstream_writer), peer,
+                               connection)
         else:
             pending: dict[int, tuple[str, RequestInfo]] = {}  # correlation id -> the point its response reaches
             asked: dict[int, int] = {}  # an ApiVersions request's correlation id -> its version

@@ -4,8 +4,9 @@ the harness's host (an engine in a VM, on another machine, in Docker-in-Docker).
 It runs in a container on the run's network (standard library only) and listens on two ports:
 
 - CLIENT_PORT + n - 1 for broker n, on the network: where broker n's chaos listener points the system
-  under test; and POSTGRES_PORT, where it reaches PostgreSQL. Each client connection is announced to the
-  harness (`<id> <address> <port> <broker>` on the control connection, `pg` for PostgreSQL's), which
+  under test; and a port per service a store may start (SERVICE_PORTS: PostgreSQL, an S3 server), where
+  it reaches that. Each client connection is announced to the harness (`<id> <address> <port> <broker>`
+  on the control connection, the service's name in place of a broker), which
   opens a data connection for it (`data <id>`) and from then on the relay copies bytes both ways. The
   gate's logic (framing, points, holds) stays in the harness: the relay only moves bytes.
 - SERVICE_PORT, published: the harness's connections, each starting with one line: the run's secret,
@@ -36,8 +37,9 @@ import stat
 import sys
 
 CLIENT_PORT = 9092
-POSTGRES_PORT = 5432
-POSTGRES = "pg"  # what a PostgreSQL client's announcement names in place of a broker
+# a service's client port, by the name its clients' announcements give in place of a broker (the gate names
+# the peer so: harness.gate.points.Peer.service)
+SERVICE_PORTS = {"postgres": 5432, "s3": 7070}
 SERVICE_PORT = 9000
 ROOT = "/checkpoints"  # the run's checkpoint volume; files outside it are refused
 CHUNK = 65536
@@ -286,14 +288,14 @@ async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 
 async def listen(secret: str, host: str = "0.0.0.0", client_ports: tuple[int, ...] = (CLIENT_PORT,),
                  service_port: int = SERVICE_PORT, targets: tuple[str, ...] = (),
-                 postgres_port: int | None = None, service_host: str | None = None) -> list[asyncio.Server]:
-    """A client server per broker (the nth port for broker n), PostgreSQL's (when given a port), then the
+                 service_ports: dict[str, int] | None = None, service_host: str | None = None) -> list[asyncio.Server]:
+    """A client server per broker (the nth port for broker n), one per service (`service_ports`), then the
     service server, listening (on `service_host` where given: the infrastructure's address only)."""
     relay = Relay(secret, targets)
     servers = [await asyncio.start_server(functools.partial(relay.on_client, n), host, port, limit=LINE_LIMIT)
                for n, port in enumerate(client_ports, 1)]
-    if postgres_port is not None:
-        servers.append(await asyncio.start_server(functools.partial(relay.on_client, POSTGRES), host, postgres_port,
+    for name, port in (service_ports or {}).items():
+        servers.append(await asyncio.start_server(functools.partial(relay.on_client, name), host, port,
                                                   limit=LINE_LIMIT))
     servers.append(await asyncio.start_server(relay.on_service, service_host or host, service_port, limit=LINE_LIMIT))
     return servers
@@ -303,7 +305,7 @@ async def main(brokers: int, targets: tuple[str, ...]) -> None:
     # started on the infrastructure's network alone (harness.cluster.topology attaches the system under test's
     # after): its address then is the one the service port is bound to, out of the system under test's reach
     servers = await listen(os.environ.get(SECRET_ENV, ""), client_ports=tuple(CLIENT_PORT + n for n in range(brokers)),
-                           targets=targets, postgres_port=POSTGRES_PORT,
+                           targets=targets, service_ports=SERVICE_PORTS,
                            service_host=socket.gethostbyname(socket.gethostname()))
     print(READY, flush=True)
     await asyncio.gather(*(server.serve_forever() for server in servers))

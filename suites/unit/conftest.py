@@ -27,10 +27,10 @@ def relay_ports():
 @pytest.fixture
 def pg_relay_ports():
     """The relay with its PostgreSQL port: (client port, PostgreSQL client port, service port)."""
-    yield from _relay(postgres_port=0)
+    yield from _relay(service_ports={"postgres": 0})
 
 
-def _relay(**ports: int):  # type: ignore[no-untyped-def]
+def _relay(**ports: object):  # type: ignore[no-untyped-def]
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()

@@ -81,4 +81,4 @@ def test_only_the_kernel_s_socket_links_count() -> None:
 
 def test_the_remote_port_is_the_relay_s_port_the_connection_came_in_on() -> None:
     assert port_reached(Peer("w", "executors", "a", 1, broker=3)) == relay.CLIENT_PORT + 2
-    assert port_reached(Peer("w", "executors", "a", 1, service="postgres")) == relay.POSTGRES_PORT
+    assert port_reached(Peer("w", "executors", "a", 1, service="postgres")) == relay.SERVICE_PORTS["postgres"]

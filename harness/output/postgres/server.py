@@ -69,7 +69,7 @@ class Postgres:
         """The sinks' connection: where the system under test reaches PostgreSQL, the relay's PostgreSQL
         port (the gate reads the protocol, harness.gate.pg_proxy, and sends it on by the sender role's
         toxiproxy link, as it does Kafka's), as the sinks' role."""
-        return self.server.for_sinks(*self.cluster.relay.postgres_address)
+        return self.server.for_sinks(*self.cluster.relay.service_client_address(SERVICE))
 
     def for_harness(self) -> Endpoint:
         """The harness's connection: a tunnel of its own through the relay (never through the gate, nothing
