@@ -92,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.given(config, "sink") and settings.given(config, "brokers") is None:
         os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
     for name in ("kafka", "spark", "brokers", "restarts", "registry", "image_max_age",  # the cluster, images,
-                 "output"):  # scenarios
+                 "output", "store"):  # scenarios
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:

@@ -30,6 +30,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "records")
     add_setting(parser, "pipeline")
     add_setting(parser, "output")
+    add_setting(parser, "store")
     parser.add_argument("--out", type=Path, help="certificate folder (default: reports/<run>/certificate/)")
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "live_rate", metavar="R")

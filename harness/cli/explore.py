@@ -44,6 +44,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "sink", required=True)
     add_setting(parser, "pipeline")
     add_setting(parser, "output")
+    add_setting(parser, "store")
     parser.add_argument("--budget", type=budget, default=budget("30m"), metavar="T",
                         help="time to spend, e.g. 30m, 90s, 1h (default 30m)")
     parser.add_argument("--stop-at-first", action="store_true", help="stop at the first failing scenario")

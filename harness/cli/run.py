@@ -33,6 +33,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "pipeline")
     add_setting(parser, "sink")
     add_setting(parser, "output")
+    add_setting(parser, "store")
     parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
                         help="fault step, e.g. kill:sender@txn.pre_commit#2 (repeatable)")
     parser.add_argument("--schedule", type=Path, help="replay a schedule.json written by an earlier run")

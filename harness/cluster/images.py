@@ -89,11 +89,18 @@ STORES_MARK = "<!-- each store's jars"
 def spark_pom(stack: versions.Stack) -> str:
     """The Spark image's pom: the Kafka connector's, with every store's jars for this Spark line."""
     template = (DOCKERFILES / "spark" / "pom.xml").read_text()
-    dependencies = "".join(
-        f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-        f"<version>{version}</version></dependency>\n"
-        for group, artifact, version in (jar.split(":") for jar in store_jars(stack)))
+    dependencies = "".join(map(_dependency, store_jars(stack)))
     return template.replace(f"    {STORES_MARK}", dependencies + f"    {STORES_MARK}", 1)
+
+
+def _dependency(jar: str) -> str:
+    """`group:artifact:version`, then `!group:artifact` for each dependency of its own left out (`!*:*`: all)."""
+    coordinates, *excluded = jar.split("!")
+    group, artifact, version = coordinates.split(":")
+    exclusions = "".join(f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+                         for g, a in (e.split(":") for e in excluded))
+    return (f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>"
+            + (f"<exclusions>{exclusions}</exclusions>" if exclusions else "") + "</dependency>\n")
 
 
 def store_jars(stack: versions.Stack) -> tuple[str, ...]:

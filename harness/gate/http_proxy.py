@@ -16,11 +16,15 @@ Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 class _Gate(Protocol):
     """What these pumps use of the gate (harness.gate.proxy.KafkaGate)."""
 
+    def record(self, type: str, **fields: object) -> object: ...
+
     async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None: ...
 
 
 def http_pumps(gate: _Gate, client: Stream, server: Stream, peer: Peer, connection: int) -> list[asyncio.Future]:
     """The two directions of one connection; either ending ends both."""
+    gate.record("gate.connection", service=peer.service, container=peer.container, role=peer.role,
+                connection=connection)
     return [asyncio.ensure_future(_pump(gate, client[0], server[1])),
             asyncio.ensure_future(_pump(gate, server[0], client[1]))]
 

@@ -39,6 +39,7 @@ class Place:
     checkpoint: str  # the query's checkpoint folder on the volume (a table lives beside it)
     scenario: str
     state: bool  # the sink keeps a state table (one row per key)
+    store: str = "volume"  # where a table lives: the run's volume, or the run's S3 server (s3)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class Store(Protocol):
     state_tables: bool  # its history tells a state table's repeats (a batch applied twice)
     points: tuple[str, ...]  # gate points its commits cross (PostgreSQL's wire), beside table.committed
     aliases: tuple[str, ...]  # the containers it may start, which the harness's own tunnels reach
+    stores: tuple[str, ...]  # where its tables may live (the `store` setting): volume, s3
     description: str  # one line for --output's help
 
     def unsupported(self, stack: Stack) -> str | None:
@@ -125,7 +127,8 @@ class Store(Protocol):
         """Its pinned parts for these versions: key -> (what, version), for reports and certificates."""
 
     def jars(self, stack: Stack) -> tuple[str, ...]:
-        """Maven coordinates (group:artifact:version) the Spark image needs for it."""
+        """Maven coordinates (group:artifact:version, then `!group:artifact` for each of its own dependencies
+        left out) the Spark image needs for it."""
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         """Python packages (name==version) the Spark image installs for its sinks, without dependencies."""

@@ -59,6 +59,7 @@ class KafkaStore:
     state_tables = False
     points: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    stores = ("volume",)
     description = "kafka (the output topic, read_committed)"
 
     def unsupported(self, stack: object) -> str | None:

@@ -187,12 +187,14 @@ class Scenario:
         speculation: bool = False,
         restarts: int = 3,
         output: str = "kafka",
+        table_store: str = "volume",
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
         records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks.
         `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor).
-        `output`: where the sink writes and the harness reads (harness.output: kafka or delta)."""
+        `output`: where the sink writes and the harness reads (harness.output: kafka or delta); `table_store`: where
+        its table lives (the run's volume, or its S3 server)."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -212,6 +214,7 @@ class Scenario:
         self.speculation = speculation
         self.restarts = restarts
         self.output = output
+        self.table_store = table_store
         self.report_dir = scenario_dir(cluster.run_id, name)
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -247,7 +250,7 @@ class Scenario:
                             pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
-                            output=self.output,
+                            output=self.output, store=self.table_store,
                             rate=self.rate,
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
@@ -267,7 +270,7 @@ class Scenario:
         files = self.cluster.files
         assert files is not None
         output = store(self.output).output(Place(self.cluster, files, kafka.bootstrap_direct, output_topic, checkpoint,
-                                                 self.name, self.sink.table == STATE_TABLE))
+                                                 self.name, self.sink.table == STATE_TABLE, self.table_store))
         output.prepare()
         hold = output.hold()
         driver_args = [

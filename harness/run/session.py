@@ -19,6 +19,7 @@ from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError
 from harness.evidence import write_evidence
 from harness.faults.spec import FaultStep, parse_schedule
+from harness.output import object_store
 from harness.output.registry import state_tables, store
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -36,7 +37,8 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
              records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
              rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
              partitions: int = 4, max_offsets_per_trigger: int | None = None,
-             speculation: bool = False, restarts: int | None = None, output: str | None = None) -> Scenario:
+             speculation: bool = False, restarts: int | None = None, output: str | None = None,
+             store: str | None = None) -> Scenario:
     """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
     Unset numbers and the output (kafka, delta) come from the environment (HARNESS_RECORDS, HARNESS_OUTPUT, ...)
     or their defaults (harness.settings)."""
@@ -44,6 +46,8 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
     output = checked_output(code, output or settings.from_environment("output"),
                             cluster.images.stack if cluster is not None else None)
+    table_store = checked_store(output, store or settings.from_environment("store"),
+                                cluster.images.stack if cluster is not None else None)
     if code.table == STATE_TABLE and output not in state_tables():
         raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a table output is judged as one "
                        f"({', '.join(state_tables())}: their history tells a repeat), not {output}; run it with "
@@ -55,7 +59,7 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
                     max_offsets_per_trigger, state_store, rate, speculation,
                     restarts if restarts is not None else settings.from_environment("restarts"),
-                    output)
+                    output, table_store)
 
 
 def checked_output(code: CodeSpec, output: str, stack: versions.Stack | None = None) -> str:
@@ -68,6 +72,16 @@ def checked_output(code: CodeSpec, output: str, stack: versions.Stack | None = N
         raise BadInput(f"sink '{code.spec}' writes the {code.output} output (its OUTPUT): run it with "
                        f"--output {code.output} (HARNESS_OUTPUT), not {output}")
     return output
+
+
+def checked_store(output: str, where: str, stack: versions.Stack | None = None) -> str:
+    """Where the output's table lives (the `store` setting), checked before a cluster starts."""
+    if where not in store(output).stores:
+        raise BadInput(f"output {output} lives on {' or '.join(store(output).stores)} only, not --store {where}")
+    why = object_store.unsupported(stack or versions.stack()) if where == "s3" else None
+    if why:
+        raise BadInput(f"--store s3: {why}")
+    return where
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness import versions
 from harness.output.base import Output, Place
+from harness.output.object_store import s3a_jars
 
 if TYPE_CHECKING:
     from harness.faults.space import FaultClass, Observation
@@ -24,7 +25,8 @@ class DeltaStore:
     table = True
     state_tables = True
     points: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
+    aliases = ("s3",)  # harness.output.object_store.server.ALIAS: the harness's tunnel reaches it
+    stores = ("volume", "s3")
     description = "delta (a Delta table on the run's volume, its latest snapshot and its log)"
 
     def unsupported(self, stack: Stack) -> str | None:
@@ -39,7 +41,7 @@ class DeltaStore:
 
     def jars(self, stack: Stack) -> tuple[str, ...]:
         delta = release(stack)
-        return (f"io.delta:delta-spark_{stack.scala}:{delta}",) if delta else ()
+        return (f"io.delta:delta-spark_{stack.scala}:{delta}", *s3a_jars(stack)) if delta else ()
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         # Delta's Python API (`from delta.tables import DeltaTable`), as users' sinks import it; it needs
@@ -56,6 +58,12 @@ class DeltaStore:
     def output(self, place: Place) -> Output:
         from harness.output.delta.table import DeltaTable, table_path
 
+        if place.store == "s3":
+            from harness.output.object_store.server import BUCKET, attached
+
+            s3 = attached(place.cluster)
+            key = f"{BUCKET}/{place.scenario}-table"
+            return DeltaTable(s3.files, key, f"s3a://{key}", s3.hadoop_settings())
         return DeltaTable(place.files, table_path(place.checkpoint))
 
 

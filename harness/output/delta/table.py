@@ -40,14 +40,17 @@ def table_path(checkpoint: str) -> str:
 
 
 class DeltaTable:
-    """The scenario's table (the context's `table_path`)."""
+    """The scenario's table (the context's `table_path`): at `path` of `files` (the run's volume through the
+    relay, or its S3 server's bucket), which Spark names `uri` with `settings` of its own (S3A's)."""
 
     name = "delta"
     unit = "table version"  # what one of its commits is, in explanations
 
-    def __init__(self, files: Files, path: str) -> None:
+    def __init__(self, files: Files, path: str, uri: str | None = None, settings: dict[str, str] | None = None) -> None:
         self.files = files
         self.where = path
+        self.uri = uri or path
+        self.settings = settings or {}
         self.log = DeltaLog(files, path)
         self.versions: list[int] = []  # partition (a file of the snapshot) -> the version that added it
         self._history: list[Commit] | None = None
@@ -58,12 +61,15 @@ class DeltaTable:
             raise BadInput(f"Delta table {self.where} already exists: each scenario writes a table of its own")
 
     def context(self) -> dict[str, object]:
-        return {"table_path": self.where}
+        return {"table_path": self.uri}
 
     def spark_settings(self) -> dict[str, str]:
-        return SESSION
+        return {**SESSION, **self.settings}
 
     def hold(self) -> Hold | None:
+        """On the volume the driver is held as each log entry appears; an object store has no folder to watch."""
+        if self.uri != self.where:
+            return None
         return Hold(f"{self.where}/{LOG}", VERSION_FILE.pattern, holds_folder(self.where))
 
     def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:

@@ -33,6 +33,7 @@ class HudiStore:
     state_tables = True
     points: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    stores = ("volume",)
     description = ("hudi (a copy-on-write Hudi table on the run's volume, its timeline and latest file slices; "
                    "Spark 3.5)")
 

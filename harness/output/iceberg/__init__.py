@@ -45,6 +45,7 @@ class IcebergStore:
     state_tables = True
     points: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    stores = ("volume",)
     description = "iceberg (an Iceberg table in a Hadoop catalog on the run's volume, its current snapshot and history)"
 
     def unsupported(self, stack: Stack) -> str | None:

@@ -42,6 +42,7 @@ class PaimonStore:
     state_tables = True
     points: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    stores = ("volume",)
     description = "paimon (a Paimon append table in a filesystem catalog on the run's volume; Spark 3.5)"
 
     def unsupported(self, stack: Stack) -> str | None:

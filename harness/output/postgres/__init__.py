@@ -21,6 +21,7 @@ class PostgresStore:
     state_tables = True
     points = ("pg.commit",)
     aliases = ("postgres",)  # harness.output.postgres.server.ALIAS: the harness's tunnel reaches it
+    stores = ("volume",)
     description = "postgres (a PostgreSQL table, read in a transaction of its own, with its rows' transactions)"
 
     def unsupported(self, stack: Stack) -> str | None:

@@ -1,0 +1,32 @@
+"""Tables on object storage (`--store s3`): an S3 server in the run (harness.output.object_store.server), the
+system under test reaching it through the gate, the harness reading it (harness.output.object_store.files)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.versions import Stack
+
+# Hadoop's S3A client for `s3a://` paths: hadoop-aws of the Hadoop release pyspark ships, per Spark line, with
+# the AWS SDK's S3 modules in place of its 600 MB bundle (Netty and Apache's HTTP client are Spark's own)
+HADOOP_AWS = {"4.0": "3.4.1"}
+AWS_SDK = "2.57.8"
+
+
+def s3a_jars(stack: Stack) -> tuple[str, ...]:
+    """The jars S3A needs on this Spark line; none where it is not known to work."""
+    hadoop = HADOOP_AWS.get(stack.line)
+    if hadoop is None:
+        return ()
+    return (f"org.apache.hadoop:hadoop-aws:{hadoop}!*:*",
+            *(f"software.amazon.awssdk:{module}:{AWS_SDK}!io.netty:*!org.apache.httpcomponents:*" for module in
+              ("s3", "s3-transfer-manager", "apache-client")))
+
+
+def unsupported(stack: Stack) -> str | None:
+    """Why tables cannot live on S3 with these versions, else None."""
+    if stack.line not in HADOOP_AWS:
+        return (f"Spark {stack.spark}: no S3A client known for its line (known: "
+                f"{', '.join(f'Spark {line}' for line in HADOOP_AWS)})")
+    return None

@@ -1,0 +1,26 @@
+"""Tables on the run's S3 server (`--store s3`): Spark's Delta sink writes an `s3a://` table to versitygw
+through the gate, the harness reads it from the server over its own tunnel, and the run is judged as on
+the volume."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.output.object_store.server import BUCKET, attached
+from harness.run.session import scenario
+
+pytestmark = pytest.mark.chaos
+RECORDS = 4000
+
+
+@pytest.mark.gate
+def test_a_delta_table_on_s3_is_written_through_the_gate_and_read_from_the_server(cluster) -> None:  # type: ignore[no-untyped-def]
+    result = scenario(cluster, "delta-s3-baseline", sink="delta_streaming", output="delta", store="s3",
+                      records=RECORDS).run()
+
+    assert result.exactly_once, result.summary()
+    assert result.where == f"{BUCKET}/delta-s3-baseline-table"
+    log = [name for name in attached(cluster).files.walk(result.where) if name.startswith("_delta_log/")]
+    assert any(name.endswith(".json") for name in log), log
+    reached = {(e["service"], e["role"]) for e in result.events("gate.connection")}
+    assert ("s3", "driver") in reached and ("s3", "executors") in reached, reached
