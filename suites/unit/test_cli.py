@@ -220,6 +220,26 @@ def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
     assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
 
 
+def test_doctor_fix_s_help_names_all_it_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every package `--fix` installs, the registry binary it unpacks and the engine it starts, in its help."""
+    from harness.cli import doctor
+
+    done: list[str] = []
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    monkeypatch.setattr(doctor.subprocess, "run", lambda argv, **_: done.extend(argv))
+    monkeypatch.setattr(doctor, "registry_binary", lambda: None)
+    monkeypatch.setattr(doctor, "unpack_registry", lambda: done.append(doctor.REGISTRY_PACKAGE))
+    monkeypatch.setattr(doctor, "_engine_answers", lambda: True)
+    doctor.install_engine()
+    installed = done[done.index("install") + 1:]
+    commands = argparse.ArgumentParser().add_subparsers()
+    doctor.add_parser(commands)
+    fix = next(a for a in commands.choices["doctor"]._actions if "--fix" in a.option_strings)
+    for what in [p for p in installed if not p.startswith("-")] + ["dockerd"]:
+        assert what in fix.help, what
+
+
 def test_eo_scenario_s_faults_get_the_same_answer_as_run_s() -> None:
     """The plugin's eo_scenario checks its faults through the same parser as `run --fault`."""
     from harness.errors import BadInput
