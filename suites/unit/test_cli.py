@@ -220,6 +220,32 @@ def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
     assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
 
 
+def test_bad_input_found_by_a_run_is_exit_2_after_its_cluster_is_removed(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    """What only Spark or the output shows (a sink that fails to import there) is bad input raised inside the
+    session: the cluster is removed on the way out, as the exit codes page says."""
+    from harness.errors import BadInput
+    from harness.run import session as sessions
+
+    removed: list[bool] = []
+
+    class Started:
+        run_id = "20261201-1"
+
+        def __init__(self, **_: object) -> None: ...
+        def __enter__(self) -> Started: return self
+        def __exit__(self, *exc: object) -> None: removed.append(True)
+        def save_logs(self, folder: Path) -> None: ...
+
+    monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path))
+    monkeypatch.setattr(sessions.images, "build_all", lambda stack: None)
+    monkeypatch.setattr(sessions, "Cluster", Started)
+    monkeypatch.setattr(sessions, "write_index", lambda folder: None)
+    with pytest.raises(BadInput) as raised, sessions.session():
+        raise BadInput("sink 's.py:sink' or pipeline 'passthrough' failed importing in the Spark image")
+    assert removed and raised.value.exit_status == EXIT_BAD_INPUT
+
+
 def test_doctor_fix_s_help_names_all_it_does(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every package `--fix` installs, the registry binary it unpacks and the engine it starts, in its help."""
     from harness.cli import doctor
