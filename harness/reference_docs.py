@@ -217,20 +217,38 @@ def settings_page() -> str:
     return HEADER + "\n".join(lines) + "\n"
 
 
+# What a pytest session ends with (harness.plugin; suites/unit/test_cli.py checks contract_status against it).
+PYTEST_STATUSES = [
+    ("every test passed or was skipped", "0"),
+    ("a test failed: its assertion, a scenario's anomalies, an error raised out of `eo_scenario` (bad input only "
+     "a run shows, an infrastructure error)", "1"),
+    ("every failed test failed only on scenarios whose outcome is `unknown`", "3"),
+    ("`--sink`: every row passed, but the broker rows were skipped (fewer than 3 brokers)",
+     "4, with a `harness: not certified` line"),
+    ("a harness option, environment variable or ini key that is bad input; the session's cluster refused as bad "
+     "input", "2 (the plugin stops the session)"),
+    ("the session's cluster could not start (Docker, an image build)", "3 (the plugin stops the session)"),
+    ("interrupted: Ctrl-C, SIGTERM", "2 (pytest's; the commands say 3)"),
+    ("pytest's internal error", "3 (pytest's)"),
+    ("a command line pytest refuses (an unknown option)", "4 (pytest's usage error)"),
+    ("no test collected (`-m chaos` where no test has the marker)", "5 (pytest's)"),
+]
+
+
 def exit_codes_page() -> str:
     """The exit contract (errors.EXIT_CODES) and each scenario outcome's status (checker.judge)."""
     outcomes = [(f"`{outcome}`", status) for outcome, status in EXIT_STATUS.items()]
     lines = ["# Exit codes", "",
-             "One contract for `certify`, `run`, `explore`, `shrink` and the pytest plugin: a CI job can gate on "
-             "the status alone. `certificate.json`'s `certified` says the same as status 0 of a full "
-             "certification.", "", *_table(("status", "meaning"), [(f"`{k}`", v) for k, v in EXIT_CODES.items()]),
+             "One contract for `certify`, `run`, `explore` and `shrink`: a CI job can gate on the status alone; "
+             "the pytest plugin follows it where pytest's own statuses leave room ([under pytest](#under-pytest)). "
+             "`certificate.json`'s `certified` says the same as status 0 of a full certification.", "",
+             *_table(("status", "meaning"), [(f"`{k}`", v) for k, v in EXIT_CODES.items()]),
              "", "A scenario's outcome and the status it gives alone (`run`; a matrix takes the worst: anomalies or "
              "ineffective, then unknown):", "", *_table(("outcome", "status"), outcomes), "",
-             "Under pytest the statuses are pytest's, mapped onto the contract: a run whose failed tests failed only "
-             "on `unknown` scenarios exits 3; `pytest --sink` whose rows passed but skipped classes it could not try "
-             "(the broker classes on fewer than 3 brokers) exits 4; a harness setting that is bad input exits 2. "
-             "pytest's own codes stay for what pytest decides before the harness runs: 2 interrupted, 4 a command "
-             "line pytest refuses (an unknown option), 5 no test collected."]
+             "## Under pytest", "",
+             "pytest keeps its own statuses, so 2, 4 and 5 mean more there than in the contract; the plugin "
+             "(`harness.plugin.contract_status`) turns a few of pytest's into the contract's:", "",
+             *_table(("what happened", "status"), PYTEST_STATUSES)]
     return HEADER + "\n".join(lines) + "\n"
 
 

@@ -168,6 +168,8 @@ def test_the_plugin_exits_by_the_same_contract() -> None:
     assert plugin.contract_status(1, {"failed": [unknown, report()]}) == 1  # a test's own assertion: its failure
     assert plugin.contract_status(0, {"skipped": [report((plugin.UNTRIED, "kill-controller"))]}) == 4
     assert plugin.contract_status(0, {"skipped": [report()], "passed": [report()]}) == 0
+    for pytest_s_own in (2, 4, 5):  # interrupted, a usage error, no test collected: said as pytest's on the page
+        assert plugin.contract_status(pytest_s_own, {"failed": [unknown]}) == pytest_s_own
     said: list[str] = []
     stats = {"skipped": [report((plugin.UNTRIED, "kill-controller-batch.planned")), report()]}
     plugin.pytest_terminal_summary(SimpleNamespace(stats=stats, write_line=said.append))
