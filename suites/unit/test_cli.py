@@ -176,6 +176,21 @@ def test_the_plugin_exits_by_the_same_contract() -> None:
     assert said == ["harness: not certified: 1 applicable rows need --brokers 3 (kill-controller-batch.planned)"]
 
 
+def test_sink_collects_its_matrix_alone_unless_paths_are_given() -> None:
+    """`pytest -m chaos --sink S` in the harness's checkout runs the sink's rows, not the checkout's own chaos
+    suites (its `testpaths`); paths given on the command line are collected beside the matrix."""
+    matrix, source = str(plugin.SINK_MATRIX), pytest.Config.ArgsSource
+    assert plugin.sink_args(["suites"], source.TESTPATHS) == [matrix]
+    assert plugin.sink_args([str(REPO)], source.INVOCATION_DIR) == [matrix]
+    assert plugin.sink_args(["tests/"], source.ARGS) == ["tests/", matrix]
+    assert plugin.sink_args([matrix], source.ARGS) == [matrix]
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "chaos", "--sink",
+                                "transactional", "-p", "no:cacheprovider"], cwd=REPO, capture_output=True, text=True,
+                               timeout=120)
+    files = {line.split("::", 1)[0] for line in collected.stdout.splitlines() if "::" in line}
+    assert files == {"harness/sink_matrix.py"}, collected.stdout[-2000:] + collected.stderr
+
+
 def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     start = {"type": "scenario.start", "scenario": "x", "pipeline": "passthrough", "pipeline_spec": "passthrough",
              "sink": "bad_blind_commit_retry", "faults": ["kill:driver@txn.pre_commit#4"], "state_store": "hdfs",
