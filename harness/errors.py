@@ -17,8 +17,11 @@ EXIT_CODES = {
              "certification's line says it is not a certification)",
     EXIT_ANOMALIES: "anomalies: a scenario failed (duplicate, lost, vacuous, ...) or was ineffective (its fault "
                     "did not do what it says); `shrink`: the failure was shrunk and a reproducer written",
-    EXIT_BAD_INPUT: "bad input: an unknown option or setting, a sink or pipeline that does not import, a "
-                    "malformed fault step; nothing was started",
+    EXIT_BAD_INPUT: "bad input: refused before a cluster starts where the command line and the files show it (an "
+                    "unknown option or setting, a sink or pipeline that does not import, a malformed fault step); "
+                    "where only a run shows it (a sink or pipeline that fails to import or start in Spark, a table "
+                    "the sink never wrote, a pipeline whose fault-free runs disagree), after that run's containers "
+                    "are removed",
     EXIT_INFRASTRUCTURE: "the harness's own failure or the infrastructure's (Docker, an image build, a "
                          "container that did not start, an unknown scenario, Ctrl-C): never a verdict on the sink",
     EXIT_NOT_EVERY_CLASS: "a full certification whose every scenario passed but that could not try every "
@@ -34,7 +37,8 @@ class HarnessError(Exception):
 
 
 class BadInput(HarnessError):
-    """The user's input is wrong: a pipeline or sink that does not import, a malformed spec."""
+    """The user's input is wrong: a pipeline or sink that does not import, a malformed spec. Raised during a
+    run too (what only Spark or the output shows); the session removes the cluster on its way out."""
 
     exit_status = EXIT_BAD_INPUT
 

@@ -66,7 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         setting = settings.SETTINGS[name]
         help_text = f"{settings.help_text(setting)}; ini {setting.ini}"
         if name == "sink":
-            help_text = f"run this sink's whole certification matrix, a test id per scenario; {help_text}"
+            help_text = (f"run this sink's whole certification matrix, a test id per scenario (alone unless test "
+                         f"paths are given, then beside them); {help_text}")
         group.addoption(setting.flag, dest=name, default=None, help=help_text)
         parser.addini(setting.ini, help_text, default="")
     for old in settings.RENAMED:
@@ -103,8 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _bad_input(str(error))
     if why:  # the session's output, on the session's Spark line (a test's own `spark(line)` marker is its own)
         _bad_input(f"output {settings.from_pytest(config, 'output')}: {why}")
-    if settings.given(config, "sink") and str(SINK_MATRIX) not in config.args:
-        config.args.append(str(SINK_MATRIX))  # `pytest -m chaos --sink my_sink.py:sink` in any project
+    if settings.given(config, "sink"):
+        config.args = sink_args(config.args, config.args_source)
     worker = getattr(config, "workerinput", None)  # set in pytest-xdist's workers
     config.stash[SESSION] = worker["harness_session"] if worker else new_run_id()
     try:
@@ -113,6 +114,15 @@ def pytest_configure(config: pytest.Config) -> None:
         _bad_input(str(error))
     if hosts:
         os.environ["DOCKER_HOST"] = hosts[_worker_index(config) % len(hosts)]
+
+
+def sink_args(args: list[str], source: pytest.Config.ArgsSource) -> list[str]:
+    """What `--sink` collects: the sink's matrix alone when no path was given (not the `testpaths` of the
+    project it runs in: in the harness's checkout, its own chaos suites); beside the paths given, else."""
+    matrix = str(SINK_MATRIX)
+    if source != pytest.Config.ArgsSource.ARGS:
+        return [matrix]
+    return args if matrix in args else [*args, matrix]
 
 
 @pytest.hookimpl(optionalhook=True)

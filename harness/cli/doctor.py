@@ -75,7 +75,11 @@ def registry_binary() -> str | None:
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
-    parser.add_argument("--fix", action="store_true", help="install docker.io and debootstrap, start dockerd")
+    parser.add_argument("--fix", action="store_true",
+                        help="as root on Debian, first: apt-get install docker.io, debootstrap and chromium where "
+                             f"one is missing, unpack Debian's {REGISTRY_PACKAGE} binary into the harness's cache "
+                             "where none is found (no service: the CI suite's registry test runs it), start dockerd "
+                             "when no engine answers; not root: installs nothing")
     parser.set_defaults(func=command)
 
 
@@ -102,7 +106,8 @@ def run(fix: bool) -> int:
 
 
 def install_engine() -> None:
-    """As root on Debian: install docker.io, debootstrap and chromium, then start dockerd if none answers."""
+    """As root on Debian: install docker.io, debootstrap and chromium, unpack the registry binary, then start
+    dockerd if none answers (what `--fix`'s help says)."""
     if os.geteuid() != 0:
         say("doctor --fix needs root (apt-get and dockerd); skipping the install")
         return

@@ -30,7 +30,12 @@ def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = Fal
                        help=f"{setting.help} (env {setting.env}; required unless that is set)")
     if setting.choices:
         options["choices"] = setting.choices
-    parser.add_argument(setting.flag, **{**options, **overrides})
+    parser.add_argument(setting.flag, action=SettingOption, **{**options, **overrides})
+
+
+class SettingOption(argparse._StoreAction):
+    """An option made from the settings table: the reference pages tell it from a command's own option of
+    the same name (`check --output TOPIC` is not the `output` setting)."""
 
 
 def add_global_settings(parser: argparse.ArgumentParser, default: object) -> None:

@@ -168,10 +168,27 @@ def test_the_plugin_exits_by_the_same_contract() -> None:
     assert plugin.contract_status(1, {"failed": [unknown, report()]}) == 1  # a test's own assertion: its failure
     assert plugin.contract_status(0, {"skipped": [report((plugin.UNTRIED, "kill-controller"))]}) == 4
     assert plugin.contract_status(0, {"skipped": [report()], "passed": [report()]}) == 0
+    for pytest_s_own in (2, 4, 5):  # interrupted, a usage error, no test collected: said as pytest's on the page
+        assert plugin.contract_status(pytest_s_own, {"failed": [unknown]}) == pytest_s_own
     said: list[str] = []
     stats = {"skipped": [report((plugin.UNTRIED, "kill-controller-batch.planned")), report()]}
     plugin.pytest_terminal_summary(SimpleNamespace(stats=stats, write_line=said.append))
     assert said == ["harness: not certified: 1 applicable rows need --brokers 3 (kill-controller-batch.planned)"]
+
+
+def test_sink_collects_its_matrix_alone_unless_paths_are_given() -> None:
+    """`pytest -m chaos --sink S` in the harness's checkout runs the sink's rows, not the checkout's own chaos
+    suites (its `testpaths`); paths given on the command line are collected beside the matrix."""
+    matrix, source = str(plugin.SINK_MATRIX), pytest.Config.ArgsSource
+    assert plugin.sink_args(["suites"], source.TESTPATHS) == [matrix]
+    assert plugin.sink_args([str(REPO)], source.INVOCATION_DIR) == [matrix]
+    assert plugin.sink_args(["tests/"], source.ARGS) == ["tests/", matrix]
+    assert plugin.sink_args([matrix], source.ARGS) == [matrix]
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "chaos", "--sink",
+                                "transactional", "-p", "no:cacheprovider"], cwd=REPO, capture_output=True, text=True,
+                               timeout=120)
+    files = {line.split("::", 1)[0] for line in collected.stdout.splitlines() if "::" in line}
+    assert files == {"harness/sink_matrix.py"}, collected.stdout[-2000:] + collected.stderr
 
 
 def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,6 +235,52 @@ def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
 
     assert go_is_new_enough("go version go1.23.0 linux/amd64") and go_is_new_enough("go version go1.26.8 linux/amd64")
     assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
+
+
+def test_bad_input_found_by_a_run_is_exit_2_after_its_cluster_is_removed(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    """What only Spark or the output shows (a sink that fails to import there) is bad input raised inside the
+    session: the cluster is removed on the way out, as the exit codes page says."""
+    from harness.errors import BadInput
+    from harness.run import session as sessions
+
+    removed: list[bool] = []
+
+    class Started:
+        run_id = "20261201-1"
+
+        def __init__(self, **_: object) -> None: ...
+        def __enter__(self) -> Started: return self
+        def __exit__(self, *exc: object) -> None: removed.append(True)
+        def save_logs(self, folder: Path) -> None: ...
+
+    monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path))
+    monkeypatch.setattr(sessions.images, "build_all", lambda stack: None)
+    monkeypatch.setattr(sessions, "Cluster", Started)
+    monkeypatch.setattr(sessions, "write_index", lambda folder: None)
+    with pytest.raises(BadInput) as raised, sessions.session():
+        raise BadInput("sink 's.py:sink' or pipeline 'passthrough' failed importing in the Spark image")
+    assert removed and raised.value.exit_status == EXIT_BAD_INPUT
+
+
+def test_doctor_fix_s_help_names_all_it_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every package `--fix` installs, the registry binary it unpacks and the engine it starts, in its help."""
+    from harness.cli import doctor
+
+    done: list[str] = []
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    monkeypatch.setattr(doctor.subprocess, "run", lambda argv, **_: done.extend(argv))
+    monkeypatch.setattr(doctor, "registry_binary", lambda: None)
+    monkeypatch.setattr(doctor, "unpack_registry", lambda: done.append(doctor.REGISTRY_PACKAGE))
+    monkeypatch.setattr(doctor, "_engine_answers", lambda: True)
+    doctor.install_engine()
+    installed = done[done.index("install") + 1:]
+    commands = argparse.ArgumentParser().add_subparsers()
+    doctor.add_parser(commands)
+    fix = next(a for a in commands.choices["doctor"]._actions if "--fix" in a.option_strings)
+    for what in [p for p in installed if not p.startswith("-")] + ["dockerd"]:
+        assert what in fix.help, what
 
 
 def test_eo_scenario_s_faults_get_the_same_answer_as_run_s() -> None:

@@ -31,6 +31,37 @@ def test_the_reference_pages_do_not_depend_on_this_shell(monkeypatch: pytest.Mon
     assert reference_docs.settings_page() == (reference_docs.REFERENCE / "settings.md").read_text()
 
 
+def test_the_cli_page_says_what_help_prints_and_what_a_command_needs() -> None:
+    """argparse's `%%` escape printed as `%`; a positional that takes none (`merge DIR...`) not required."""
+    page = reference_docs.cli_page()
+    assert "%%" not in page and "where i % N == K-1" in page
+    rows = {row.split(" | ")[0]: row for row in page.splitlines() if row.startswith("| `")}
+    assert "required" not in rows["| `merge DIR`"] and "| required |" in rows["| `REGISTRY`"]
+
+
+def test_the_options_said_to_go_either_side_of_a_command_are_those_the_parser_takes_both_ways() -> None:
+    from harness.cli import parser
+    from harness.cli.options import GLOBAL
+    from harness.settings import SETTINGS
+
+    flags = [SETTINGS[name].flag for name in GLOBAL]
+    assert reference_docs.either_side(parser()) == flags
+    sentence = reference_docs.cli_page().split("(listed under eo-harness)", 1)[0]
+    assert re.findall(r"`(--[\w-]+)`", sentence) == flags
+    for args in (["--brokers", "3", "space"], ["space", "--brokers", "3"]):
+        assert parser().parse_args(args).brokers == 3
+
+
+def test_the_settings_page_names_the_commands_that_take_each_setting() -> None:
+    """A command's own option of a setting's name (`check --output TOPIC`, `images push REGISTRY`) does not
+    take the setting; a setting every command takes says so."""
+    rows = {row.split(" | ")[0]: row.split(" | ")[5] for row in reference_docs.settings_page().splitlines()
+            if row.startswith("| `")}
+    assert rows["| `registry`"] == "every command"
+    assert "`check`" not in rows["| `output`"] and "`certify`" in rows["| `output`"]
+    assert "`check`" in rows["| `pipeline`"]  # check's --pipeline is the setting, with a help of its own
+
+
 def test_a_benchmark_table_goes_first_on_its_dated_page(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("docs_page", REPO / "benchmarks" / "docs_page.py")
     assert spec and spec.loader

@@ -15,9 +15,10 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 
 # Lowest first. A module belongs to the first entry whose prefix names it or its package.
-# the output role itself (harness.output.base); every other module under harness.output is a store's
+# the output role itself (harness.output.base), and where tables may live (harness.output.object_store's
+# pins); every other module under harness.output is a store's
 OUTPUT_ROLE = ("harness.output", "harness.output.base", "harness.output.commits", "harness.output.rows",
-               "harness.output.registry")
+               "harness.output.registry", "harness.output.object_store")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("driver", ("harness.driver",)),  # inside the Spark containers
     ("base", ("harness", "harness.errors", "harness.versions", "harness.history", "harness.progress",

@@ -31,7 +31,8 @@ def test_a_store_names_its_jars_for_the_lines_it_runs_on_and_none_for_the_others
         if found.unsupported(stack):
             assert found.jars(stack) == () and found.versions(stack) == {}
         else:
-            assert all(jar.count(":") == 2 for jar in found.jars(stack))
+            assert all(jar.split("!")[0].count(":") == 2 and all(e.count(":") == 1 for e in jar.split("!")[1:])
+                       for jar in found.jars(stack))
 
 
 def test_an_output_the_spark_line_cannot_run_is_bad_input_before_a_cluster_starts() -> None:

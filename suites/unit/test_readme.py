@@ -12,7 +12,8 @@ import pytest
 from harness.catalog import sinks
 from harness.certify.certificate import verdict
 from harness.certify.matrix import BASELINE, rows_for
-from harness.faults.space import MIN_BROKERS, Observation
+from harness.faults.glossary import parse_steps
+from harness.faults.space import MIN_BROKERS, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL
 from harness.reference_docs import class_counts
 
@@ -64,6 +65,18 @@ def test_what_catches_each_known_bad_sink_is_what_the_quick_matrix_runs(text: st
                 assert row not in quick_on[1] and row in quick_on[MIN_BROKERS], (sink, row)
         if says.startswith("no certificate row"):
             assert "explore" in says and not rows, sink
+
+
+def test_the_ci_example_s_fault_is_at_a_point_the_readme_s_sink_reaches() -> None:
+    """The README's sink is Spark's plain Kafka write (no transactions): a fault its CI example gives at a
+    point only a transactional sink reaches would never fire, a vacuous test."""
+    sink = README.split("# my_sink.py\n", 1)[1].split("```", 1)[0]
+    assert 'format("kafka")' in sink and "transactional" not in sink
+    example = re.search(r"eo_scenario\(.*?faults=\[(.*?)\]", README, re.S)
+    assert example, "the README's eo_scenario example"
+    steps = parse_steps(re.findall(r'"([^"]+)"', example[1]))
+    plain = {step.point for c in space(Observation.assumed(PLAIN, False, 1)) for step in parse_steps(list(c.faults))}
+    assert steps and {step.point for step in steps} <= plain, (steps, plain)
 
 
 def test_the_readme_has_no_diary_and_links_only_to_what_exists() -> None:

@@ -38,7 +38,7 @@ class S3Server(Service):
         self.secret_key = secrets.token_hex(20)
         self.with_envs(ROOT_ACCESS_KEY_ID=self.access_key, ROOT_SECRET_ACCESS_KEY=self.secret_key)
         self.with_volume_mapping(volume, DATA, "rw")
-        self.with_command(["--port", f":{PORT}", "--quiet", "posix", DATA])
+        self.with_command(["--port", f":{PORT}", "posix", DATA])  # each request logged: its log is evidence
         self.waiting_for(LogMessageWaitStrategy(READY).with_startup_timeout(60))
 
 
