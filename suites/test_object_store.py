@@ -19,7 +19,7 @@ def test_a_delta_table_on_s3_is_written_through_the_gate_and_read_from_the_serve
                       records=RECORDS).run()
 
     assert result.exactly_once, result.summary()
-    assert result.where == f"{BUCKET}/delta-s3-baseline-table"
+    assert result.where == f"{BUCKET}/delta-s3-baseline-table" and result.to_dict()["output"]["store"] == "s3"
     log = [name for name in attached(cluster).files.walk(result.where) if name.startswith("_delta_log/")]
     assert any(name.endswith(".json") for name in log), log
     reached = {(e["service"], e["role"]) for e in result.events("gate.connection")}

@@ -76,6 +76,7 @@ class ScenarioResult:
     stack: versions.Stack = field(default_factory=versions.stack)  # the versions of the cluster it ran on
     where: str = ""  # the output's topic or table path
     table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
+    store: str = "volume"  # where a table lived: the run's volume, or its S3 server (s3)
 
     @property
     def outcome(self) -> str:
@@ -124,7 +125,8 @@ class ScenarioResult:
                      "open_transactions": self.read.open_transactions},
             "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
             "stateful": self.stateful,
-            "output": {"kind": self.output, "where": self.where, **({"table": self.table} if self.table else {})},
+            "output": {"kind": self.output, "where": self.where, **({"table": self.table} if self.table else {}),
+                       **({"store": self.store} if store(self.output).table else {})},
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
@@ -370,7 +372,7 @@ class Scenario:
             self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
             output=output.name, where=output.where, table=self.sink.table if store(output.name).table else "",
-            stack=self.cluster.images.stack,
+            stack=self.cluster.images.stack, store=self.table_store,
         )
         return result
 
