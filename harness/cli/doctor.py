@@ -40,10 +40,13 @@ def _engine_answers() -> bool:
     return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
 
 
+GO = max(versions.GO_FOR_TOXIPROXY, versions.GO_FOR_VERSITYGW)  # the Go that builds both (an S3 server: --store s3)
+
+
 def go_is_new_enough(version_line: str) -> bool:
-    """Whether `go version`'s line names a Go that builds toxiproxy (versions.GO_FOR_TOXIPROXY or later)."""
+    """Whether `go version`'s line names a Go that builds toxiproxy and versitygw (GO or later)."""
     found = re.search(r"go(\d+)\.(\d+)", version_line)
-    return found is not None and (int(found.group(1)), int(found.group(2))) >= versions.GO_FOR_TOXIPROXY
+    return found is not None and (int(found.group(1)), int(found.group(2))) >= GO
 
 
 def _go() -> bool:
@@ -58,8 +61,8 @@ CHECKS = (
     Check("debootstrap", lambda: shutil.which("debootstrap") is not None, "python -m harness doctor --fix"),
     Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
     Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
-    Check(f"go {'.'.join(map(str, versions.GO_FOR_TOXIPROXY))} or later", _go,
-          "install an official Go release (Debian 12's golang-go is too old to build toxiproxy)"),
+    Check(f"go {'.'.join(map(str, GO))} or later", _go,
+          "install an official Go release (Debian 12's golang-go is too old to build toxiproxy and versitygw)"),
     Check("chromium", lambda: shutil.which("chromium") is not None,  # the CI suite's check of the report
           "python -m harness doctor --fix"),
     Check("docker-registry", lambda: registry_binary() is not None,  # the CI suite's registry test

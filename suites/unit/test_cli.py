@@ -233,8 +233,8 @@ def test_a_class_name_in_run_fault_is_bad_input_with_the_step() -> None:
 def test_doctor_asks_for_a_go_that_builds_toxiproxy() -> None:
     from harness.cli.doctor import go_is_new_enough
 
-    assert go_is_new_enough("go version go1.23.0 linux/amd64") and go_is_new_enough("go version go1.26.8 linux/amd64")
-    assert not go_is_new_enough("go version go1.19.8 linux/amd64") and not go_is_new_enough("")
+    assert go_is_new_enough("go version go1.25.0 linux/amd64") and go_is_new_enough("go version go1.26.8 linux/amd64")
+    assert not go_is_new_enough("go version go1.24.9 linux/amd64") and not go_is_new_enough("")
 
 
 def test_bad_input_found_by_a_run_is_exit_2_after_its_cluster_is_removed(monkeypatch: pytest.MonkeyPatch,
