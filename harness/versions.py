@@ -39,6 +39,10 @@ GO_FOR_TOXIPROXY = (1, 23)  # its go.mod's `go` line: older Go cannot build it (
 VERSITYGW_MODULE = "github.com/versity/versitygw"  # an S3 server: tables on object storage (--store s3)
 VERSITYGW = "v1.8.0"  # its `If-None-Match: *` PUT is atomic (versity/versitygw#2288)
 GO_FOR_VERSITYGW = (1, 25)
+# Iceberg's REST catalog server (an Iceberg table's catalog, --store s3), and what it runs on
+ICEBERG_REST = "1.11.0"
+JETTY_FOR_ICEBERG_REST = "12.1.8"
+HADOOP_FOR_ICEBERG_REST = "3.4.3"
 
 # Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
 # defence), 3.x v1. Spark's Kafka connector must match pyspark exactly; 4.0 is the newest line whose

@@ -24,3 +24,17 @@ def test_a_delta_table_on_s3_is_written_through_the_gate_and_read_from_the_serve
     assert any(name.endswith(".json") for name in log), log
     reached = {(e["service"], e["role"]) for e in result.events("gate.connection")}
     assert ("s3", "driver") in reached and ("s3", "executors") in reached, reached
+
+
+@pytest.mark.gate
+def test_an_iceberg_table_in_the_rest_catalog_on_s3_is_read_as_the_catalog_points(cluster) -> None:  # type: ignore[no-untyped-def]
+    """Iceberg's streaming sink into the run's REST catalog (its tables in PostgreSQL, its files on the S3
+    server), both reached through the gate; the harness reads the version the catalog points at."""
+    result = scenario(cluster, "iceberg-s3-baseline", sink="iceberg_streaming", output="iceberg", store="s3",
+                      records=RECORDS).run()
+
+    assert result.exactly_once, result.summary()
+    reached = {(e["service"], e["role"]) for e in result.events("gate.connection")}
+    assert {("catalog", "driver"), ("s3", "driver"), ("s3", "executors")} <= reached, reached
+    versions = [e["version"] for e in result.events("table.committed")]
+    assert versions and versions == sorted(versions) and versions[0] == 0, versions

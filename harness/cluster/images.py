@@ -157,6 +157,12 @@ def _stage_versitygw(context: Path, log: Path) -> None:
     fetch_go_binary(versions.VERSITYGW_MODULE, versions.VERSITYGW, "cmd/versitygw", context / "versitygw", log)
 
 
+def _stage_iceberg_rest(context: Path, log: Path) -> None:
+    fetch_maven_jars(context / "pom.xml", context / "jars",
+                     {"iceberg.version": versions.ICEBERG_REST, "jetty.version": versions.JETTY_FOR_ICEBERG_REST,
+                      "postgres.jdbc": versions.POSTGRES_JDBC, "hadoop.version": versions.HADOOP_FOR_ICEBERG_REST}, log)
+
+
 def _stage_postgres(context: Path, log: Path) -> None:
     fetch_debian_packages([versions.POSTGRES_PACKAGE], context / "debs", cache_dir() / "debs-postgres", log)
 
@@ -168,8 +174,11 @@ BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *version
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
 # a table output's database; built with the others (a few seconds), started only for --output postgres
 POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), _stage_postgres, BASE, ("apt-get",))
-# an S3 server, for tables on object storage: built or pulled on first use (`needed`), not with the others
+# an S3 server and an Iceberg catalog, for tables on object storage: built or pulled on first use (`needed`),
+# not with the others
 VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), _stage_versitygw, BASE, ("go",))
+ICEBERG_REST = Image("iceberg-rest", (versions.ICEBERG_REST, versions.JETTY_FOR_ICEBERG_REST, versions.POSTGRES_JDBC,
+                                      versions.HADOOP_FOR_ICEBERG_REST), _stage_iceberg_rest, BASE, MAVEN)
 
 
 @dataclass(frozen=True)

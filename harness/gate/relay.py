@@ -39,7 +39,7 @@ import sys
 CLIENT_PORT = 9092
 # a service's client port, by the name its clients' announcements give in place of a broker (the gate names
 # the peer so: harness.gate.points.Peer.service)
-SERVICE_PORTS = {"postgres": 5432, "s3": 7070}
+SERVICE_PORTS = {"postgres": 5432, "s3": 7070, "catalog": 8181}
 SERVICE_PORT = 9000
 ROOT = "/checkpoints"  # the run's checkpoint volume; files outside it are refused
 CHUNK = 65536

@@ -5,14 +5,17 @@ held at each new metadata version.
 The catalog: Iceberg's Hadoop catalog, kept in the table's own folder (`metadata/v<N>.metadata.json`,
 committed by an atomic rename), needs no service and is read with the rest of the table through the relay.
 A JDBC catalog on the run's PostgreSQL would add a server to every Iceberg run for no gain in what is
-tested here: a commit is still one atomic swap of the metadata pointer. REST catalogs, where a commit
-crosses HTTP, are the object-storage store's (their own faults).
+tested here: a commit is still one atomic swap of the metadata pointer. With `--store s3` the table is in
+Iceberg's REST catalog, its files on the run's S3 server (harness.output.iceberg.rest): there a commit
+crosses HTTP, through the gate.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
+from harness.output import object_store
 from harness.output.base import Output, Place
 
 if TYPE_CHECKING:
@@ -22,7 +25,8 @@ if TYPE_CHECKING:
 # Iceberg's Spark runtime for each Spark line: the newest release that resolves for it here
 RELEASES = {"4.0": "1.11.0", "3.5": "1.10.1"}
 CATALOG = "harness"  # the Spark catalog the driver's session names the table in
-IDENTIFIER = f"{CATALOG}.db.output"  # the context's table_name: one warehouse per scenario
+TABLE = "output"
+IDENTIFIER = f"{CATALOG}.db.{TABLE}"  # the context's table_name: one warehouse per scenario (a namespace on REST)
 
 
 def warehouse(checkpoint: str) -> str:
@@ -30,9 +34,12 @@ def warehouse(checkpoint: str) -> str:
     return f"{checkpoint}-warehouse"
 
 
+EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"  # MERGE INTO, procedures
+
+
 def session_settings(checkpoint: str) -> dict[str, str]:
     """The catalog and Iceberg's SQL extensions (MERGE INTO, the metadata tables' procedures)."""
-    return {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    return {"spark.sql.extensions": EXTENSIONS,
             f"spark.sql.catalog.{CATALOG}": "org.apache.iceberg.spark.SparkCatalog",
             f"spark.sql.catalog.{CATALOG}.type": "hadoop",
             f"spark.sql.catalog.{CATALOG}.warehouse": warehouse(checkpoint)}
@@ -44,9 +51,10 @@ class IcebergStore:
     table = True
     state_tables = True
     points: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    stores = ("volume",)
-    description = "iceberg (an Iceberg table in a Hadoop catalog on the run's volume, its current snapshot and history)"
+    aliases = ("catalog", "s3")  # harness.output.iceberg.rest.ALIAS and the S3 server's: the harness's tunnels
+    stores = ("volume", "s3")
+    description = ("iceberg (an Iceberg table in a Hadoop catalog on the run's volume, or with --store s3 in a "
+                   "REST catalog on the run's S3 server, its current snapshot and history)")
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.line not in RELEASES:
@@ -60,7 +68,10 @@ class IcebergStore:
     def jars(self, stack: Stack) -> tuple[str, ...]:
         if stack.line not in RELEASES:
             return ()
-        return (f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{RELEASES[stack.line]}",)
+        release = RELEASES[stack.line]
+        runtime = f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{release}"
+        aws = () if object_store.unsupported(stack) else (f"org.apache.iceberg:iceberg-aws-bundle:{release}",)
+        return (runtime, *aws)  # S3FileIO, where tables may live on S3
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API
@@ -73,6 +84,14 @@ class IcebergStore:
 
     def output(self, place: Place) -> Output:
         from harness.output.iceberg.table import IcebergTable
+
+        if place.store == "s3":
+            from harness.output.iceberg.rest import attached
+            from harness.output.iceberg.table import RestIcebergTable
+
+            catalog = attached(place.cluster)
+            namespace = "s_" + re.sub(r"[^a-z0-9]+", "_", place.scenario.lower()).strip("_")
+            return RestIcebergTable(catalog.objects.files, catalog, namespace, TABLE, catalog.spark_settings())
 
         return IcebergTable(place.files, f"{warehouse(place.checkpoint)}/db/output", place.checkpoint)
 

@@ -58,8 +58,17 @@ def volume_path(location: str) -> str:
     return parsed.path
 
 
-def file_io(files: Files) -> Any:
-    """A pyiceberg FileIO that reads through the relay (the harness never writes a table)."""
+def object_path(location: str) -> str:
+    """A file Iceberg's metadata names on the run's S3 server (`s3://bucket/key`), as `bucket/key`."""
+    parsed = urlparse(location)
+    if parsed.scheme not in ("s3", "s3a"):
+        raise BadInput(f"Iceberg file {location} is not on the run's S3 server")
+    return parsed.netloc + parsed.path
+
+
+def file_io(files: Files, path_of: Callable[[str], str] = volume_path) -> Any:
+    """A pyiceberg FileIO that reads `files` (the harness never writes a table), a location named by
+    `path_of`."""
     from pyiceberg.io import FileIO, InputFile, OutputFile
 
     class RelayInput(InputFile):
@@ -69,7 +78,7 @@ def file_io(files: Files) -> Any:
 
         def data(self) -> bytes:
             if self._data is None:
-                self._data = files.read_bytes(volume_path(self.location))
+                self._data = files.read_bytes(path_of(self.location))
             return self._data
 
         def __len__(self) -> int:
@@ -104,12 +113,14 @@ class IcebergTable:
     name = "iceberg"
     unit = "table version"  # what one of its commits is, in explanations
 
+    path_of = staticmethod(volume_path)  # where a location the metadata names is, in `files`
+
     def __init__(self, files: Files, path: str, checkpoint: str = "") -> None:
         """`checkpoint`: the query's, which the catalog's warehouse is beside (harness.output.iceberg)."""
         self.files = files
         self.where = path.rstrip("/")
         self.checkpoint = checkpoint
-        self.io = file_io(files)
+        self.io = file_io(files, self.path_of)
         self.added_by: list[int | None] = []  # partition (a file of the snapshot) -> the version that added it
         self.metadata = cache(self._metadata)  # a metadata file is never rewritten
 
@@ -216,9 +227,13 @@ class IcebergTable:
     def _latest(self) -> int:
         found = self.versions_now()
         if not found:
-            raise BadInput(f"the sink wrote no Iceberg table at {self.where} (looked for {self.where}/{METADATA}/"
-                           "v<N>.metadata.json on the run's volume): create the context's table_name")
+            raise BadInput(f"the sink wrote no Iceberg table at {self.where} ({self.looked_for}): create the "
+                           "context's table_name")
         return found[-1]
+
+    @property
+    def looked_for(self) -> str:
+        return f"looked for {self.where}/{METADATA}/v<N>.metadata.json on the run's volume"
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """The rows of the latest version's current snapshot: file i is partition i, a row's index in it its
@@ -234,7 +249,7 @@ class IcebergTable:
         if not path.endswith(".parquet"):
             raise BadInput(f"Iceberg table {self.where}: data file {path} is in a format the harness does not read "
                            "(write.format.default parquet, Iceberg's default)")
-        return file_rows(self.files.read_bytes(volume_path(path)), partition, timestamp_ms,
+        return file_rows(self.files.read_bytes(self.path_of(path)), partition, timestamp_ms,
                          f"Iceberg table {self.where}")
 
     def state_at(self, version: int) -> State:
@@ -253,3 +268,74 @@ class IcebergTable:
         """The table as of the version before `version` and as of `version` (a version is a whole snapshot)."""
         return self.state_at(version - 1), self.state_at(version)
 
+
+
+class RestIcebergTable(IcebergTable):
+    """An Iceberg table in the run's REST catalog, its files on the run's S3 server (`--store s3`). Its
+    versions are the catalog's: the current metadata file the catalog points at, and those its metadata log
+    names before it (a metadata file no commit made current is none of them, however it is named), each
+    numbered as its name is (`<version>-<uuid>.metadata.json`: the log keeps only the latest ones)."""
+
+    path_of = staticmethod(object_path)
+
+    def __init__(self, files: Files, catalog: Any, namespace: str, table: str, settings: dict[str, str]) -> None:
+        """`catalog`: harness.output.iceberg.rest.RestCatalog; `settings`: the session's, naming it."""
+        super().__init__(files, f"{namespace}.{table}")
+        self.catalog = catalog
+        self.namespace = namespace
+        self.table = table
+        self.settings = settings
+        self._current_file: str | None = None
+        self._chain: dict[int, str] = {}  # version -> its metadata file, as the current one's log names them
+
+    def prepare(self) -> None:
+        """The scenario's namespace made in the catalog (the sink creates the table); one there is refused."""
+        if not self.catalog.create_namespace(self.namespace):
+            raise BadInput(f"Iceberg namespace {self.namespace} already exists: each scenario writes a table "
+                           "of its own")
+
+    def context(self) -> dict[str, object]:
+        from harness.output.iceberg import CATALOG
+
+        return {"table_name": f"{CATALOG}.{self.namespace}.{self.table}", "table_path": ""}
+
+    def spark_settings(self) -> dict[str, str]:
+        return self.settings
+
+    def hold(self) -> Hold | None:
+        return None  # no folder to watch: a REST commit is the gate's to see
+
+    def versions_now(self) -> list[int]:
+        current = self.catalog.metadata_location(self.namespace, self.table)
+        if current is not None and current != self._current_file:
+            from pyiceberg.table.metadata import TableMetadataUtil
+
+            metadata = TableMetadataUtil.parse_raw(self.files.read_bytes(object_path(current)).decode())
+            for location in [entry.metadata_file for entry in metadata.metadata_log] + [current]:
+                version = catalog_version(location)
+                if version is not None:
+                    self._chain.setdefault(version, location)  # a version's file, once committed, stays
+            self._current_file = current
+        return sorted(self._chain)
+
+    def _metadata(self, version: int) -> TableMetadata:
+        from pyiceberg.table.metadata import TableMetadataUtil
+
+        if version not in self._chain:
+            self.versions_now()
+        if version not in self._chain:
+            raise OSError(f"no metadata version {version} in the catalog's chain")
+        return TableMetadataUtil.parse_raw(self.files.read_bytes(object_path(self._chain[version])).decode())
+
+    @property
+    def looked_for(self) -> str:
+        return "the REST catalog has no such table"
+
+
+CATALOG_FILE = re.compile(r"^([0-9]{5,})-[0-9a-f-]+\.(?:gz\.)?metadata\.json$")  # a catalog's: version, uuid
+
+
+def catalog_version(location: str) -> int | None:
+    """The version a catalog's metadata file is named with, None for a name of another form."""
+    found = CATALOG_FILE.match(location.rpartition("/")[2])
+    return int(found[1]) if found else None
