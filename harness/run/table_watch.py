@@ -79,9 +79,10 @@ class TableWatcher:
     `table.committed` event; `on_commit(event, hold)` is told of each version that is the point (its
     batch not yet in Spark's commit log), and must settle the hold; the others are released here."""
 
-    def __init__(self, files: _Files, log: TableLog, holds: str, folder: CheckpointFolder, history: History,
+    def __init__(self, files: _Files, log: TableLog, holds: str | None, folder: CheckpointFolder, history: History,
                  on_commit: Callable[[dict, TableHold], None], interval: float = 0.05) -> None:
-        """`holds`: the folder the driver says its holds in (harness.driver.table_hold)."""
+        """`holds`: the folder the driver says its holds in (harness.driver.table_hold); None where it is not
+        held (a table on object storage: no folder to watch)."""
         self.files = files
         self.log = log
         self.holds = holds
@@ -113,7 +114,7 @@ class TableWatcher:
     def poll(self, final: bool = False) -> None:
         try:
             found = self.log.versions_now()
-            said = [name for name in self.files.walk(self.holds) if name.endswith(".held")]
+            said = [name for name in self.files.walk(self.holds) if name.endswith(".held")] if self.holds else []
         except OSError:  # the relay is gone: the run is ending
             return
         # `<token>-<version>.held`; a name of another form is no hold of the driver's
@@ -125,7 +126,7 @@ class TableWatcher:
                 continue
             hold_name = holds.pop(version, None)
             waited = now - self._first_seen.setdefault(version, now)
-            if hold_name is None and not final and version > 0 and waited < HELD_WITHIN_S:
+            if hold_name is None and self.holds and not final and version > 0 and waited < HELD_WITHIN_S:
                 break  # its hold is being said: wait for it, and keep the versions in order
             if hold_name is not None:
                 self.answered.add(hold_name)

@@ -116,3 +116,39 @@ def test_a_file_outside_the_volume_is_refused() -> None:
         "/checkpoints/s-warehouse/db/output/data/a.parquet"
     with pytest.raises(BadInput, match="not on the run's volume"):
         volume_path("s3://bucket/a.parquet")
+
+
+class StandInCatalog:
+    """The REST catalog as the table asks it: the current metadata file of a table it knows."""
+
+    def __init__(self, location: str | None) -> None:
+        self.location = location
+
+    def metadata_location(self, namespace: str, table: str) -> str | None:
+        return self.location
+
+
+def test_a_rest_catalog_s_versions_are_its_current_metadata_and_the_log_before_it(tmp_path: Path) -> None:
+    """pyiceberg's SQL catalog names metadata files as a REST catalog's do (`<version>-<uuid>`); a file no
+    commit made current (a failed commit's, a replay's that lost) is no version, however it is named."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from harness.output.iceberg.table import RestIcebergTable, catalog_version
+
+    catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/warehouse")
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.output", schema=SCHEMA)
+    table.append(rows(("k1", "v1")), snapshot_properties=streaming(0))
+    table.append(rows(("k2", "v2")), snapshot_properties=streaming(1))
+    current = table.metadata_location
+    orphan = Path(volume_path(current)).with_name("00002-00000000-0000-0000-0000-000000000000.metadata.json")
+    shutil.copy(volume_path(current), orphan)  # the same version as the current one, never committed
+
+    class OnDisk(RestIcebergTable):
+        path_of = staticmethod(volume_path)
+
+    rest = OnDisk(LocalFiles(), StandInCatalog(current), "ns", "output", {})  # type: ignore[arg-type]
+    assert rest.versions_now() == [0, 1, 2] and catalog_version(current) == 2
+    assert [(c.version, c.epoch) for c in rest.commits()] == [(0, None), (1, 0), (2, 1)]
+    assert sorted(r.key() for r in rest.read(lambda batch: None).records) == [b"k1", b"k2"]
+    assert OnDisk(LocalFiles(), StandInCatalog(None), "ns", "other", {}).versions_now() == []  # type: ignore[arg-type]

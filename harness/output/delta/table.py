@@ -75,8 +75,8 @@ class DeltaTable:
     def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
         from harness.run.table_watch import TableWatcher
 
-        return TableWatcher(self.files, self, holds_folder(self.where), folder, history,  # type: ignore[arg-type]
-                            on_commit).start()
+        holds = holds_folder(self.where) if self.hold() is not None else None
+        return TableWatcher(self.files, self, holds, folder, history, on_commit).start()  # type: ignore[arg-type]
 
     def versions_now(self) -> list[int]:
         """The log's versions so far, in order (its table.committed watcher polls them)."""

@@ -145,8 +145,8 @@ class IcebergTable:
     def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
         from harness.run.table_watch import TableWatcher
 
-        return TableWatcher(self.files, self, holds_folder(self.where), folder, history,  # type: ignore[arg-type]
-                            on_commit).start()
+        holds = holds_folder(self.where) if self.hold() is not None else None
+        return TableWatcher(self.files, self, holds, folder, history, on_commit).start()  # type: ignore[arg-type]
 
     def versions_now(self) -> list[int]:
         """The metadata versions so far, in order (its table.committed watcher polls them)."""
@@ -310,7 +310,7 @@ class RestIcebergTable(IcebergTable):
         if current is not None and current != self._current_file:
             from pyiceberg.table.metadata import TableMetadataUtil
 
-            metadata = TableMetadataUtil.parse_raw(self.files.read_bytes(object_path(current)).decode())
+            metadata = TableMetadataUtil.parse_raw(self.files.read_bytes(self.path_of(current)).decode())
             for location in [entry.metadata_file for entry in metadata.metadata_log] + [current]:
                 version = catalog_version(location)
                 if version is not None:
@@ -325,7 +325,7 @@ class RestIcebergTable(IcebergTable):
             self.versions_now()
         if version not in self._chain:
             raise OSError(f"no metadata version {version} in the catalog's chain")
-        return TableMetadataUtil.parse_raw(self.files.read_bytes(object_path(self._chain[version])).decode())
+        return TableMetadataUtil.parse_raw(self.files.read_bytes(self.path_of(self._chain[version])).decode())
 
     @property
     def looked_for(self) -> str:
