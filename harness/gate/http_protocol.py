@@ -466,6 +466,9 @@ _CATALOG_ROUTES: dict[tuple[str, tuple[str, ...]], str] = {
     ("GET", ("namespaces", "{ns}", "tables", "{t}", "credentials")): "catalog.load_credentials",
     ("POST", ("namespaces", "{ns}", "tables", "{t}", "metrics")): "catalog.report_metrics",
     ("POST", ("namespaces", "{ns}", "tables", "{t}", "plan")): "catalog.plan",
+    ("GET", ("namespaces", "{ns}", "tables", "{t}", "plan", "{id}")): "catalog.plan_result",
+    ("DELETE", ("namespaces", "{ns}", "tables", "{t}", "plan", "{id}")): "catalog.cancel_plan",
+    ("POST", ("namespaces", "{ns}", "tables", "{t}", "tasks")): "catalog.plan_tasks",
     ("POST", ("tables", "rename")): "catalog.rename_table",
     ("POST", ("transactions", "commit")): CATALOG_COMMIT,
     ("GET", ("namespaces", "{ns}", "views")): "catalog.list_views",
@@ -475,18 +478,23 @@ _CATALOG_ROUTES: dict[tuple[str, tuple[str, ...]], str] = {
     ("POST", ("namespaces", "{ns}", "views", "{t}")): "catalog.replace_view",
     ("DELETE", ("namespaces", "{ns}", "views", "{t}")): "catalog.drop_view",
     ("POST", ("views", "rename")): "catalog.rename_view",
+    ("POST", ("namespaces", "{ns}", "register-view")): "catalog.register_view",
 }
-_NAMESPACE_SEPARATOR = "\x1f"  # a multi-level namespace's parts in one path segment, `%1F` encoded
+# A multi-level namespace's parts in one path segment: `%1F` unless the config endpoint's answer overrides
+# `namespace-separator` (RESTCatalogServer, Iceberg's test server, says `%2E`).
+NAMESPACE_SEPARATOR = "%1F"
 
 
-def _catalog_route(method: str, segments: list[str]) -> tuple[str, dict] | None:
+def _catalog_route(method: str, segments: list[str], separator: str) -> tuple[str, dict] | None:
     for (route_method, shape), kind in _CATALOG_ROUTES.items():
         if route_method != method or len(shape) != len(segments):
             continue
         found: dict = {}
         for want, segment in zip(shape, segments, strict=True):
             if want == "{ns}":
-                found["namespace"] = unquote(segment).split(_NAMESPACE_SEPARATOR)
+                found["namespace"] = [unquote(part) for part in re.split(re.escape(separator), segment, flags=re.I)]
+            elif want == "{id}":
+                found["plan"] = unquote(segment)
             elif want == "{t}":
                 found["name"] = unquote(segment)
             elif want != segment:
@@ -496,7 +504,7 @@ def _catalog_route(method: str, segments: list[str]) -> tuple[str, dict] | None:
     return None
 
 
-def catalog_route(request: Request) -> Named:
+def catalog_route(request: Request, separator: str = NAMESPACE_SEPARATOR) -> Named:
     """A catalog request's kind and the table or namespace its path names, without its body. The prefix
     (`/v1/{prefix}/...`, from the config endpoint's answer) is optional: a path is read without one first."""
     split = urlsplit(request.target)
@@ -509,7 +517,7 @@ def catalog_route(request: Request) -> Named:
     if segments == ["oauth", "tokens"]:
         return Named("catalog.oauth_tokens")
     for prefix, rest in ((None, segments), (unquote(segments[0]) if segments else None, segments[1:])):
-        route = _catalog_route(request.method, rest)
+        route = _catalog_route(request.method, rest, separator)
         if route is not None:
             kind, found = route
             details = {**({"prefix": prefix} if prefix is not None else {}), **found}
@@ -523,10 +531,10 @@ def wants_body(request: Request) -> bool:
     return catalog_route(request).point == CATALOG_COMMIT
 
 
-def name_catalog(request: Request, body: bytes | None = None) -> Named:
+def name_catalog(request: Request, body: bytes | None = None, separator: str = NAMESPACE_SEPARATOR) -> Named:
     """A catalog request's kind; a commit's details from its JSON body (when given): per table, the snapshots
     it adds, the refs it sets and the `assert-ref-snapshot-id` it requires."""
-    named = catalog_route(request)
+    named = catalog_route(request, separator)
     if named.point != CATALOG_COMMIT or body is None:
         return named
     try:
