@@ -8,6 +8,7 @@ import pytest
 
 from harness.output.object_store.server import BUCKET, attached
 from harness.run.session import scenario
+from suites.test_faults import assert_fired_with_effect
 
 pytestmark = pytest.mark.chaos
 RECORDS = 4000
@@ -38,3 +39,32 @@ def test_an_iceberg_table_in_the_rest_catalog_on_s3_is_read_as_the_catalog_point
     assert {("catalog", "driver"), ("s3", "driver"), ("s3", "executors")} <= reached, reached
     versions = [e["version"] for e in result.events("table.committed")]
     assert versions and versions == sorted(versions) and versions[0] == 0, versions
+
+
+@pytest.mark.gate
+def test_a_delta_commit_put_whose_sender_dies_is_committed_once(cluster) -> None:  # type: ignore[no-untyped-def]
+    """The driver killed as its PUT of a log entry reaches the gate (Delta's S3 log store writes it from the
+    driver): the server never saw it, the replayed batch commits it once."""
+    fault = "kill:sender@s3.put#3"
+    result = scenario(cluster, "delta-s3-kill-sender-put", sink="delta_streaming", output="delta", store="s3",
+                      faults=[fault], records=RECORDS).run()
+
+    assert_fired_with_effect(result, fault)
+    put = next(e for e in result.events("point") if e["point"] == "s3.put")
+    assert put["role"] == "driver" and "_delta_log/" in put["key"], put
+    assert result.exactly_once, result.summary()
+
+
+@pytest.mark.gate
+def test_an_iceberg_rest_commit_applied_and_its_answer_lost_is_committed_once(cluster) -> None:  # type: ignore[no-untyped-def]
+    """The lost commit response: the catalog applies the commit, the gate closes the connection in place of
+    its answer. Iceberg's client finds its own snapshot in the table and Spark's streaming sink skips a
+    batch it has: one copy of each record."""
+    fault = "drop:sender@catalog.commit#2"
+    result = scenario(cluster, "iceberg-s3-drop-catalog-commit", sink="iceberg_streaming", output="iceberg",
+                      store="s3", faults=[fault], records=RECORDS).run()
+
+    assert_fired_with_effect(result, fault)
+    answered = [e for e in result.events("point") if e["point"] == "catalog.commit" and e["phase"] == "response"]
+    assert answered and all(e["status"] == 200 for e in answered), answered
+    assert result.exactly_once, result.summary()

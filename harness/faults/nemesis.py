@@ -21,7 +21,7 @@ from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
 from harness.faults.processes import SNAPSHOT, alive, holders, missed, plural
-from harness.faults.spec import PG_POINTS, FaultStep, is_node
+from harness.faults.spec import ANSWERED_POINTS, FaultStep, is_node
 from harness.gate.points import GateEvent, Held
 from harness.history import History
 
@@ -303,8 +303,8 @@ class Nemesis:
         name = str(step)
         assert step.duration is not None
         brokers = [broker.alias for broker in self.cluster.kafka.brokers]
-        if step.point in PG_POINTS:  # a role's link to PostgreSQL (spec: only a role there)
-            names = [self.cluster.service_link("postgres", step.target)]
+        if step.point in ANSWERED_POINTS:  # a role's link to the commit's server (spec: only a role there)
+            names = [self.cluster.service_link(event.peer.service if event else "postgres", step.target)]
         elif step.target in ROLES:
             names = [link_name(step.target, broker) for broker in brokers]
         elif step.target == "followers":

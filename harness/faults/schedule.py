@@ -11,7 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.faults.nemesis import Nemesis
-from harness.faults.spec import BATCH_POINTS, PG_POINTS, FaultStep
+from harness.faults.spec import ANSWERED_POINTS, BATCH_POINTS, FaultStep
 from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
 
@@ -75,7 +75,8 @@ class Schedule:
 
     def _match(self, point: str, role: str | None, batch: int | None, answered: bool = False) -> int | None:
         """Count the point against every armed step; the index of the step that fires now, if any. A
-        PostgreSQL commit is counted as it arrives, by a `drop` step as it is answered."""
+        service's commit (PostgreSQL's, an HTTP server's) is counted as it arrives, by a `drop` step as it is
+        answered."""
         with self._lock:
             if self._closed:
                 return None
@@ -84,7 +85,7 @@ class Schedule:
                     continue
                 if step.role is not None and step.role != role:
                     continue
-                if point in PG_POINTS and (step.action == "drop") != answered:
+                if point in ANSWERED_POINTS and (step.action == "drop") != answered:
                     continue
                 if step.number is not None and point in BATCH_POINTS and batch != int(step.number):
                     continue

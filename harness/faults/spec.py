@@ -5,7 +5,8 @@
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
-              | pg.commit | batch.planned | batch.committed | state.committed | table.committed | time
+              | pg.commit | s3.put | catalog.commit | batch.planned | batch.committed | state.committed
+              | table.committed | time
     number   := the batch id (batch points) or seconds after the stream started (time, at most 86400)
                 (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet)
     nth      := fire on the nth matching occurrence (default 1)
@@ -30,6 +31,11 @@ the held commit is dropped with the connection, so the server rolls the transact
 it, `pause` holds it while its sender sleeps. `drop:sender@pg.commit` lets the commit through and
 closes the connection in place of its response: committed, and the sink gets an error (the lost commit
 response). Kafka's nodes as targets of a pg.commit step: broker, broker:N or controller.
+
+`s3.put` is the PUT of a table's commit object to the run's S3 server (Delta's `_delta_log/<version>.json`,
+Iceberg's `metadata/<...>.metadata.json`), `catalog.commit` an Iceberg REST catalog's commit (the table's
+metadata pointer swapped), each on its HTTP connection through the gate (`--store s3`): matched, held and
+dropped as pg.commit's are (a partition cuts a role's link to the S3 server or to the catalog).
 
 Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
 the transaction coordinator of the sender's transactional id (else of the last one the gate saw),
@@ -61,7 +67,9 @@ NODES = ("broker", "coordinator", "leader", "controller")  # Kafka nodes, resolv
 TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "followers")
 KAFKA_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
 PG_POINTS = ("pg.commit",)  # a commit on PostgreSQL's wire: matched as it arrives, `drop` as it is answered
-GATE_POINTS = (*KAFKA_POINTS, *PG_POINTS)
+HTTP_POINTS = ("s3.put", "catalog.commit")  # a table's commit over HTTP: matched as pg.commit is
+ANSWERED_POINTS = (*PG_POINTS, *HTTP_POINTS)  # a service's commit, whose answer a `drop` step takes
+GATE_POINTS = (*KAFKA_POINTS, *ANSWERED_POINTS)
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
 TABLE_POINTS = ("table.committed",)  # a table output's version holding batch N, before Spark's commits/N
@@ -245,17 +253,19 @@ def _validate(step: FaultStep, spec: str) -> None:
 
 
 def _validate_pg(step: FaultStep, spec: str) -> None:
-    """`drop` closes a PostgreSQL commit's connection in place of its answer; a pg.commit step's partition
-    cuts a role's link to PostgreSQL, and no Kafka request names a coordinator or leader there."""
-    if step.action == "drop" and (step.target != "sender" or step.point not in PG_POINTS):
-        raise BadInput(f"fault spec '{spec}': 'drop' drops a PostgreSQL commit's response: drop:sender@pg.commit")
-    if step.point not in PG_POINTS:
+    """`drop` closes a service's commit connection in place of its answer (PostgreSQL's, an HTTP server's);
+    a step at such a point partitions a role's link to that service, and no Kafka request names a
+    coordinator or leader there."""
+    if step.action == "drop" and (step.target != "sender" or step.point not in ANSWERED_POINTS):
+        raise BadInput(f"fault spec '{spec}': 'drop' drops a commit's response: drop:sender@pg.commit, "
+                       "drop:sender@s3.put or drop:sender@catalog.commit")
+    if step.point not in ANSWERED_POINTS:
         return
     if step.action == "partition" and step.target not in ROLES:
-        raise BadInput(f"fault spec '{spec}': at pg.commit 'partition' cuts a role's link to PostgreSQL: "
-                       "partition:driver@pg.commit/D or partition:executors@pg.commit/D")
+        raise BadInput(f"fault spec '{spec}': at {step.point} 'partition' cuts a role's link to its server: "
+                       f"partition:driver@{step.point}/D or partition:executors@{step.point}/D")
     if step.target in ("coordinator", "leader", "followers"):
-        raise BadInput(f"fault spec '{spec}': no Kafka request at pg.commit names a {step.target}; a Kafka node "
+        raise BadInput(f"fault spec '{spec}': no Kafka request at {step.point} names a {step.target}; a Kafka node "
                        "there is broker, broker:N or controller")
 
 
@@ -294,7 +304,7 @@ def random_schedule(seed: int, steps: int = 1, transactional: bool = True, table
     schedule = []
     for _ in range(steps):
         point = rng.choice(points)
-        gate_actions = ("kill", "pause", "partition", "delay", *(("drop",) if point in PG_POINTS else ()))
+        gate_actions = ("kill", "pause", "partition", "delay", *(("drop",) if point in ANSWERED_POINTS else ()))
         action = rng.choice(gate_actions if point in GATE_POINTS else ("kill", "pause"))
         target = {"partition": rng.choice(ROLES), "delay": "sender", "drop": "sender"}.get(
             action, rng.choice(("sender", "executor", "driver") if point in GATE_POINTS else ("executor", "driver"))

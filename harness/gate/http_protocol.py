@@ -369,6 +369,29 @@ class Named:
     details: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class HttpCommit:
+    """A request that is a point, as the client sent it."""
+
+    method: str
+    target: str
+    details: dict = field(default_factory=dict)
+
+    def fields(self) -> dict:
+        return {"phase": "request", "method": self.method, "target": self.target, **self.details}
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """A point's answer: the server's status (it acted on the request)."""
+
+    commit: HttpCommit
+    status: int
+
+    def fields(self) -> dict:
+        return {**self.commit.fields(), "phase": "response", "status": self.status}
+
+
 S3_PUT = "s3.put"
 CATALOG_COMMIT = "catalog.commit"
 

@@ -1,12 +1,34 @@
-"""The gate's HTTP connections (an S3 server's, a catalog's): bytes forwarded both ways as they come, each
-connection recorded with its peer, so that a partition of the sender's link cuts them as it does Kafka's."""
+"""The gate's HTTP connections (the run's S3 server's, its REST catalog's): messages forwarded part by part as
+they come (harness.gate.http_protocol), a table's commit reported as a point (`s3.put`: the PUT of a commit
+object; `catalog.commit`: an Iceberg REST commit) as it arrives and again as it is answered, and held there
+on the interceptor's word: a request held, the server has not seen it; an answer held, the server applied it
+and the client does not know. A catalog commit's body is read whole before it is forwarded (it says which
+snapshot it adds); every other body streams through.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Protocol
 
-from harness.gate.points import Peer
+from harness.gate.http_protocol import (
+    Body,
+    BodyBuffer,
+    End,
+    HttpAnswer,
+    HttpCommit,
+    Named,
+    ProtocolError,
+    Request,
+    RequestFramer,
+    Response,
+    ResponseFramer,
+    framers,
+    name_catalog,
+    name_s3,
+    wants_body,
+)
+from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Peer
 
 CHUNK = 65536
 
@@ -18,23 +40,104 @@ class _Gate(Protocol):
 
     def record(self, type: str, **fields: object) -> object: ...
 
+    def refuse(self, peer: Peer, connection: int, direction: str, why: str) -> None: ...
+
+    async def intercept(self, event: GateEvent, what: str) -> bool: ...
+
     async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None: ...
 
 
 def http_pumps(gate: _Gate, client: Stream, server: Stream, peer: Peer, connection: int) -> list[asyncio.Future]:
-    """The two directions of one connection; either ending ends both."""
+    """The two directions of one connection; either ending (a hold dropped, a side closed) ends both."""
     gate.record("gate.connection", service=peer.service, container=peer.container, role=peer.role,
                 connection=connection)
-    return [asyncio.ensure_future(_pump(gate, client[0], server[1])),
-            asyncio.ensure_future(_pump(gate, server[0], client[1]))]
+    requests, responses = framers()
+    points: dict[int, tuple[Request, str, HttpCommit]] = {}  # id(request) -> it, its point, what it was
+    return [asyncio.ensure_future(_requests(gate, client[0], server[1], peer, connection, requests, points)),
+            asyncio.ensure_future(_responses(gate, server[0], client[1], peer, connection, responses, points))]
 
 
-async def _pump(gate: _Gate, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    while True:
+def _named(peer: Peer, request: Request, body: bytes | None = None) -> Named:
+    return name_catalog(request, body) if peer.service == "catalog" else name_s3(request)
+
+
+async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.StreamWriter, peer: Peer,
+                    connection: int, framer: RequestFramer, points: dict[int, tuple[Request, str, HttpCommit]]) -> None:
+    held: tuple[Request, BodyBuffer] | None = None  # a request whose body is read before it goes on
+    while data := await _read(reader):
+        out = bytearray()
         try:
-            data = await reader.read(CHUNK)
-        except ConnectionError:
+            for part in framer.feed(data):
+                if isinstance(part, Request):
+                    if peer.service == "catalog" and wants_body(part):
+                        held = (part, BodyBuffer(part))
+                        continue
+                    if not await _point(gate, server, out, peer, connection, part, _named(peer, part), points):
+                        return
+                    out += part.raw
+                elif isinstance(part, Body) and held is not None:
+                    held[1].add(part)
+                elif isinstance(part, End) and held is not None:
+                    request, buffer = held
+                    held = None
+                    named = _named(peer, request, bytes(buffer.data))
+                    if not await _point(gate, server, out, peer, connection, request, named, points):
+                        return
+                    out += request.raw + b"".join(buffer.raw) + part.raw
+                else:
+                    out += part.raw
+        except ProtocolError as error:
+            gate.refuse(peer, connection, HOLD_REQUEST, str(error))
             return
+        await _flush(gate, server, out)
+
+
+async def _point(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray, peer: Peer, connection: int,
+                 request: Request, named: Named, points: dict[int, tuple[Request, str, HttpCommit]]) -> bool:
+    """A request that is a point: what came before it forwarded, then the interceptor asked; False when its
+    hold was dropped (the connection ends)."""
+    if named.point is None:
+        return True
+    await _flush(gate, writer, out)
+    commit = HttpCommit(request.method, request.target, named.details)
+    points[id(request)] = (request, named.point, commit)
+    return await gate.intercept(GateEvent(named.point, peer, connection, commit), HOLD_REQUEST)
+
+
+async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.StreamWriter, peer: Peer,
+                     connection: int, framer: ResponseFramer,
+                     points: dict[int, tuple[Request, str, HttpCommit]]) -> None:
+    while True:
+        data = await _read(reader)
+        out = bytearray()
+        try:
+            parts = framer.feed(data) if data else framer.eof()
+            for part in parts:
+                if isinstance(part, Response) and not part.interim and part.request is not None:
+                    reached = points.pop(id(part.request), None)
+                    if reached is not None:
+                        await _flush(gate, client, out)
+                        event = GateEvent(reached[1], peer, connection, HttpAnswer(reached[2], part.status))
+                        if not await gate.intercept(event, HOLD_RESPONSE):
+                            return
+                out += part.raw
+        except ProtocolError as error:
+            gate.refuse(peer, connection, HOLD_RESPONSE, str(error))
+            return
+        await _flush(gate, client, out)
         if not data:
             return
-        await gate.forward(writer, data)
+
+
+async def _flush(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray) -> None:
+    if out:
+        await gate.forward(writer, bytes(out))
+        out.clear()
+
+
+async def _read(reader: asyncio.StreamReader) -> bytes:
+    """The next bytes, or none once the other side is gone."""
+    try:
+        return await reader.read(CHUNK)
+    except ConnectionError:
+        return b""

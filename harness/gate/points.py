@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from harness.gate.http_protocol import HttpAnswer, HttpCommit
 from harness.gate.pg_protocol import PgAnswer, PgCommit
 from harness.gate.protocol import RequestInfo
 
@@ -35,7 +36,8 @@ class GateEvent:
     point: str
     peer: Peer
     connection: int
-    request: RequestInfo | PgCommit | PgAnswer  # a Kafka request; a PostgreSQL commit, or its answer
+    # a Kafka request; a PostgreSQL commit, or its answer; an HTTP commit (an S3 PUT, a catalog's), or its answer
+    request: RequestInfo | PgCommit | PgAnswer | HttpCommit | HttpAnswer
     t: float = field(default_factory=time.time)
 
     @property
@@ -44,8 +46,8 @@ class GateEvent:
 
     @property
     def answered(self) -> bool:
-        """A PostgreSQL commit's answer (the server acted), not the commit on its way in."""
-        return isinstance(self.request, PgAnswer)
+        """A commit's answer (the server acted: PostgreSQL's, an HTTP server's), not the commit on its way in."""
+        return isinstance(self.request, PgAnswer | HttpAnswer)
 
     def fields(self) -> dict:
         r = self.request

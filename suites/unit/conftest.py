@@ -30,6 +30,12 @@ def pg_relay_ports():
     yield from _relay(service_ports={"postgres": 0})
 
 
+@pytest.fixture
+def http_relay_ports():
+    """The relay with its S3 and catalog ports: (client port, S3 client port, catalog client port, service port)."""
+    yield from _relay(service_ports={"s3": 0, "catalog": 0})
+
+
 def _relay(**ports: object):  # type: ignore[no-untyped-def]
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)

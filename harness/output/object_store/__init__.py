@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 # Hadoop's S3A client for `s3a://` paths: hadoop-aws of the Hadoop release pyspark ships, per Spark line, with
 # the AWS SDK's S3 modules in place of its 600 MB bundle (Netty and Apache's HTTP client are Spark's own)
 HADOOP_AWS = {"4.0": "3.4.1"}
-AWS_SDK = "2.57.8"
+AWS_SDK = "2.44.4"  # the one iceberg-aws-bundle 1.11.0 carries unshaded: one version of each class on the path
 
 
 def s3a_jars(stack: Stack) -> tuple[str, ...]:

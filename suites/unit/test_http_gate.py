@@ -1,0 +1,154 @@
+"""The gate on HTTP connections (harness.gate.http_proxy): real clients' recorded requests
+(suites/unit/fixtures/http) sent through it to a fake server that answers with the recorded responses;
+`s3.put` and `catalog.commit` reported as they arrive and as they are answered, held, released, dropped.
+This tests the gate, not the servers; the suites run the real ones (suites/test_object_store.py)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+
+import pytest
+
+from harness.gate.points import GateEvent, Hold, Peer
+from harness.gate.proxy import KafkaGate
+from suites.unit.conftest import SECRET
+from suites.unit.test_gate import wait_for
+from suites.unit.test_http_protocol import recording as recorded
+
+pytestmark = pytest.mark.unit
+
+
+class FakeServer:
+    """Answers each request with a recorded response: its `100 Continue` (if any) once the head is in, the
+    rest once the body is; keeps every request's bytes."""
+
+    def __init__(self, response: bytes) -> None:
+        interim, _, final = response.partition(b"\r\n\r\n") if response.startswith(b"HTTP/1.1 100") else (b"", b"", b"")
+        self.interim = interim + b"\r\n\r\n" if interim else b""
+        self.final = final if interim else response
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.received: list[bytes] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            connection, _ = self.server.accept()
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head = data.split(b"\r\n\r\n")[0]
+            if self.interim:
+                connection.sendall(self.interim)
+            length = int(re.search(rb"(?i)content-length: *([0-9]+)", head)[1])  # type: ignore[index]
+            while len(data) < len(head) + 4 + length:
+                data += connection.recv(65536)
+            self.received.append(data)
+            connection.sendall(self.final)
+
+
+class HoldPoints:
+    """Holds every HTTP point, as it arrives or as it is answered."""
+
+    def __init__(self, answered: bool) -> None:
+        self.answered = answered
+        self.holds: list[Hold] = []
+
+    def on_point(self, event: GateEvent) -> bool:
+        return event.answered == self.answered
+
+    def on_hold(self, hold: Hold) -> None:
+        self.holds.append(hold)
+
+
+def running_gate(ports: tuple[int, ...], server: FakeServer) -> KafkaGate:
+    events: list[tuple[str, dict]] = []
+    gate = KafkaGate(("127.0.0.1", ports[3]), lambda ip: Peer("driver-q", "driver", ip),
+                     lambda peer: ("127.0.0.1", server.port if peer.service in ("s3", "catalog") else 1), SECRET)
+    gate.record = lambda type, **fields: events.append((type, fields))
+    gate.start()
+    gate.events = events  # type: ignore[attr-defined]
+    return gate
+
+
+def exchange(port: int, request: bytes) -> bytes:
+    """Send a request as its client does (the head, then the body once `100 Continue` came); all it got back."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        head, _, body = request.partition(b"\r\n\r\n")
+        connection.sendall(head + b"\r\n\r\n")
+        got = b""
+        if b"100-continue" in head.lower():
+            while b"\r\n\r\n" not in got:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return got
+                got += chunk
+        connection.sendall(body)
+        while chunk := connection.recv(65536):
+            got += chunk
+        return got
+
+
+@pytest.mark.parametrize("name, port, point, detail", [
+    ("delta-commit-put", 1, "s3.put", "_delta_log/00000000000000000003.json"),
+    ("catalog-commit", 2, "catalog.commit", "569762670209887514"),  # the snapshot it adds
+])
+def test_a_commit_is_reported_as_it_arrives_and_as_it_is_answered(http_relay_ports, name: str, port: int,  # type: ignore[no-untyped-def]
+                                                                   point: str, detail: str) -> None:
+    request, response = recorded(name)
+    server = FakeServer(response)
+    gate = running_gate(http_relay_ports, server)
+    try:
+        got = exchange(http_relay_ports[port], request)
+    finally:
+        gate.stop()
+    assert server.received == [request]  # byte for byte, aws-chunked body and all
+    assert got == response
+    points = [f for type, f in gate.events if type == "point"]  # type: ignore[attr-defined]
+    assert [(f["point"], f["phase"]) for f in points] == [(point, "request"), (point, "response")]
+    assert points[1]["status"] == 200 and detail in str(points[0])
+
+
+def test_a_held_put_reaches_the_server_only_when_released(http_relay_ports) -> None:  # type: ignore[no-untyped-def]
+    request, response = recorded("delta-commit-put")
+    server = FakeServer(response)
+    gate = running_gate(http_relay_ports, server)
+    gate.interceptor = interceptor = HoldPoints(answered=False)
+    try:
+        answer: list[bytes] = []
+        client = threading.Thread(target=lambda: answer.append(exchange(http_relay_ports[1], request)))
+        client.start()
+        wait_for(lambda: interceptor.holds)
+        assert interceptor.holds[0].what == "request" and server.received == []
+        interceptor.holds[0].release()
+        client.join(10)
+    finally:
+        gate.stop()
+    assert server.received == [request] and answer == [response]
+
+
+def test_a_dropped_answer_leaves_the_put_done_and_the_client_without_its_answer(http_relay_ports) -> None:  # type: ignore[no-untyped-def]
+    request, response = recorded("delta-commit-put")
+    server = FakeServer(response)
+    gate = running_gate(http_relay_ports, server)
+    gate.interceptor = interceptor = HoldPoints(answered=True)
+    try:
+        answer: list[bytes] = []
+        client = threading.Thread(target=lambda: answer.append(exchange(http_relay_ports[1], request)))
+        client.start()
+        wait_for(lambda: interceptor.holds)
+        assert interceptor.holds[0].what == "response" and server.received == [request]
+        interceptor.holds[0].drop()
+        client.join(10)
+    finally:
+        gate.stop()
+    assert answer == [server.interim]  # its 100 Continue came; its 200 never does
