@@ -39,6 +39,8 @@ MEANINGS = {
     "crash_loop": "the query kept failing on its own: every restart the supervisor allowed failed again "
                   "(the exceptions are the examples)",
     "query_failed": "the query failed on its own and restarts are off (no supervisor): the output stops there",
+    "table_corrupt": "the committed table cannot be read: a file its snapshot or its catalog names is not there "
+                     "(the missing file and the fault before it are the example)",
     "batch_committed_twice": "the output store's own history holds one streaming batch in two commits (two "
                              "table versions, two transactions): a replay committed again, even where a key or an "
                              "upsert hides the duplicate rows; for a state table, only a later commit that changed "

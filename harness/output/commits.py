@@ -16,6 +16,31 @@ class Files(Protocol):
     def read_bytes(self, path: str) -> bytes: ...
 
 
+class TableCorrupt(Exception):  # noqa: N818 - what the table is, as the anomaly names it
+    """A file the table's committed state names is not there (a data file of its snapshot, the metadata its
+    catalog points at): the table cannot be read. The sink's failure, never the harness's."""
+
+    def __init__(self, where: str, missing: str) -> None:
+        super().__init__(f"{where}: {missing} is named by the committed table and is not there")
+        self.where = where
+        self.missing = missing
+
+
+def gone(error: OSError) -> bool:
+    """Whether a read failed because the file is not there (the relay says so in words; S3 raises it)."""
+    return isinstance(error, FileNotFoundError) or "FileNotFoundError" in str(error)
+
+
+def table_file(files: Files, path: str, where: str) -> bytes:
+    """A file the committed table names, whole; TableCorrupt when it is not there."""
+    try:
+        return files.read_bytes(path)
+    except OSError as error:
+        if gone(error):
+            raise TableCorrupt(where, path) from error
+        raise
+
+
 State = dict[bytes | None, list[bytes | None]]  # a table's rows as of one commit: key -> its rows' values
 # an added file's partition values (a partitioned table keeps those columns in the log, not in its files)
 PartitionValues = tuple[tuple[str, str | None], ...]

@@ -17,7 +17,7 @@ from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
 from harness.checker.repeats import repeats, with_idempotent_repeats
-from harness.checker.verdict import PASS, Anomaly, Verdict
+from harness.checker.verdict import FAIL, NONE, PASS, Anomaly, Verdict
 from harness.client.client_log import kept_in
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Records, in_produce_order
@@ -37,7 +37,7 @@ from harness.gate.points import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.output.base import Output, Place
-from harness.output.commits import Commit
+from harness.output.commits import Commit, TableCorrupt
 from harness.output.registry import store
 from harness.progress import say
 from harness.report import write_scenario_page
@@ -222,6 +222,7 @@ class Scenario:
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
         self.history = History(self.report_dir / "history.jsonl")
         self.unfired: list[str] = []
+        self._corrupt: dict | None = None  # the table.corrupt event, when the table could not be read
 
     def run(self) -> ScenarioResult:
         """Runs the scenario, judges it (harness.checker.judge) and writes its report."""
@@ -355,6 +356,8 @@ class Scenario:
         commits = output.commits()
         running = tables.attributed if tables is not None else {}
         verdict = output_check.verdict(read, incomplete)
+        if self._corrupt is not None:
+            verdict = with_corrupt_table(verdict, self._corrupt)
         if state:
             verdict = self._with_repeats(verdict, commits, running, output)
         else:
@@ -379,9 +382,15 @@ class Scenario:
     def _read(self, output: Output, feed: Callable[[list], None], incomplete: dict | None) -> ReadResult:
         """What the output holds. Where the query failed (a crash loop, or a failure with restarts off), the
         failure is the verdict's cause, whatever the read then finds: an output the sink never made is
-        recorded (`read.none`) and read as empty, never bad input that would hide the failure."""
+        recorded (`read.none`) and read as empty, never bad input that would hide the failure. A table that
+        names a file that is not there is read as empty and failed (`table_corrupt`)."""
         try:
             return output.read(on_batch=feed)
+        except TableCorrupt as corrupt:  # the sink's failure: the verdict says so (table_corrupt)
+            effects = read_history(self.history.path, ("effect",))
+            self._corrupt = self.history.record("table.corrupt", where=corrupt.where, missing=corrupt.missing,
+                                                after=effects[-1]["fault"] if effects else None)
+            return ReadResult(Records(), {}, {})
         except BadInput as error:
             if not (incomplete and incomplete.get("anomaly")):
                 raise
@@ -478,3 +487,11 @@ def _identity_or_none(identity: Callable[[bytes], str], value: bytes) -> str | N
         return identity(value)
     except Exception:  # noqa: BLE001 - whatever the pipeline's identity raises
         return None
+
+
+def with_corrupt_table(verdict: Verdict, corrupt: dict) -> Verdict:
+    """A verdict failed for a table that cannot be read: the missing file, and the fault before it, its
+    example (what was read, nothing, is not judged record by record)."""
+    anomaly = Anomaly("table_corrupt")
+    anomaly.add({"where": corrupt["where"], "missing": corrupt["missing"], "after": corrupt["after"]})
+    return Verdict(FAIL, NONE, {"table_corrupt": anomaly}, verdict.expected, 0, 0, None, verdict.oracle)

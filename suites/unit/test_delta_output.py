@@ -356,3 +356,19 @@ def test_a_damaged_vector_is_named() -> None:
     files.write(f"{TABLE}/deletion_vector_e2095b86-f1da-41b1-a4e8-f611cced6979.bin", SPARK_VECTOR[:-1] + b"\0")
     with pytest.raises(BadInput, match="deletion vector at .*deletion_vector_e2095b86.*damaged"):
         DeltaTable(files, TABLE).read(lambda batch: None)
+
+
+def test_a_table_whose_snapshot_names_a_missing_file_is_corrupt_and_fails() -> None:
+    """A lost file is the sink's failure (table_corrupt, the file named), never the harness's own error."""
+    from harness.checker.verdict import EXACTLY_ONCE, FAIL, Verdict
+    from harness.output.commits import TableCorrupt
+    from harness.run.scenario import with_corrupt_table
+
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("gone.parquet"), *streaming("q", 0)))
+    with pytest.raises(TableCorrupt) as raised:
+        DeltaTable(files, TABLE).read(lambda batch: None)
+    assert raised.value.missing == f"{TABLE}/gone.parquet"
+    event = {"where": TABLE, "missing": raised.value.missing, "after": "drop:sender@s3.put#2"}
+    verdict = with_corrupt_table(Verdict(FAIL, EXACTLY_ONCE, {}, 10, 0, 0), event)
+    assert verdict.outcome == FAIL and verdict.anomalies["table_corrupt"].examples == [event]

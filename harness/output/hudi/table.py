@@ -37,7 +37,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State
+from harness.output.commits import Commit, Files, State, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ class HudiTable:
     def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         """One base file's `key` and `value` columns (Hudi's meta columns, _hoodie_commit_time and the
         rest, are not read)."""
-        return file_rows(self.files.read_bytes(f"{self.where}/{path}"), partition, timestamp_ms,
+        return file_rows(table_file(self.files, f"{self.where}/{path}", self.where), partition, timestamp_ms,
                          f"Hudi table {self.where}")
 
     def state_at(self, version: int) -> State:

@@ -30,7 +30,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State
+from harness.output.commits import Commit, Files, State, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class IcebergTable:
         if not path.endswith(".parquet"):
             raise BadInput(f"Iceberg table {self.where}: data file {path} is in a format the harness does not read "
                            "(write.format.default parquet, Iceberg's default)")
-        return file_rows(self.files.read_bytes(self.path_of(path)), partition, timestamp_ms,
+        return file_rows(table_file(self.files, self.path_of(path), self.where), partition, timestamp_ms,
                          f"Iceberg table {self.where}")
 
     def state_at(self, version: int) -> State:
@@ -310,7 +310,7 @@ class RestIcebergTable(IcebergTable):
         if current is not None and current != self._current_file:
             from pyiceberg.table.metadata import TableMetadataUtil
 
-            metadata = TableMetadataUtil.parse_raw(self.files.read_bytes(self.path_of(current)).decode())
+            metadata = TableMetadataUtil.parse_raw(table_file(self.files, self.path_of(current), self.where).decode())
             for location in [entry.metadata_file for entry in metadata.metadata_log] + [current]:
                 version = catalog_version(location)
                 if version is not None:

@@ -34,7 +34,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State
+from harness.output.commits import Commit, Files, State, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
@@ -185,8 +185,8 @@ class PaimonTable:
         if extension not in FORMATS:
             raise BadInput(f"Paimon table {self.where}: data file {name} is in a format the harness does not read "
                            "(file.format parquet or orc)")
-        return file_rows(self.files.read_bytes(self._path(name)), partition, timestamp_ms, f"Paimon table {self.where}",
-                         orc=extension == ".orc")
+        return file_rows(table_file(self.files, self._path(name), self.where), partition, timestamp_ms,
+                         f"Paimon table {self.where}", orc=extension == ".orc")
 
     def state_at(self, version: int) -> State:
         """The table as of snapshot `version` (empty before the first): each key's values."""
