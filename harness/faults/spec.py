@@ -83,7 +83,7 @@ PLAIN = "plain"  # it writes with plain produce requests (the produce point appl
 TABLE = "table"  # it writes a table (harness.output: delta, postgres): the table points apply, Kafka's write points not
 
 STEP = re.compile(
-    r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z_.]+)"
+    r"^(?:(?P<then>then)\s+)?(?P<action>[a-z_]+):(?P<target>[a-z_]+(?::[^@]*)?)@(?P<point>[a-z][a-z0-9_.]*)"
     r"(?::(?P<number>[^#~/]+))?(?:#(?P<nth>[^~/]+))?(?:~(?P<role>[^/]+))?(?:/(?P<duration>.+))?$", re.ASCII
 )
 WHOLE = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() takes '²', which int() then refuses

@@ -232,3 +232,14 @@ def test_a_saved_schedule_is_checked_as_specs_are(saved: object, token: str) -> 
     with pytest.raises(BadInput) as error:
         schedule_from_json(json.dumps(saved))
     assert token in str(error.value)
+
+
+@pytest.mark.parametrize("spec", ["kill:sender@s3.put#3", "drop:sender@catalog.commit#2",
+                                  "partition:driver@catalog.commit/10s", "delay:sender@s3.put#2/5s"])
+def test_http_commit_points_are_steps(spec: str) -> None:
+    assert str(parse_step(spec)) == spec
+
+
+def test_a_partition_at_an_http_point_cuts_a_role_s_link() -> None:
+    with pytest.raises(BadInput, match="at s3.put 'partition' cuts a role's link to its server"):
+        parse_step("partition:broker@s3.put/10s")
