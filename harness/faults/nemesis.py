@@ -22,7 +22,7 @@ from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
 from harness.faults.processes import SNAPSHOT, alive, holders, missed, plural
 from harness.faults.spec import ANSWERED_POINTS, FaultStep, is_node
-from harness.gate.points import GateEvent, Held
+from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
 
 EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
@@ -345,6 +345,13 @@ class Nemesis:
                     raise
 
         self._later(name, step.duration, reconnect)
+
+    def _fail(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
+        """The commit went through, its answer is held: answer the step's status in its place."""
+        assert isinstance(hold, Hold) and step.status is not None, "a fail step holds an HTTP answer"
+        hold.fail(step.status)
+        self.history.record("effect", fault=str(step), effect=f"the commit applied, answered {step.status} in its "
+                                                               "place and its connection closed")
 
     def _drop(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         """The commit went through, its answer is held: close the connection in its place."""

@@ -11,7 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.faults.nemesis import Nemesis
-from harness.faults.spec import ANSWERED_POINTS, BATCH_POINTS, FaultStep
+from harness.faults.spec import ANSWERED_POINTS, ANSWERING, BATCH_POINTS, FaultStep
 from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
 
@@ -85,7 +85,7 @@ class Schedule:
                     continue
                 if step.role is not None and step.role != role:
                     continue
-                if point in ANSWERED_POINTS and (step.action == "drop") != answered:
+                if point in ANSWERED_POINTS and (step.action in ANSWERING) != answered:
                     continue
                 if step.number is not None and point in BATCH_POINTS and batch != int(step.number):
                     continue

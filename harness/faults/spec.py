@@ -1,6 +1,7 @@
 """Fault steps as data, and the small grammar that writes them.
 
     step     := ["then "] action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
+              | ["then "] "fail:sender@" http_point ["#" nth] ["~" role] "/" status
     action   := kill | stop | pause | partition | isolate | delay | drop
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
@@ -12,6 +13,7 @@
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms, at most 86400s (pause, partition, isolate, delay)
+    status   := the HTTP status a `fail` step answers in the server's place, 400 to 599
     then     := count occurrences only once the step before it was carried out (a killed driver
                 replaced): the second of two faults lands while the stream recovers from the first
                 (not on time points)
@@ -36,6 +38,9 @@ response). Kafka's nodes as targets of a pg.commit step: broker, broker:N or con
 Iceberg's `metadata/<...>.metadata.json`), `catalog.commit` an Iceberg REST catalog's commit (the table's
 metadata pointer swapped), each on its HTTP connection through the gate (`--store s3`): matched, held and
 dropped as pg.commit's are (a partition cuts a role's link to the S3 server or to the catalog).
+`fail:sender@catalog.commit#2/503` lets the commit through and answers it with that status in the server's
+place (an S3 error document, a REST catalog's error model), then closes the connection: applied, and the
+client told it failed.
 
 Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
 the transaction coordinator of the sender's transactional id (else of the last one the gate saw),
@@ -62,7 +67,8 @@ from dataclasses import asdict, dataclass
 
 from harness.errors import BadInput
 
-ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay", "drop")
+ACTIONS = ("kill", "stop", "pause", "partition", "isolate", "delay", "drop", "fail")
+ANSWERING = ("drop", "fail")  # actions on a commit's answer: matched as it is answered
 NODES = ("broker", "coordinator", "leader", "controller")  # Kafka nodes, resolved when the fault fires
 TARGETS = ("sender", "executor", "driver", "worker", "executors", *NODES, "followers")
 KAFKA_POINTS = ("txn.init", "txn.first_write", "txn.pre_commit", "txn.commit", "txn.abort", "produce", "produce.sent")
@@ -103,6 +109,7 @@ class FaultStep:
     role: str | None = None
     duration: float | None = None
     after: bool = False  # `then`: occurrences count once the step before it fired
+    status: int | None = None  # `fail`: the HTTP status answered in the server's place
 
     def __str__(self) -> str:
         text = f"{'then ' if self.after else ''}{self.action}:{self.target}@{self.point}"
@@ -114,6 +121,8 @@ class FaultStep:
             text += f"~{self.role}"
         if self.duration is not None:
             text += f"/{self.duration:g}s"
+        if self.status is not None:
+            text += f"/{self.status}"
         return text
 
 
@@ -137,10 +146,22 @@ def parse_step(spec: str) -> FaultStep:
         if not WHOLE.fullmatch(parts["nth"]) or int(parts["nth"]) < 1:
             raise BadInput(_bad_occurrence(spec, parts["nth"]))
         nth = int(parts["nth"])
-    duration = _duration(parts["duration"], spec) if parts["duration"] is not None else None
+    duration = status = None
+    if parts["action"] == "fail":
+        status = _status(parts["duration"], spec)
+    elif parts["duration"] is not None:
+        duration = _duration(parts["duration"], spec)
     step = FaultStep(parts["action"], parts["target"], parts["point"], number, nth, parts["role"], duration,
-                     parts["then"] is not None)
+                     parts["then"] is not None, status)
     return checked(step, spec)
+
+
+def _status(token: str | None, spec: str) -> int:
+    """A `fail` step's HTTP status: 400 to 599, in ASCII digits."""
+    if token is None or not WHOLE.fullmatch(token) or not 400 <= int(token) <= 599:
+        raise BadInput(f"fault spec '{spec}': 'fail' answers with an HTTP status from 400 to 599, e.g. "
+                       "fail:sender@catalog.commit#2/503")
+    return int(token)
 
 
 def _number(token: str, point: str, spec: str) -> float:
@@ -211,6 +232,10 @@ def _check_numbers(step: FaultStep, spec: str) -> None:
                        "write e.g. 10s or 500ms)")
 
 
+def _is_status(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599
+
+
 def _is_number(value: object) -> bool:
     """An int or a float, not a bool (a saved schedule's JSON may hold anything)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -256,6 +281,12 @@ def _validate_pg(step: FaultStep, spec: str) -> None:
     """`drop` closes a service's commit connection in place of its answer (PostgreSQL's, an HTTP server's);
     a step at such a point partitions a role's link to that service, and no Kafka request names a
     coordinator or leader there."""
+    if step.action == "fail" and (step.target != "sender" or step.point not in HTTP_POINTS
+                                  or not _is_status(step.status)):
+        raise BadInput(f"fault spec '{spec}': 'fail' answers an HTTP commit in its server's place: "
+                       "fail:sender@s3.put/503 or fail:sender@catalog.commit/503")
+    if step.action != "fail" and step.status is not None:
+        raise BadInput(f"fault spec '{spec}': only 'fail' takes a status")
     if step.action == "drop" and (step.target != "sender" or step.point not in ANSWERED_POINTS):
         raise BadInput(f"fault spec '{spec}': 'drop' drops a commit's response: drop:sender@pg.commit, "
                        "drop:sender@s3.put or drop:sender@catalog.commit")

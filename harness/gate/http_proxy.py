@@ -23,9 +23,11 @@ from harness.gate.http_protocol import (
     RequestFramer,
     Response,
     ResponseFramer,
+    catalog_error,
     framers,
     name_catalog,
     name_s3,
+    s3_error,
     wants_body,
 )
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Peer
@@ -42,7 +44,7 @@ class _Gate(Protocol):
 
     def refuse(self, peer: Peer, connection: int, direction: str, why: str) -> None: ...
 
-    async def intercept(self, event: GateEvent, what: str) -> bool: ...
+    async def intercept(self, event: GateEvent, what: str) -> bool | int: ...
 
     async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None: ...
 
@@ -118,7 +120,11 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
                     if reached is not None:
                         await _flush(gate, client, out)
                         event = GateEvent(reached[1], peer, connection, HttpAnswer(reached[2], part.status))
-                        if not await gate.intercept(event, HOLD_RESPONSE):
+                        outcome = await gate.intercept(event, HOLD_RESPONSE)
+                        if outcome is False:
+                            return
+                        if outcome is not True:  # a `fail` step: its status in the server's place, then closed
+                            await gate.forward(client, _failed(peer, part.request, int(outcome)))
                             return
                 out += part.raw
         except ProtocolError as error:
@@ -127,6 +133,11 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
         await _flush(gate, client, out)
         if not data:
             return
+
+
+def _failed(peer: Peer, request: Request, status: int) -> bytes:
+    message = f"the harness answers {status} in the server's place (a fail step)"
+    return catalog_error(request, status, message) if peer.service == "catalog" else s3_error(request, status, message)
 
 
 async def _flush(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray) -> None:

@@ -69,10 +69,10 @@ class Hold:
         self.loop = loop
         self.event = event
         self.what = what
-        self.future: asyncio.Future[bool] = loop.create_future()
+        self.future: asyncio.Future[bool | int] = loop.create_future()  # forward, drop, or answer this status
         self.since = time.time()
 
-    def _settle(self, forward: bool) -> None:
+    def _settle(self, forward: bool | int) -> None:
         if not self.future.done():
             self.future.set_result(forward)
 
@@ -81,6 +81,10 @@ class Hold:
 
     def drop(self) -> None:
         self.loop.call_soon_threadsafe(self._settle, False)
+
+    def fail(self, status: int) -> None:
+        """Answer a held HTTP answer with `status` in the server's place (harness.gate.http_proxy)."""
+        self.loop.call_soon_threadsafe(self._settle, status)
 
     @property
     def settled(self) -> bool:

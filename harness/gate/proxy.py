@@ -289,8 +289,9 @@ class KafkaGate:
             return "txn.first_write", None
         return None, None
 
-    async def intercept(self, event: GateEvent, what: str) -> bool:
-        """Record the point; hold when the interceptor asks to. False: drop the connection."""
+    async def intercept(self, event: GateEvent, what: str) -> bool | int:
+        """Record the point; hold when the interceptor asks to. False: drop the connection; an HTTP status:
+        answer with it in the server's place (a `fail` step)."""
         self.record("point", **event.fields())
         if not self.interceptor.on_point(event):
             return True
@@ -299,6 +300,7 @@ class KafkaGate:
         self.record("hold", what=what, **event.fields())
         self.interceptor.on_hold(hold)
         forward = await hold.future
-        self.record("release" if forward else "drop", what=what, held_s=round(time.time() - hold.since, 3),
-                    **event.fields())
+        settled = "fail" if forward is not True and forward is not False else "release" if forward else "drop"
+        self.record(settled, what=what, held_s=round(time.time() - hold.since, 3), **event.fields(),
+                    **({"answered": forward} if settled == "fail" else {}))
         return forward

@@ -243,3 +243,12 @@ def test_http_commit_points_are_steps(spec: str) -> None:
 def test_a_partition_at_an_http_point_cuts_a_role_s_link() -> None:
     with pytest.raises(BadInput, match="at s3.put 'partition' cuts a role's link to its server"):
         parse_step("partition:broker@s3.put/10s")
+
+
+def test_a_fail_step_answers_an_http_commit_with_a_status() -> None:
+    step = parse_step("fail:sender@catalog.commit#2/503")
+    assert (step.action, step.status, step.duration, str(step)) == ("fail", 503, None, "fail:sender@catalog.commit#2/503")
+    for bad in ("fail:sender@catalog.commit/10s", "fail:sender@catalog.commit/200", "fail:sender@pg.commit/503",
+                "fail:driver@s3.put/503", "fail:sender@s3.put"):
+        with pytest.raises(BadInput, match="'fail' answers"):
+            parse_step(bad)

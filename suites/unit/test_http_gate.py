@@ -152,3 +152,23 @@ def test_a_dropped_answer_leaves_the_put_done_and_the_client_without_its_answer(
     finally:
         gate.stop()
     assert answer == [server.interim]  # its 100 Continue came; its 200 never does
+
+
+class FailPoints(HoldPoints):
+    def on_hold(self, hold: Hold) -> None:
+        super().on_hold(hold)
+        hold.fail(503)
+
+
+def test_a_failed_commit_is_applied_and_answered_with_the_step_s_status(http_relay_ports) -> None:  # type: ignore[no-untyped-def]
+    request, response = recorded("catalog-commit")
+    server = FakeServer(response)
+    gate = running_gate(http_relay_ports, server)
+    gate.interceptor = FailPoints(answered=True)
+    try:
+        got = exchange(http_relay_ports[2], request)
+    finally:
+        gate.stop()
+    assert server.received == [request]  # applied
+    assert got.startswith(b"HTTP/1.1 503 ") and b'"code": 503' in got and b"Connection: close" in got
+    assert any(type == "fail" and f["answered"] == 503 for type, f in gate.events)  # type: ignore[attr-defined]
