@@ -47,6 +47,8 @@ MARKERS = {
                   "started for the tests that ask for n",
     "spark(line)": "the Spark release or line (3.5) of the test's cluster: the session's when it is that one, else "
                    "one started for the tests that ask for it (a table format that runs on one line only)",
+    "iceberg(version)": "the Iceberg release in the Spark image of the test's cluster (an affected release and a "
+                        "fixed one, each on a cluster of its own)",
     "upstream": "a bug reproduced in a released component: asserts the anomaly the public issue reports, and "
                 "fails on the day a fixed release is used",
 }
@@ -92,8 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
     if settings.given(config, "sink") and settings.given(config, "brokers") is None:
         os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
-    for name in ("kafka", "spark", "brokers", "restarts", "registry", "image_max_age",  # the cluster, images,
-                 "output", "store"):  # scenarios
+    for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
+                 "image_max_age", "output", "store"):  # scenarios
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:
@@ -177,14 +179,14 @@ def _worker_index(config: pytest.Config) -> int:
     return int(worker["workerid"].removeprefix("gw")) if worker else 0
 
 
-def _run_id(config: pytest.Config, brokers: int | None = None, spark: str | None = None) -> str | None:
+def _run_id(config: pytest.Config, brokers: int | None = None, versions_: str | None = None) -> str | None:
     """A worker's cluster is named after the session and the worker (reports/<session>-gw0/ ...); a
-    cluster of other than the session's brokers or Spark after its size or line too
-    (reports/<session>-brokers3/ ..., reports/<session>-spark3.5.7/ ...)."""
+    cluster of other than the session's brokers or versions after its size or versions too
+    (reports/<session>-brokers3/ ..., reports/<session>-spark3.5.7/ ..., reports/<session>-iceberg1.10.1/)."""
     worker = getattr(config, "workerinput", None)
     parts = [worker["workerid"]] if worker else []
     parts += [f"brokers{brokers}"] if brokers is not None else []
-    parts += [f"spark{spark}"] if spark is not None else []
+    parts += [versions_] if versions_ is not None else []
     return "-".join([config.stash[SESSION], *parts]) if parts else None
 
 
@@ -223,23 +225,27 @@ def cluster(eo_session: Session) -> Cluster:
 
 
 class OtherSizes:
-    """Clusters of other broker counts or Spark releases than the session's, each started the first time a
-    test's `brokers(n)` or `spark(line)` marker asks for it and removed at the session's end."""
+    """Clusters of other broker counts or Spark or Iceberg releases than the session's, each started the first
+    time a test's `brokers(n)`, `spark(line)` or `iceberg(version)` marker asks for it and removed at the
+    session's end."""
 
     def __init__(self, config: pytest.Config, stack: ExitStack) -> None:
         self.config, self.stack, self.clusters = config, stack, {}
 
-    def of(self, brokers: int, spark: str) -> Cluster:
-        if (brokers, spark) not in self.clusters:
-            session_spark = versions.stack().spark
+    def of(self, brokers: int, stack: versions.Stack) -> Cluster:
+        if (brokers, stack) not in self.clusters:
+            session_stack = versions.stack()
+            other = [f"spark{stack.spark}"] if stack.spark != session_stack.spark else []
+            if stack.iceberg_asked and stack.iceberg != session_stack.iceberg:
+                other.append(f"iceberg{stack.iceberg}")
             try:
                 opened = self.stack.enter_context(session(
-                    run_id=_run_id(self.config, brokers, spark if spark != session_spark else None), brokers=brokers,
-                    spark=spark))
+                    run_id=_run_id(self.config, brokers, "-".join(other) or None), brokers=brokers, spark=stack.spark,
+                    iceberg=stack.iceberg_asked or None))
             except HarnessError as error:
                 pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
-            self.clusters[brokers, spark] = opened.cluster
-        return self.clusters[brokers, spark]
+            self.clusters[brokers, stack] = opened.cluster
+        return self.clusters[brokers, stack]
 
 
 @pytest.fixture(scope="session")
@@ -252,12 +258,13 @@ def _cluster_for(request: pytest.FixtureRequest) -> Cluster:
     """The cluster a test's scenarios run on: the session's, unless its `brokers(n)` marker asks for
     another size."""
     brokers = setting(request, "brokers")
-    marker = request.node.get_closest_marker("spark")
-    spark = versions.stack(str(marker.args[0]) if marker is not None and marker.args else None).spark
-    if brokers == settings.from_pytest(request.config, "brokers") and spark == versions.stack().spark:
+    marked = {name: str(marker.args[0]) for name in ("spark", "iceberg")
+              if (marker := request.node.get_closest_marker(name)) is not None and marker.args}
+    stack = versions.stack(marked.get("spark"), marked.get("iceberg"))
+    if brokers == settings.from_pytest(request.config, "brokers") and stack == versions.stack():
         running = request.getfixturevalue("cluster")
     else:
-        running = request.getfixturevalue("_other_sizes").of(brokers, spark)
+        running = request.getfixturevalue("_other_sizes").of(brokers, stack)
     request.node.stash[USED] = running
     return running
 

@@ -99,6 +99,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             f"{', '.join(versions.KAFKA_VERSIONS)})", pytest=True),
     Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, 3.5 or 4.0 lines (known to work: "
             f"{', '.join(versions.SPARK_VERSIONS)})", pytest=True),
+    Setting("iceberg", "", "Apache Iceberg release in the Spark image, of the Spark line's (known to work: "
+            + "; ".join(f"Spark {line}: {', '.join(known)}" for line, known in versions.ICEBERG_VERSIONS.items())
+            + "); empty: the line's first", pytest=True),
     Setting("brokers", "1", "Kafka brokers in the cluster (1 to 5): with 3 or more, every topic has 3 replicas "
             "and min.insync.replicas=2, and the broker fault classes (coordinator, leader, controller, ISR) "
             "join the matrix; a full certification (certify without --quick, pytest --sink) runs on "
@@ -113,6 +116,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(modulo their number); default: every worker on the default engine", pytest=True),
 )}
 assert SETTINGS["kafka"].env == versions.KAFKA_ENV and SETTINGS["spark"].env == versions.SPARK_ENV
+assert SETTINGS["iceberg"].env == versions.ICEBERG_ENV
 
 
 class PytestConfig(Protocol):

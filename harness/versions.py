@@ -52,8 +52,11 @@ SPARK_VERSIONS = ("4.0.0", "3.5.7")
 # Delta Lake's release for each Spark line (a Delta release is built against one Spark line; 4.1 and later
 # need pyspark 4.0.1 or newer): its jars go into the Spark image for table outputs.
 DELTA_VERSIONS = {"4.0": "4.0.1", "3.5": "3.3.2"}
+# Apache Iceberg's Spark runtime for each Spark line, the default first: a run picks one with --iceberg
+ICEBERG_VERSIONS = {"4.0": ("1.11.0", "1.10.1"), "3.5": ("1.10.1",)}
 KAFKA_ENV = "HARNESS_KAFKA"
 SPARK_ENV = "HARNESS_SPARK"
+ICEBERG_ENV = "HARNESS_ICEBERG"
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,17 @@ class Stack:
 
     kafka: str
     spark: str
+    iceberg_asked: str = ""  # an Iceberg release of the Spark line's (ICEBERG_VERSIONS); empty: its default
 
     @property
     def scala(self) -> str:
         """Spark's Scala binary version (pyspark 3.x ships 2.12 jars, 4.x 2.13)."""
         return "2.12" if self.spark.startswith("3.") else "2.13"
+
+    @property
+    def iceberg(self) -> str | None:
+        """The Iceberg release its Spark image carries (None: none for its line)."""
+        return self.iceberg_asked or next(iter(ICEBERG_VERSIONS.get(self.line, ())), None)
 
     @property
     def connector(self) -> str:
@@ -86,11 +95,18 @@ class Stack:
         return {"kafka": self.kafka, "spark": self.spark, **parts}
 
 
-def stack(spark: str | None = None) -> Stack:
+def stack(spark: str | None = None, iceberg: str | None = None) -> Stack:
     """The versions asked for (through the environment), else the defaults; BadInput for a non-version.
-    `spark`: this Spark release or line in place of the one asked for (a test's `spark` marker)."""
-    return Stack(_pick("Kafka", os.environ.get(KAFKA_ENV, ""), KAFKA_VERSIONS),
-                 _pick("Spark", spark or os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS))
+    `spark`, `iceberg`: these releases in place of the ones asked for (a test's `spark` or `iceberg` marker)."""
+    chosen = Stack(_pick("Kafka", os.environ.get(KAFKA_ENV, ""), KAFKA_VERSIONS),
+                   _pick("Spark", spark or os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS))
+    asked = iceberg or os.environ.get(ICEBERG_ENV, "")
+    if asked:
+        known = ICEBERG_VERSIONS.get(chosen.line, ())
+        if not known:
+            raise BadInput(f"Iceberg {asked}: no Iceberg release known for Spark {chosen.spark}")
+        return Stack(chosen.kafka, chosen.spark, _pick("Iceberg", asked, known))
+    return chosen
 
 
 def _pick(name: str, asked: str, known: tuple[str, ...]) -> str:

@@ -11,9 +11,9 @@ from typing import Any
 from harness.settings import RENAMED, SETTINGS, help_text
 
 # Settings every command takes, before or after its name: `eo-harness --brokers 3 certify` or `certify --brokers 3`.
-GLOBAL = ("reports", "kafka", "spark", "brokers", "registry", "image_max_age")
-METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION", "registry": "REGISTRY",
-            "image_max_age": "DAYS"}
+GLOBAL = ("reports", "kafka", "spark", "iceberg", "brokers", "registry", "image_max_age")
+METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION", "iceberg": "VERSION",
+            "registry": "REGISTRY", "image_max_age": "DAYS"}
 
 
 def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = False, no_default: bool = False,

@@ -31,8 +31,8 @@ from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
-VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "brokers": "3", "registry": "127.0.0.1:5000/eo",
-          "image_max_age": "2.5"}
+VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "iceberg": "1.10.1", "brokers": "3",
+          "registry": "127.0.0.1:5000/eo", "image_max_age": "2.5"}
 REQUIRED = {"run": [], "certify": ["--sink", "s"], "explore": ["--sink", "s"], "shrink": ["folder"],
             "check": ["--bootstrap", "b", "--input", "i", "--output", "o"], "images": ["build"],
             "engine": ["stop", "n"]}

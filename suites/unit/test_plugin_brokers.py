@@ -19,7 +19,8 @@ def test_a_cluster_of_another_size_is_started_once_and_named_after_it(monkeypatc
     opened: list[tuple[str | None, int]] = []
 
     @contextmanager
-    def fake_session(run_id: str | None = None, brokers: int | None = None, spark: str | None = None):
+    def fake_session(run_id: str | None = None, brokers: int | None = None, spark: str | None = None,
+                     iceberg: str | None = None):
         opened.append((run_id, brokers))
         yield SimpleNamespace(cluster=f"cluster of {brokers}")
 
@@ -27,11 +28,12 @@ def test_a_cluster_of_another_size_is_started_once_and_named_after_it(monkeypatc
     config = SimpleNamespace(stash={plugin.SESSION: "20261125-1"})
     with ExitStack() as stack:
         sizes = plugin.OtherSizes(config, stack)  # type: ignore[arg-type]
-        assert sizes.of(3, SPARK) == sizes.of(3, SPARK) == "cluster of 3"
-        assert sizes.of(5, SPARK) == "cluster of 5"
-        assert sizes.of(1, OTHER_SPARK) == "cluster of 1"
+        assert sizes.of(3, versions.stack()) == sizes.of(3, versions.stack()) == "cluster of 3"
+        assert sizes.of(5, versions.stack()) == "cluster of 5"
+        assert sizes.of(1, versions.stack(OTHER_SPARK)) == "cluster of 1"
+        assert sizes.of(1, versions.stack(iceberg="1.10.1")) == "cluster of 1"
     assert opened == [("20261125-1-brokers3", 3), ("20261125-1-brokers5", 5),
-                      (f"20261125-1-brokers1-spark{OTHER_SPARK}", 1)]
+                      (f"20261125-1-brokers1-spark{OTHER_SPARK}", 1), ("20261125-1-brokers1-iceberg1.10.1", 1)]
     worker = SimpleNamespace(stash=config.stash, workerinput={"workerid": "gw1"})
     assert plugin._run_id(worker, 3) == "20261125-1-gw1-brokers3"  # type: ignore[arg-type]
     assert plugin._run_id(worker) == "20261125-1-gw1"  # type: ignore[arg-type]

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING
 
 from harness.output import object_store
 from harness.output.base import Output, Place
+from harness.versions import ICEBERG_VERSIONS
 
 if TYPE_CHECKING:
     from harness.output.base import FaultClass, Observation
     from harness.versions import Stack
 
-# Iceberg's Spark runtime for each Spark line: the newest release that resolves for it here
-RELEASES = {"4.0": "1.11.0", "3.5": "1.10.1"}
 CATALOG = "harness"  # the Spark catalog the driver's session names the table in
 TABLE = "output"
 IDENTIFIER = f"{CATALOG}.db.{TABLE}"  # the context's table_name: one warehouse per scenario (a namespace on REST)
@@ -57,18 +56,18 @@ class IcebergStore:
                    "REST catalog on the run's S3 server, its current snapshot and history)")
 
     def unsupported(self, stack: Stack) -> str | None:
-        if stack.line not in RELEASES:
+        if stack.iceberg is None:
             return (f"Spark {stack.spark}: no Iceberg Spark runtime known for its line (known: "
-                    f"{', '.join(f'Spark {k}: Iceberg {v}' for k, v in RELEASES.items())})")
+                    f"{', '.join(f'Spark {k}: Iceberg {v[0]}' for k, v in ICEBERG_VERSIONS.items())})")
         return None
 
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
-        return {"iceberg": ("Apache Iceberg", RELEASES[stack.line])} if stack.line in RELEASES else {}
+        return {"iceberg": ("Apache Iceberg", stack.iceberg)} if stack.iceberg else {}
 
     def jars(self, stack: Stack) -> tuple[str, ...]:
-        if stack.line not in RELEASES:
+        release = stack.iceberg
+        if release is None:
             return ()
-        release = RELEASES[stack.line]
         runtime = f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{release}"
         aws = () if object_store.unsupported(stack) else (f"org.apache.iceberg:iceberg-aws-bundle:{release}",)
         return (runtime, *aws)  # S3FileIO, where tables may live on S3

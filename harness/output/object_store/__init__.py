@@ -11,7 +11,9 @@ if TYPE_CHECKING:
 # Hadoop's S3A client for `s3a://` paths: hadoop-aws of the Hadoop release pyspark ships, per Spark line, with
 # the AWS SDK's S3 modules in place of its 600 MB bundle (Netty and Apache's HTTP client are Spark's own)
 HADOOP_AWS = {"4.0": "3.4.1"}
-AWS_SDK = "2.44.4"  # the one iceberg-aws-bundle 1.11.0 carries unshaded: one version of each class on the path
+# the AWS SDK iceberg-aws-bundle carries unshaded, by Iceberg release: S3A's modules at that version, one
+# version of each class on the path
+AWS_SDK = {"1.11.0": "2.44.4", "1.10.1": "2.33.0"}
 
 
 def s3a_jars(stack: Stack) -> tuple[str, ...]:
@@ -19,8 +21,9 @@ def s3a_jars(stack: Stack) -> tuple[str, ...]:
     hadoop = HADOOP_AWS.get(stack.line)
     if hadoop is None:
         return ()
+    sdk = AWS_SDK[stack.iceberg or ""]
     return (f"org.apache.hadoop:hadoop-aws:{hadoop}!*:*",
-            *(f"software.amazon.awssdk:{module}:{AWS_SDK}!io.netty:*!org.apache.httpcomponents:*" for module in
+            *(f"software.amazon.awssdk:{module}:{sdk}!io.netty:*!org.apache.httpcomponents:*" for module in
               ("s3", "s3-transfer-manager", "apache-client")))
 
 
