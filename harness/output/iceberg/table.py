@@ -30,7 +30,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State, table_file
+from harness.output.commits import Commit, Files, State, TableCorrupt, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
@@ -77,8 +77,9 @@ def file_io(files: Files, path_of: Callable[[str], str] = volume_path) -> Any:
             self._data: bytes | None = None
 
         def data(self) -> bytes:
-            if self._data is None:
-                self._data = files.read_bytes(path_of(self.location))
+            if self._data is None:  # a manifest list or manifest the committed metadata names: it must be there
+                path = path_of(self.location)
+                self._data = table_file(files, path, path.rpartition("/metadata/")[0] or path)
             return self._data
 
         def __len__(self) -> int:
@@ -87,7 +88,7 @@ def file_io(files: Files, path_of: Callable[[str], str] = volume_path) -> Any:
         def exists(self) -> bool:
             try:
                 self.data()
-            except OSError:
+            except (OSError, TableCorrupt):
                 return False
             return True
 
