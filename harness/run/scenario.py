@@ -353,7 +353,11 @@ class Scenario:
         read = self._read(output, output_check.feed, incomplete)
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)
-        commits = output.commits()
+        try:
+            commits = output.commits()
+        except TableCorrupt as corrupt:  # a version names a file that is gone: its history cannot be told
+            self._corrupted(corrupt)
+            commits = []
         running = tables.attributed if tables is not None else {}
         verdict = output_check.verdict(read, incomplete)
         if self._corrupt is not None:
@@ -387,15 +391,20 @@ class Scenario:
         try:
             return output.read(on_batch=feed)
         except TableCorrupt as corrupt:  # the sink's failure: the verdict says so (table_corrupt)
-            effects = read_history(self.history.path, ("effect",))
-            self._corrupt = self.history.record("table.corrupt", where=corrupt.where, missing=corrupt.missing,
-                                                after=effects[-1]["fault"] if effects else None)
+            self._corrupted(corrupt)
             return ReadResult(Records(), {}, {})
         except BadInput as error:
             if not (incomplete and incomplete.get("anomaly")):
                 raise
             self.history.record("read.none", output=output.name, where=output.where, why=str(error))
             return ReadResult(Records(), {}, {})
+
+    def _corrupted(self, corrupt: TableCorrupt) -> None:
+        """Record the first file found gone, with the fault before it."""
+        if self._corrupt is None:
+            effects = read_history(self.history.path, ("effect",))
+            self._corrupt = self.history.record("table.corrupt", where=corrupt.where, missing=corrupt.missing,
+                                                after=effects[-1]["fault"] if effects else None)
 
     def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
                              unit: str) -> Verdict:

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from harness.driver.table_hold import RELEASE_AFTER_S
 from harness.history import History
-from harness.output.commits import Commit
+from harness.output.commits import Commit, TableCorrupt
 from harness.run.checkpoint import CheckpointFolder, whole_number
 
 POINT = "table.committed"
@@ -144,6 +144,12 @@ class TableWatcher:
         try:
             commit = self.log.commit(version)
             listing = self.folder.listing()
+        except TableCorrupt as corrupt:  # a version naming a file that is gone: recorded, its batch unknown
+            self.history.record(POINT, version=version, batch=None, by="", held=said is not None, point=False,
+                                missing=corrupt.missing)
+            if said is not None:
+                self._release(said)
+            return True
         except OSError:
             if said is not None:
                 self._release(said)

@@ -290,3 +290,26 @@ def test_a_driver_that_went_on_before_the_fault_settled_leaves_the_point_missed(
     verdict = Verdict(PASS, EXACTLY_ONCE, {}, expected=1, observed=1, distinct=1)
     judgement = judge(verdict, [{"type": "effect", "t": 1.0}, event], ["kill:driver@table.committed:0"])
     assert judgement.outcome == INEFFECTIVE and "before the fault at table version 0" in judgement.reasons[0]
+
+
+def test_a_version_naming_a_file_that_is_gone_is_recorded_and_the_watch_goes_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from harness.output.commits import TableCorrupt
+
+    class Gone:
+        def versions_now(self) -> list[int]:
+            return [0, 1]
+
+        def commit(self, version: int) -> Commit:
+            if version == 0:
+                raise TableCorrupt("t", "t/metadata/snap-1.avro")
+            return Commit(version, "append", epoch=0, added=("a",), named_by="summary")
+
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = TableWatcher(files, Gone(), None, CheckpointFolder(files, CHECKPOINT), history, settled)  # type: ignore[arg-type]
+    batches(files, [0], [])
+    watch.poll()
+    assert watch.seen == {0, 1}
+    [gone, seen] = history_events(tmp_path, history)
+    assert gone["missing"] == "t/metadata/snap-1.avro" and not gone["point"] and seen["batch"] == 0
+    history.close()
