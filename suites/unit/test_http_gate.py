@@ -172,3 +172,18 @@ def test_a_failed_commit_is_applied_and_answered_with_the_step_s_status(http_rel
     assert server.received == [request]  # applied
     assert got.startswith(b"HTTP/1.1 503 ") and b'"code": 503' in got and b"Connection: close" in got
     assert any(type == "fail" and f["answered"] == 503 for type, f in gate.events)  # type: ignore[attr-defined]
+
+
+def test_a_table_on_s3_s_space_draws_its_http_commits_from_the_baseline() -> None:
+    from harness.faults.space import Observation
+    from harness.faults.spec import parse_step
+    from harness.output.object_store.faults import fault_classes
+
+    seen = Observation.from_events([{"type": "point", "point": "catalog.commit", "phase": "request", "role": "driver"},
+                                    {"type": "point", "point": "catalog.commit", "phase": "response",
+                                     "role": "driver", "status": 200}], stateful=False, output="iceberg")
+    classes = fault_classes(seen)
+    assert {c.row for c in classes} >= {"kill-sender-catalog.commit", "lost-catalog.commit-response",
+                                         "failed-catalog.commit-503", "partition-driver-catalog.commit"}
+    assert all(str(parse_step(spec)) == spec for c in classes for spec in c.faults)
+    assert fault_classes(Observation.from_events([], stateful=False)) == []

@@ -53,7 +53,10 @@ class DeltaStore:
         return {"table.committed": frozenset({"driver"})}  # Delta commits on the driver
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:
-        return []  # its one point, the table's commit, is every table's (harness.faults.space)
+        """The table's commit is every table's point (harness.faults.space); on S3 its HTTP commits add theirs."""
+        from harness.output.object_store.faults import fault_classes
+
+        return fault_classes(seen)
 
     def output(self, place: Place) -> Output:
         from harness.output.delta.table import DeltaTable, table_path
