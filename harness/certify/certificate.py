@@ -61,7 +61,7 @@ def shard_verdict(shard: dict, rows: list[Row], quick: bool) -> str:
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
                       rows: list[Row], restarts: int, shard: dict | None = None,
-                      spread: list[str] | None = None) -> dict:
+                      spread: list[str] | None = None, store: str = "volume") -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
     certificate as written. A shard's (`shard`: its index, count, observation and workload) certifies
     nothing alone and carries what `certify merge` checks and draws the space from. `spread`: how a run
@@ -69,6 +69,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
     classes = coverage(seen, rows)
     certificate = {
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind, "output": seen.output,
+        **({"store": store} if store != "volume" else {}),
         "transaction_timeout_s": seen.transaction_timeout_s, "brokers": seen.brokers,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "shipped": {what: code.shipment.to_dict() for what, code in (("sink", sink), ("pipeline", pipeline.code))

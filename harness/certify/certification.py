@@ -22,7 +22,7 @@ from harness.cluster.engine import engine_socket_url
 from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK, BadInput
 from harness.faults.space import MIN_BROKERS, Observation
 from harness.report.folders import certificate_dir
-from harness.run.session import checked_output, session
+from harness.run.session import checked_output, checked_store, session
 from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
@@ -44,6 +44,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     pipeline = load_pipeline(run.pipeline)
     sink = resolve_sink(run.sink)
     checked_output(sink, run.output)
+    checked_store(run.output, run.store)
     if dry_run:
         print_plan(sink, pipeline, quick)
         if shard is not None:
@@ -68,7 +69,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
             check_unchanged(code.shipment, what, code.spec)
     certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts,
                                     shard_section(shard, seen, run) if shard else None,
-                                    sizing.notes if sizing else None)
+                                    sizing.notes if sizing else None, run.store)
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)

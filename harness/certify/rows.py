@@ -34,6 +34,7 @@ class MatrixRun:
     rate: float = field(default_factory=lambda: from_environment("live_rate"))
     restarts: int = field(default_factory=lambda: from_environment("restarts"))
     output: str = field(default_factory=lambda: from_environment("output"))  # kafka or delta (harness.output)
+    store: str = field(default_factory=lambda: from_environment("store"))  # where a table lives: volume or s3
 
 
 @dataclass
@@ -60,7 +61,7 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
                     state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
-                    restarts=run.restarts, output=run.output)
+                    restarts=run.restarts, output=run.output, store=run.store)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:

@@ -54,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
     if args.sink is None:
         raise BadInput("certify needs --sink (or `certify merge DIR...` to join shards' certificates)")
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts, output=args.output)
+                    restarts=args.restarts, output=args.output, store=args.store)
     shard = Shard.parse(args.shard) if args.shard is not None else None
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts, shard)
 

@@ -64,7 +64,7 @@ def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     checked_output(resolve_sink(args.sink), args.output)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts, output=args.output)
+                    restarts=args.restarts, output=args.output, store=args.store)
     store = CoverageStore(reports_root())
     started = time.time()
     stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure

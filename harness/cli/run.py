@@ -23,7 +23,7 @@ from harness.faults.spec import (
 from harness.output.registry import store
 from harness.progress import say
 from harness.report.folders import checked_name
-from harness.run.session import checked_output, scenario, session
+from harness.run.session import checked_output, checked_store, scenario, session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -67,7 +67,7 @@ def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
     """Whether the sink writes in transactions, seen at the gate in a fault-free run (as certify does)."""
     baseline = scenario(cluster, f"{args.name}-baseline", pipeline=args.pipeline, sink=args.sink,
                         records=args.records, seed=args.seed, stall_timeout=args.stall_timeout,
-                        state_store=args.state_store, output=args.output).run()
+                        state_store=args.state_store, output=args.output, store=args.store).run()
     kind = baseline.sink_kind
     say(f"sink {args.sink}: observed kind '{kind}' in its baseline; drawing {kind} fault points")
     return kind
@@ -77,6 +77,7 @@ def command(args: argparse.Namespace) -> int:
     checked_name(args.name)
     load_pipeline(args.pipeline)
     checked_output(resolve_sink(args.sink), args.output)
+    checked_store(args.output, args.store)
     steps = schedule(args.fault, args.schedule, args.random_faults)
     with session() as opened:
         if args.random_faults:
@@ -85,7 +86,8 @@ def command(args: argparse.Namespace) -> int:
                                     table=kind == TABLE, points=store(args.output).points)
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
-                              rate=args.input_rate, restarts=args.restarts, output=args.output)
+                              rate=args.input_rate, restarts=args.restarts, output=args.output,
+                              store=args.store)
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))
