@@ -31,8 +31,7 @@ from harness.gate.http_protocol import (
     wants_body,
 )
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Peer
-
-CHUNK = 65536
+from harness.gate.pumps import flush, read_chunk
 
 Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
@@ -66,7 +65,7 @@ def _named(peer: Peer, request: Request, body: bytes | None = None) -> Named:
 async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.StreamWriter, peer: Peer,
                     connection: int, framer: RequestFramer, points: dict[int, tuple[Request, str, HttpCommit]]) -> None:
     held: tuple[Request, BodyBuffer] | None = None  # a request whose body is read before it goes on
-    while data := await _read(reader):
+    while data := await read_chunk(reader):
         out = bytearray()
         try:
             for part in framer.feed(data):
@@ -91,7 +90,7 @@ async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.S
         except ProtocolError as error:
             gate.refuse(peer, connection, HOLD_REQUEST, str(error))
             return
-        await _flush(gate, server, out)
+        await flush(gate, server, out)
 
 
 async def _point(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray, peer: Peer, connection: int,
@@ -100,7 +99,7 @@ async def _point(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray, peer
     hold was dropped (the connection ends)."""
     if named.point is None:
         return True
-    await _flush(gate, writer, out)
+    await flush(gate, writer, out)
     commit = HttpCommit(request.method, request.target, named.details)
     points[id(request)] = (request, named.point, commit)
     return await gate.intercept(GateEvent(named.point, peer, connection, commit), HOLD_REQUEST)
@@ -110,7 +109,7 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
                      connection: int, framer: ResponseFramer,
                      points: dict[int, tuple[Request, str, HttpCommit]]) -> None:
     while True:
-        data = await _read(reader)
+        data = await read_chunk(reader)
         out = bytearray()
         try:
             parts = framer.feed(data) if data else framer.eof()
@@ -118,7 +117,7 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
                 if isinstance(part, Response) and not part.interim and part.request is not None:
                     reached = points.pop(id(part.request), None)
                     if reached is not None:
-                        await _flush(gate, client, out)
+                        await flush(gate, client, out)
                         event = GateEvent(reached[1], peer, connection, HttpAnswer(reached[2], part.status))
                         outcome = await gate.intercept(event, HOLD_RESPONSE)
                         if outcome is False:
@@ -130,7 +129,7 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
         except ProtocolError as error:
             gate.refuse(peer, connection, HOLD_RESPONSE, str(error))
             return
-        await _flush(gate, client, out)
+        await flush(gate, client, out)
         if not data:
             return
 
@@ -138,17 +137,3 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
 def _failed(peer: Peer, request: Request, status: int) -> bytes:
     message = f"the harness answers {status} in the server's place (a fail step)"
     return catalog_error(request, status, message) if peer.service == "catalog" else s3_error(request, status, message)
-
-
-async def _flush(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray) -> None:
-    if out:
-        await gate.forward(writer, bytes(out))
-        out.clear()
-
-
-async def _read(reader: asyncio.StreamReader) -> bytes:
-    """The next bytes, or none once the other side is gone."""
-    try:
-        return await reader.read(CHUNK)
-    except ConnectionError:
-        return b""

@@ -14,10 +14,9 @@ from typing import Protocol
 
 from harness.gate.pg_protocol import GSSENC, NOT_SUPPORTED, SSL, Framer, PgConnection, ProtocolError, backend_pid
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Peer
+from harness.gate.pumps import flush, read_chunk
 
 POINT = "pg.commit"
-CHUNK = 65536
-
 Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
@@ -45,7 +44,7 @@ def pg_pumps(gate: _Gate, client: Stream, server: Stream, peer: Peer, connection
 async def _frontend(gate: _Gate, client: Stream, server: asyncio.StreamWriter, peer: Peer, connection: int,
                     state: PgConnection) -> None:
     framer = Framer(frontend=True)
-    while data := await _read(client[0]):
+    while data := await read_chunk(client[0]):
         try:
             messages = framer.feed(data)
         except ProtocolError as error:
@@ -58,17 +57,17 @@ async def _frontend(gate: _Gate, client: Stream, server: asyncio.StreamWriter, p
                 continue
             commit = state.sent(message)
             if commit is not None:
-                await _flush(gate, server, batch)
+                await flush(gate, server, batch)
                 if not await gate.intercept(GateEvent(POINT, peer, connection, commit), HOLD_REQUEST):
                     return
             batch += message.raw
-        await _flush(gate, server, batch)
+        await flush(gate, server, batch)
 
 
 async def _backend(gate: _Gate, server: asyncio.StreamReader, client: asyncio.StreamWriter, peer: Peer,
                    connection: int, state: PgConnection) -> None:
     framer = Framer(frontend=False)
-    while data := await _read(server):
+    while data := await read_chunk(server):
         try:
             messages = framer.feed(data)
         except ProtocolError as error:
@@ -80,23 +79,8 @@ async def _backend(gate: _Gate, server: asyncio.StreamReader, client: asyncio.St
                 gate.backends[pid] = peer  # a process id of a backend gone may be reused: the latest is its
             answer = state.received(message)
             if answer is not None:
-                await _flush(gate, client, batch)
+                await flush(gate, client, batch)
                 if not await gate.intercept(GateEvent(POINT, peer, connection, answer), HOLD_RESPONSE):
                     return
             batch += message.raw
-        await _flush(gate, client, batch)
-
-
-async def _flush(gate: _Gate, writer: asyncio.StreamWriter, batch: bytearray) -> None:
-    """Forward the messages gathered so far, if any."""
-    if batch:
-        await gate.forward(writer, bytes(batch))
-        batch.clear()
-
-
-async def _read(reader: asyncio.StreamReader) -> bytes:
-    """The next bytes, or none once the other side is gone."""
-    try:
-        return await reader.read(CHUNK)
-    except ConnectionError:
-        return b""
+        await flush(gate, client, batch)
