@@ -68,3 +68,21 @@ def test_an_iceberg_rest_commit_applied_and_its_answer_lost_is_committed_once(cl
     answered = [e for e in result.events("point") if e["point"] == "catalog.commit" and e["phase"] == "response"]
     assert answered and all(e["status"] == 200 for e in answered), answered
     assert result.exactly_once, result.summary()
+
+
+@pytest.mark.gate
+@pytest.mark.parametrize("sink", ["delta_streaming", "iceberg_streaming"])
+def test_a_driver_killed_at_a_table_commit_on_s3_dies_while_the_gate_holds_its_answer(cluster, sink: str) -> None:  # type: ignore[no-untyped-def]
+    """On object storage no folder shows the driver its own commit, so the gate holds the commit's answer (an
+    applied PUT of a log entry, an applied catalog commit) until the harness has seen the version: the kill
+    lands before Spark's commit log has the batch, never after it."""
+    fault = "kill:driver@table.committed:2"
+    output = sink.partition("_")[0]
+    result = scenario(cluster, f"{output}-s3-kill-driver-committed", sink=sink, output=output, store="s3",
+                      faults=[fault], records=RECORDS).run()
+
+    assert_fired_with_effect(result, fault)
+    assert not result.events("point.missed"), result.events("point.missed")
+    point = [e for e in result.events("table.committed") if e["point"] and e["batch"] == 2]
+    assert point and point[0]["held"], result.events("table.committed")
+    assert result.exactly_once, result.summary()

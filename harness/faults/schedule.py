@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
 from harness.faults.nemesis import Nemesis
 from harness.faults.spec import ANSWERED_POINTS, ANSWERING, BATCH_POINTS, FaultStep
 from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
+
+
+class CommitHolds(Protocol):
+    """A table's commits the gate holds for its watcher (harness.run.table_watch.GateHolds)."""
+
+    def wants(self, event: GateEvent) -> bool: ...
+
+    def add(self, hold: Hold) -> None: ...
 
 
 class HoldGroup:
@@ -58,14 +67,19 @@ class HoldGroup:
 class Schedule:
     """Trigger-to-fault steps; an Interceptor for the gate and a listener for the batch watcher."""
 
-    def __init__(self, steps: list[FaultStep], nemesis: Nemesis, history: History) -> None:
+    def __init__(self, steps: list[FaultStep], nemesis: Nemesis, history: History,
+                 at_gate: CommitHolds | None = None) -> None:
+        """`at_gate`: a table's commits to hold at the gate for its watcher (harness.run.table_watch), where
+        the driver is not held (a table on object storage)."""
         self.steps = steps
+        self.at_gate = at_gate
         self.nemesis = nemesis
         self.history = history
         self.seen = [0] * len(steps)
         self.fired: dict[int, float] = {}
         self.done: set[int] = set()  # steps carried out (a killed driver replaced): `then` counts from there
         self._held: dict[int, int] = {}  # id(event) -> step index
+        self._for_table: set[int] = set()  # id(event) of commits held for the table's watcher
         self._retries: dict[int, HoldGroup] = {}  # id(event) -> the group a retry joins
         self._groups: dict[tuple[str, str], HoldGroup] = {}  # (point, transactional id) -> held group
         self._lock = threading.Lock()
@@ -106,11 +120,19 @@ class Schedule:
             return True
         index = self._match(event.point, event.peer.role, None, event.answered)
         if index is None:
+            if self.at_gate is not None and self.at_gate.wants(event):
+                self._for_table.add(id(event))
+                return True
             return False
         self._held[id(event)] = index
         return True
 
     def on_hold(self, hold: Hold) -> None:
+        if id(hold.event) in self._for_table:
+            self._for_table.discard(id(hold.event))
+            assert self.at_gate is not None
+            self.at_gate.add(hold)
+            return
         group = self._retries.pop(id(hold.event), None)
         if group is not None:
             self.history.record("hold.retry", point=hold.event.point,

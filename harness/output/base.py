@@ -24,6 +24,7 @@ from harness.versions import Stack
 # harness.output.registry): their types are named here in comments, as `Any`.
 Cluster = Any  # harness.cluster.topology.Cluster
 CheckpointFolder = Any  # harness.run.checkpoint.CheckpointFolder
+GateHolds = Any  # harness.run.table_watch.GateHolds
 FaultClass = Any  # harness.faults.space.FaultClass
 Observation = Any  # harness.faults.space.Observation
 
@@ -88,8 +89,10 @@ class Output(Protocol):
     def hold(self) -> Hold | None:
         """Where the driver is held at each commit, None where commits are seen another way (or not)."""
 
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
-        """The commit point's watcher, started; None where the output has no table commit point."""
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
+              at_gate: GateHolds | None) -> Watcher | None:
+        """The commit point's watcher, started; None where the output has no table commit point. `at_gate`:
+        the commits the gate holds for it, where the driver cannot be held (a table on object storage)."""
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """Everything committed, as records; `on_batch` sees them as they come (a checker works meanwhile)."""

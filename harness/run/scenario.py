@@ -50,6 +50,7 @@ from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
 from harness.run.table_watch import POINT as TABLE_POINT
+from harness.run.table_watch import GateHolds
 from harness.subject.code_spec import STATE_TABLE, CodeSpec
 from harness.subject.pipeline import Pipeline
 
@@ -300,7 +301,9 @@ class Scenario:
         supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
                                       self.pipeline.name, self.sink.spec, self.restarts)
         nemesis = Nemesis(self.cluster, self.history, supervisor.current, supervisor.replace)
-        schedule = Schedule(self.faults, nemesis, self.history)
+        # where the driver cannot be held at a table's commits (on object storage), their answers are held
+        at_gate = GateHolds() if hold is None and store(self.output).table and self.table_store != "volume" else None
+        schedule = Schedule(self.faults, nemesis, self.history, at_gate)
         gate = self.cluster.gate
         assert gate is not None
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
@@ -312,7 +315,7 @@ class Scenario:
                     first_batch.set()
             watcher.listeners.append(on_planned)
         watcher.start()
-        tables = output.watch(folder, self.history, schedule.on_table_commit)
+        tables = output.watch(folder, self.history, schedule.on_table_commit, at_gate)
         leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
                       if len(kafka.brokers) > 1 else None)
         incomplete = None

@@ -8,10 +8,12 @@ commit info or an Iceberg snapshot's summary, Paimon's commit identifier), else,
 or removes data (not a CREATE TABLE), the batch Spark was running when it committed: the last one
 planned before the commit's time (the version's commit time against Spark's `batchTimestampMs` in
 `offsets/N`, both the driver's clock; batch N+1 is planned only after batch N committed, and a re-run
-keeps its batch's time). That holds however late the harness looks. The driver is held at each commit
-(harness.driver.table_hold: the JVM stopped until answered), so the point's fault lands before Spark can
-write its commit log; a version whose batch Spark had committed by then (a hold said late, under load)
-is recorded but is not the point.
+keeps its batch's time). That holds however late the harness looks. The writer is held at each commit
+until the watcher answers: the driver's JVM stopped where the table is on the run's volume
+(harness.driver.table_hold), the commit's answer held at the gate where it is on object storage (the
+server applied it, the client waits), so the point's fault lands before Spark can write its commit log; a
+version whose batch Spark had committed by then (a hold said late, under load) is recorded but is not the
+point.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from harness.driver.table_hold import RELEASE_AFTER_S
+from harness.gate.http_protocol import CATALOG_COMMIT, S3_PUT, HttpAnswer
+from harness.gate.points import GateEvent, Hold
 from harness.history import History
 from harness.output.commits import Commit, TableCorrupt
 from harness.run.checkpoint import CheckpointFolder, whole_number
@@ -53,22 +57,117 @@ class TableLog(Protocol):
         """What one version did; OSError when the relay does not answer."""
 
 
+class Holds(Protocol):
+    """Where a table's writer is held at each new version until the watcher answers."""
+
+    lasts_s: float | None  # a hold lets go by itself after this long (None: never)
+
+    def look(self) -> None:
+        """See what is held now; OSError when the relay does not answer."""
+
+    def take(self, version: int) -> Callable[[], None] | None:
+        """The release of a new version's hold, once it is said (None until then)."""
+
+    def rest(self, seen: set[int], whole: bool) -> None:
+        """Release the holds no new version took: said late, of a version already `seen`; or, once a look
+        recorded every version it found (`whole`), a commit that made none."""
+
+
+class DriverHolds:
+    """The driver's holds (harness.driver.table_hold): `<token>-<version>.held` said in a folder on the
+    volume, answered by a `.release` beside it."""
+
+    lasts_s = RELEASE_AFTER_S
+
+    def __init__(self, files: _Files, folder: str) -> None:
+        self.files = files
+        self.folder = folder
+        self.answered: set[str] = set()
+        self._said: dict[int, str] = {}
+
+    def look(self) -> None:
+        said = [name for name in self.files.walk(self.folder) if name.endswith(".held")]
+        # a name of another form is no hold of the driver's
+        self._said = {version: name for name in said if name not in self.answered
+                      if (version := whole_number(name.removesuffix(".held").rpartition("-")[2])) is not None}
+
+    def take(self, version: int) -> Callable[[], None] | None:
+        name = self._said.pop(version, None)
+        if name is None:
+            return None
+        self.answered.add(name)
+        return lambda: self._release(name)
+
+    def rest(self, seen: set[int], whole: bool) -> None:
+        for version, name in self._said.items():
+            if version in seen:
+                self.answered.add(name)
+                self._release(name)
+
+    def _release(self, name: str) -> None:
+        self.files.write(f"{self.folder}/{name.removesuffix('.held')}.release", b"")
+
+
+class GateHolds:
+    """A table's commits held at the gate (harness.gate.http_proxy) where it lives on object storage: each
+    answer of an `s3.put` or `catalog.commit` the server applied is held (the schedule's interceptor asks
+    `wants`, then `add`s it) until the watcher has recorded the version it made. A table's commits come
+    one at a time, so what is held when a look begins made the versions that look finds; the newest of
+    them takes it. Out of the sink's reach: nothing in Spark can answer for the gate."""
+
+    lasts_s = None
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[Hold] = []
+        self._looked: list[Hold] = []
+
+    @staticmethod
+    def wants(event: GateEvent) -> bool:
+        """An applied commit's answer (2xx), held for the watcher."""
+        return (event.point in (S3_PUT, CATALOG_COMMIT) and isinstance(event.request, HttpAnswer)
+                and 200 <= event.request.status < 300)
+
+    def add(self, hold: Hold) -> None:
+        with self._lock:
+            self._open.append(hold)
+
+    def look(self) -> None:
+        with self._lock:
+            self._looked = list(self._open)
+
+    def take(self, version: int) -> Callable[[], None] | None:
+        if not self._looked:
+            return None
+        taken, self._looked = self._looked, []
+        with self._lock:
+            self._open = [hold for hold in self._open if hold not in taken]
+
+        def release() -> None:
+            for hold in taken:
+                hold.release()
+        return release
+
+    def rest(self, seen: set[int], whole: bool) -> None:
+        if whole and (release := self.take(-1)) is not None:
+            release()
+
+
 class TableHold:
     """A table version at its commit point, handed to the fault; what the nemesis settles
     (harness.gate.proxy.Held). The commit is in the log whatever happens, so dropping it is releasing it:
-    the JVM goes on, unless the fault killed it first. `said`: the driver's hold file (None when it was
-    not held). Settling it first runs `landed`, which checks that the fault came before Spark's commit."""
+    the writer goes on, unless the fault killed it first. `release`: the hold's (None when it was not
+    held). Settling it first runs `landed`, which checks that the fault came before Spark's commit."""
 
-    def __init__(self, files: _Files, said: str | None, version: int, landed: Callable[[], None]) -> None:
-        self.files = files
-        self.said = said
-        self.what = f"table version {version}" + ("" if said else " (not held)")
+    def __init__(self, release: Callable[[], None] | None, version: int, landed: Callable[[], None]) -> None:
+        self._release = release
+        self.what = f"table version {version}" + ("" if release else " (not held)")
         self.landed = landed
 
     def release(self) -> None:
         self.landed()
-        if self.said is not None:
-            self.files.write(self.said.removesuffix(".held") + ".release", b"")
+        if self._release is not None:
+            self._release()
 
     def drop(self) -> None:
         self.release()
@@ -79,11 +178,9 @@ class TableWatcher:
     `table.committed` event; `on_commit(event, hold)` is told of each version that is the point (its
     batch not yet in Spark's commit log), and must settle the hold; the others are released here."""
 
-    def __init__(self, files: _Files, log: TableLog, holds: str | None, folder: CheckpointFolder, history: History,
+    def __init__(self, log: TableLog, holds: Holds | None, folder: CheckpointFolder, history: History,
                  on_commit: Callable[[dict, TableHold], None], interval: float = 0.05) -> None:
-        """`holds`: the folder the driver says its holds in (harness.driver.table_hold); None where it is not
-        held (a table on object storage: no folder to watch)."""
-        self.files = files
+        """`holds`: how the writer is held at each version (None where it is not)."""
         self.log = log
         self.holds = holds
         self.folder = folder
@@ -91,7 +188,6 @@ class TableWatcher:
         self.on_commit = on_commit
         self.interval = interval
         self.seen: set[int] = set()
-        self.answered: set[str] = set()
         self.attributed: dict[int, int] = {}  # version -> the batch Spark ran when it committed (it named none)
         self._planned_ms: dict[int, int] = {}
         self._first_seen: dict[int, float] = {}
@@ -113,46 +209,44 @@ class TableWatcher:
 
     def poll(self, final: bool = False) -> None:
         try:
+            if self.holds is not None:
+                self.holds.look()  # before the listing: what is held now made versions the listing finds
             found = self.log.versions_now()
-            said = [name for name in self.files.walk(self.holds) if name.endswith(".held")] if self.holds else []
         except OSError:  # the relay is gone: the run is ending
             return
-        # `<token>-<version>.held`; a name of another form is no hold of the driver's
-        holds = {version: name for name in said if name not in self.answered
-                 if (version := whole_number(name.removesuffix(".held").rpartition("-")[2])) is not None}
         now = time.monotonic()
+        whole = True
         for version in found:
             if version in self.seen:
                 continue
-            hold_name = holds.pop(version, None)
+            release = self.holds.take(version) if self.holds is not None else None
             waited = now - self._first_seen.setdefault(version, now)
-            if hold_name is None and self.holds and not final and version > 0 and waited < HELD_WITHIN_S:
+            if release is None and self.holds is not None and not final and version > 0 and waited < HELD_WITHIN_S:
+                whole = False
                 break  # its hold is being said: wait for it, and keep the versions in order
-            if hold_name is not None:
-                self.answered.add(hold_name)
-            if not self._observed(version, hold_name and f"{self.holds}/{hold_name}"):
+            if not self._observed(version, release):
+                whole = False
                 break  # the relay did not answer: looked at again next time
             self.seen.add(version)
-        for version, name in holds.items():  # holds said late, of versions already recorded unheld
-            if version in self.seen:
-                self.answered.add(name)
-                self.files.write(f"{self.holds}/{name.removesuffix('.held')}.release", b"")
+        if self.holds is not None:
+            self.holds.rest(self.seen, whole)
 
-    def _observed(self, version: int, said: str | None) -> bool:
-        """Record a version (and settle its hold, `said`); False when the relay did not answer (it is let go)."""
+    def _observed(self, version: int, release: Callable[[], None] | None) -> bool:
+        """Record a version (and settle its hold); False when the relay did not answer (it is let go)."""
         seen = time.monotonic()
+        held = release is not None
         try:
             commit = self.log.commit(version)
             listing = self.folder.listing()
         except TableCorrupt as corrupt:  # a version naming a file that is gone: recorded, its batch unknown
-            self.history.record(POINT, version=version, batch=None, by="", held=said is not None, point=False,
+            self.history.record(POINT, version=version, batch=None, by="", held=held, point=False,
                                 missing=corrupt.missing)
-            if said is not None:
-                self._release(said)
+            if release is not None:
+                release()
             return True
         except OSError:
-            if said is not None:
-                self._release(said)
+            if release is not None:
+                release()
             return False
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
@@ -162,25 +256,22 @@ class TableWatcher:
                 self.attributed[version] = batch
         point = batch is not None and batch not in committed
         event = self.history.record(POINT, version=version, batch=batch, by=by, app_id=commit.app_id,
-                                    operation=commit.operation, held=said is not None, point=point)
+                                    operation=commit.operation, held=held, point=point)
         if batch is not None and point:
             point_batch = batch
-            self.on_commit(event, TableHold(self.files, said, version,
-                                            lambda: self._landed(version, point_batch, said is not None, seen)))
-        elif said is not None:
-            self._release(said)
+            self.on_commit(event, TableHold(release, version, lambda: self._landed(version, point_batch, held, seen)))
+        elif release is not None:
+            release()
         return True
-
-    def _release(self, said: str) -> None:
-        self.files.write(said.removesuffix(".held") + ".release", b"")
 
     def _landed(self, version: int, batch: int, held: bool, seen: float) -> None:
         """Whether the fault at a version came before Spark committed its batch, checked as the fault settles
-        the point (its effect done: the driver still held, or gone). A batch committed by then means the
+        the point (its effect done: the writer still held, or gone). A batch committed by then means the
         driver went on while held (a hold undone from inside it: the sink can signal its own JVM), or, not
-        held, outran the fault: `point.missed`, and the row did not try what it says. Past the hold's own
-        time limit the driver went on by design: nothing to say."""
-        if held and time.monotonic() - seen > RELEASE_AFTER_S - RELEASE_MARGIN_S:
+        held, outran the fault: `point.missed`, and the row did not try what it says. Past a hold's own
+        time limit the writer went on by design: nothing to say."""
+        lasts = self.holds.lasts_s if held and self.holds is not None else None
+        if lasts is not None and time.monotonic() - seen > lasts - RELEASE_MARGIN_S:
             return
         try:
             committed = self.folder.committed(self.folder.listing())

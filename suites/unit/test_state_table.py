@@ -23,7 +23,7 @@ from harness.output.base import holds_folder
 from harness.output.commits import Commit
 from harness.output.delta.table import DeltaTable
 from harness.run.checkpoint import CheckpointFolder
-from harness.run.table_watch import TableWatcher
+from harness.run.table_watch import DriverHolds, TableWatcher
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 from suites.unit.test_delta_output import TABLE, StandInFiles, add, entry, log_path, parquet
@@ -183,7 +183,7 @@ def test_a_version_that_changes_no_data_holds_no_batch(tmp_path: Path) -> None:
     files.write(log_path(0), entry({"commitInfo": {"timestamp": 10, "operation": "CREATE TABLE"}}, {"metaData": {}}))
     files.write(log_path(1), entry({"commitInfo": {"timestamp": 20, "operation": "MERGE"}}, add("a.parquet")))
     history = History(tmp_path / "history.jsonl")
-    watch = TableWatcher(files, DeltaTable(files, TABLE), holds_folder(TABLE),
+    watch = TableWatcher(DeltaTable(files, TABLE), DriverHolds(files, holds_folder(TABLE)),
                          CheckpointFolder(files, "/checkpoints/s"), history, lambda e, h: h.release())
     watch.poll(final=True)
     history.close()

@@ -22,7 +22,7 @@ from harness.output.commits import Commit
 from harness.output.delta.log import VERSION_FILE
 from harness.output.delta.table import DeltaTable
 from harness.run.checkpoint import CheckpointFolder
-from harness.run.table_watch import TableWatcher
+from harness.run.table_watch import DriverHolds, GateHolds, TableWatcher
 from suites.unit.test_delta_output import StandInFiles, add, entry, log_path, streaming
 
 pytestmark = pytest.mark.unit
@@ -52,8 +52,8 @@ def batches(files: StandInFiles, planned: list[int], committed: list[int]) -> No
 
 
 def watcher(files: StandInFiles, history: History, settled: Settled) -> TableWatcher:
-    return TableWatcher(files, DeltaTable(files, TABLE), holds_folder(TABLE), CheckpointFolder(files, CHECKPOINT),
-                        history, settled)
+    return TableWatcher(DeltaTable(files, TABLE), DriverHolds(files, holds_folder(TABLE)),
+                        CheckpointFolder(files, CHECKPOINT), history, settled)
 
 
 def committed_at(ms: int) -> dict:
@@ -306,10 +306,76 @@ def test_a_version_naming_a_file_that_is_gone_is_recorded_and_the_watch_goes_on(
 
     files, settled = StandInFiles(), Settled()
     history = History(tmp_path / "history.jsonl")
-    watch = TableWatcher(files, Gone(), None, CheckpointFolder(files, CHECKPOINT), history, settled)  # type: ignore[arg-type]
+    watch = TableWatcher(Gone(), None, CheckpointFolder(files, CHECKPOINT), history, settled)  # type: ignore[arg-type]
     batches(files, [0], [])
     watch.poll()
     assert watch.seen == {0, 1}
     [gone, seen] = history_events(tmp_path, history)
     assert gone["missing"] == "t/metadata/snap-1.avro" and not gone["point"] and seen["batch"] == 0
+    history.close()
+
+
+class GateHold:
+    """A stand-in for a gate's hold of a commit's answer (harness.gate.points.Hold)."""
+
+    def __init__(self) -> None:
+        self.released = False
+
+    def release(self) -> None:
+        self.released = True
+
+
+def test_on_object_storage_a_commit_s_answer_is_held_at_the_gate_until_its_version_is_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    at_gate = GateHolds()
+    watch = TableWatcher(DeltaTable(files, TABLE), at_gate, CheckpointFolder(files, CHECKPOINT), history, settled)
+    batches(files, [0, 1], [0])
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    zero = GateHold()
+    at_gate.add(zero)  # type: ignore[arg-type]
+    watch.poll()
+    assert zero.released and not settled.events  # batch 0 is in Spark's commit log: not the point
+    files.write(log_path(1), entry(add("b.parquet"), *streaming("q", 1)))  # applied; its answer not at the gate yet
+    watch.poll()
+    assert watch.seen == {0}  # waits for its hold
+    one = GateHold()
+    at_gate.add(one)  # type: ignore[arg-type]
+    watch.poll()
+    assert [(e["version"], e["batch"], e["held"]) for e in settled.events] == [(1, 1, True)] and not one.released
+    settled.holds[0].release()
+    assert one.released
+    history.close()
+
+
+def test_a_held_answer_that_made_no_version_is_let_go_after_one_look(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    at_gate = GateHolds()
+    watch = TableWatcher(DeltaTable(files, TABLE), at_gate, CheckpointFolder(files, CHECKPOINT), history, settled)
+    nothing = GateHold()
+    at_gate.add(nothing)  # type: ignore[arg-type]
+    watch.poll()
+    assert nothing.released and not settled.events
+    history.close()
+
+
+def test_the_gate_holds_only_applied_commits_for_the_watcher_and_never_a_step_s_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from harness.gate.http_protocol import HttpAnswer, HttpCommit
+    from harness.gate.points import GateEvent, Peer
+
+    history = History(tmp_path / "history.jsonl")
+    at_gate = GateHolds()
+    schedule = Schedule(parse_schedule(["drop:sender@s3.put#2"]), None, history, at_gate)  # type: ignore[arg-type]
+    peer = Peer("driver", "driver", "10.0.0.2", service="s3")
+    put = HttpCommit("PUT", "/harness/t/_delta_log/00000000000000000001.json", {})
+
+    def answer(status: int) -> GateEvent:
+        return GateEvent("s3.put", peer, 1, HttpAnswer(put, status))
+
+    assert schedule.on_point(answer(200))  # the first: held for the watcher
+    assert schedule.on_point(answer(200)) and schedule.fired  # the second: the step's
+    assert not schedule.on_point(answer(412))  # refused: nothing was applied
+    assert not schedule.on_point(GateEvent("s3.put", peer, 1, put))  # on its way in: the server has not seen it
+    schedule.close()
     history.close()

@@ -24,6 +24,7 @@ from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, vers
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
+    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.run.checkpoint import CheckpointFolder
 
@@ -72,11 +73,12 @@ class DeltaTable:
             return None
         return Hold(f"{self.where}/{LOG}", VERSION_FILE.pattern, holds_folder(self.where))
 
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
-        from harness.run.table_watch import TableWatcher
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
+              at_gate: GateHolds | None) -> Watcher | None:
+        from harness.run.table_watch import DriverHolds, TableWatcher
 
-        holds = holds_folder(self.where) if self.hold() is not None else None
-        return TableWatcher(self.files, self, holds, folder, history, on_commit).start()  # type: ignore[arg-type]
+        holds = DriverHolds(self.files, holds_folder(self.where)) if self.hold() is not None else at_gate
+        return TableWatcher(self, holds, folder, history, on_commit).start()
 
     def versions_now(self) -> list[int]:
         """The log's versions so far, in order (its table.committed watcher polls them)."""

@@ -34,6 +34,7 @@ from harness.output.commits import Commit, Files, State, TableCorrupt, table_fil
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
+    from harness.run.table_watch import GateHolds
     from pyiceberg.table.metadata import TableMetadata
 
     from harness.history import History
@@ -143,11 +144,12 @@ class IcebergTable:
     def hold(self) -> Hold | None:
         return Hold(f"{self.where}/{METADATA}", VERSION_FILE.pattern, holds_folder(self.where))
 
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
-        from harness.run.table_watch import TableWatcher
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
+              at_gate: GateHolds | None) -> Watcher | None:
+        from harness.run.table_watch import DriverHolds, TableWatcher
 
-        holds = holds_folder(self.where) if self.hold() is not None else None
-        return TableWatcher(self.files, self, holds, folder, history, on_commit).start()  # type: ignore[arg-type]
+        holds = DriverHolds(self.files, holds_folder(self.where)) if self.hold() is not None else at_gate
+        return TableWatcher(self, holds, folder, history, on_commit).start()
 
     def versions_now(self) -> list[int]:
         """The metadata versions so far, in order (its table.committed watcher polls them)."""

@@ -38,6 +38,7 @@ from harness.output.commits import Commit, Files, State, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
+    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.output.base import CheckpointFolder
 
@@ -98,10 +99,11 @@ class PaimonTable:
     def hold(self) -> Hold | None:
         return Hold(f"{self.where}/snapshot", SNAPSHOT_FILE.pattern, holds_folder(self.where))
 
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
-        from harness.run.table_watch import TableWatcher
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
+              at_gate: GateHolds | None) -> Watcher | None:
+        from harness.run.table_watch import DriverHolds, TableWatcher
 
-        return TableWatcher(self.files, self, holds_folder(self.where), folder, history,  # type: ignore[arg-type]
+        return TableWatcher(self, DriverHolds(self.files, holds_folder(self.where)), folder, history,
                             on_commit).start()
 
     def versions_now(self) -> list[int]:

@@ -48,6 +48,7 @@ from harness.output.commits import Commit, State
 from harness.output.postgres.watcher import HeldCommit, PostgresCommitWatcher
 
 if TYPE_CHECKING:
+    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.run.checkpoint import CheckpointFolder
 
@@ -306,7 +307,8 @@ class PostgresTable:
     def hold(self) -> Hold | None:
         return None  # a writer is held by the server, at its commit (HOLD_FUNCTION)
 
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit) -> Watcher | None:
+    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
+              at_gate: GateHolds | None) -> Watcher | None:
         return PostgresCommitWatcher(self, folder, history, on_commit, self.role_of).start()
 
     def _controlling(self):  # type: ignore[no-untyped-def]
