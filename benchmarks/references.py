@@ -32,7 +32,8 @@ def row(folder: Path) -> tuple[object, ...]:
     caught = [f"{s['name']}: " + ", ".join(f"{k}={v}" for k, v in s["anomalies"].items())
               for s in scenarios if s["outcome"] == "fail"]
     seconds = sum(s["seconds"] for s in scenarios)
-    return (f"`{certificate['sink']}`", f"{parts} (`{certificate['output']}`)", stack, certificate["matrix"],
+    where = f", `--store {certificate['store']}`" if "store" in certificate else ""
+    return (f"`{certificate['sink']}`", f"{parts} (`{certificate['output']}`{where})", stack, certificate["matrix"],
             certificate["brokers"], certificate["verdict"],
             f"{sum(s['outcome'] == 'pass' for s in scenarios)}/{len(scenarios)}", "; ".join(caught) or "-",
             f"{seconds // 60:.0f} min {seconds % 60:.0f} s")

@@ -1,8 +1,8 @@
 """How a scenario's cost grows with its work: the baseline and one fault scenario at 20k, 200k and 1M
 records on 4 partitions, and 200k on 16, through one sink into one output.
 
-    python benchmarks/scale.py [--output kafka|delta|postgres|iceberg|paimon] [--sink NAME] [--sizes ...]
-                               [--wide 200000]
+    python benchmarks/scale.py [--output kafka|delta|postgres|iceberg|paimon] [--store volume|s3] [--sink NAME]
+                               [--sizes ...] [--wide 200000]
 
 Prints, per scenario: verdict, seconds in all, seconds consuming, records/s while consuming, the batch
 size, the harness process's peak memory (its resident high-water mark, reset before each scenario) and
@@ -190,21 +190,23 @@ def checked_rate(table: Output, run: Scenario, result: ScenarioResult) -> float:
     return len(read.records) / seconds
 
 
-def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: int, faults: list[str]) -> Row:
+def measure(cluster: Cluster, output: str, sink: str, records: int, partitions: int, faults: list[str],
+            store: str = "volume") -> Row:
     """One scenario's row: its peak memory taken before the plain read that follows it. Its result is
     dropped on return: kept while the next scenario ran, a 1M baseline's output (its records and send log)
     counted in the fault run's peak."""
     name = f"scale-{output}-{records}-p{partitions}-{'fault' if faults else 'baseline'}"
     reset_peak_rss()
     started = time.monotonic()
-    run = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions, output=output)
+    run = scenario(cluster, name, sink=sink, faults=faults, records=records, partitions=partitions, output=output,
+                   store=store)
     with ClusterPeak(cluster.run_id) as peak:
         result = run.run()
     seconds = time.monotonic() - started
     harness_mib = peak_rss_mib()
     consume = result.seconds.get("consume", float("nan"))
     model = result.seconds["model"]
-    if output not in PLAIN_READS:
+    if output not in PLAIN_READS or store != "volume":  # the plain reads read the volume
         rates = TableRates(len(result.read.records) / (result.seconds["read_and_check"] - model), None, None)
     else:
         rates = table_rates(cluster, output, name, run, result)
@@ -217,6 +219,7 @@ def main() -> None:
     parser.add_argument("--output", default="kafka", choices=NAMES)
     parser.add_argument("--sink", help="the sink (default: the output's reference: "
                         + ", ".join(f"{sink} for {output}" for output, sink in REFERENCE.items()) + ")")
+    parser.add_argument("--store", default="volume", choices=("volume", "s3"), help="where a table lives")
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
     parser.add_argument("--wide", type=int, default=200_000, help="records of the 16-partition runs (0: none)")
     args = parser.parse_args()
@@ -228,27 +231,28 @@ def main() -> None:
     with session() as opened:
         for records, partitions in runs:
             for faults in ([], [FAULT]):
-                row = measure(opened.cluster, args.output, sink, records, partitions, faults)
+                row = measure(opened.cluster, args.output, sink, records, partitions, faults, args.store)
                 rows.append(row)
                 print(row.line(), flush=True)
-    print(f"\nsink {sink} into {args.output}; fault scenario: {FAULT}")
+    into = args.output + (f" on {args.store}" if args.store != "volume" else "")
+    plain = args.output in PLAIN_READS and args.store == "volume"
+    print(f"\nsink {sink} into {into}; fault scenario: {FAULT}")
     print(HEADER)
     for row in rows:
         print(row.line())
     goals = (f"goals: >= {GOALS['records_per_s']} records/s (passthrough), 1M baseline <= {GOALS['baseline_1m_s']} s, "
              f"harness <= {GOALS['harness_mib']} MiB at 1M"
              + (f", reading and checking >= {GOALS['read_ratio']} of a plain read"
-                if args.output in PLAIN_READS else ""))
+                if plain else ""))
     print(goals)
-    command = (f"python benchmarks/scale.py --output {args.output} --sink {sink} --sizes {args.sizes} "
-               f"--wide {args.wide}")
+    command = (f"python benchmarks/scale.py --output {args.output} --store {args.store} --sink {sink} "
+               f"--sizes {args.sizes} --wide {args.wide}")
     record("scale", "Scale and memory", "A baseline and one fault scenario at 20k, 200k and 1M records "
            "(`benchmarks/scale.py`): time, records/s and peak memory of the harness and the cluster. Into a table "
            "(`--output delta` or `postgres`), also the harness's reading and checking against a plain read of the "
            "same table.",
-           section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {args.output}; the fault "
-                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if args.output in PLAIN_READS
-                                                                               else "")))
+           section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {into}; the fault "
+                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if plain else "")))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,13 @@ batch 2 is a Paimon snapshot and not yet in Spark's commit log, and the table's 
 apache/iceberg#15050 (fixed by #15051, in 1.10.2 and 1.11.0): a 503 answered to a REST catalog's CREATE
 commit that had landed made Iceberg's client delete files of the table's live snapshot. Run on Spark 4.0
 with Iceberg 1.10.1 (the table left corrupt) and 1.11.0 (the commit's state unknown, the batch replayed and
-skipped: exactly-once), through the run's REST catalog on its S3 server (`--store s3`)."""
+skipped: exactly-once), through the run's REST catalog on its S3 server (`--store s3`).
+
+apache/iceberg#13866 (reconciliation after an unknown commit state, merged as #14320 in 1.11.0): a 5xx
+answered to a REST commit that had landed leaves Iceberg 1.10.x's client with an unknown commit state; it
+fails the write, and a `foreachBatch` append run again appends the batch a second time (only a streaming
+sink's own epoch check saves it). 1.11.0's client reloads the table, finds its snapshot and goes on. Run with
+a plain `foreachBatch` append through the REST catalog, on 1.10.1 and 1.11.0."""
 
 from __future__ import annotations
 
@@ -76,4 +82,43 @@ def test_iceberg_15050_is_fixed_in_1_11_0_the_commit_state_unknown_and_the_repla
 
     assert result.to_dict()["versions"]["iceberg"] == "1.11.0"
     assert result.events("query.failed"), "the 503 did not fail the batch"
+    assert result.exactly_once, result.summary()
+
+
+PLAIN_APPEND = "bad_iceberg_blind_append"  # a foreachBatch append, as users write it: nothing names its batch
+FAIL_APPEND_COMMIT = "fail:sender@catalog.commit#2/503"  # after the CREATE, an append
+
+
+def iceberg_13866(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    """A `foreachBatch` append into the run's REST catalog; the catalog applies an append's commit and the gate
+    answers 503 in its place, as a proxy in front of a catalog may."""
+    result = eo_scenario(sink=PLAIN_APPEND, output="iceberg", store="s3", faults=[FAIL_APPEND_COMMIT],
+                         records=RECORDS)
+    assert_fired_with_effect(result, FAIL_APPEND_COMMIT)
+    held = next(e for e in result.events("hold") if e["point"] == "catalog.commit" and e["phase"] == "response")
+    table = held["tables"][0]
+    assert held["status"] == 200 and table["adds_snapshots"] and not table["creates"], held  # an append, applied
+    return result
+
+
+@pytest.mark.iceberg("1.10.1")
+def test_iceberg_13866_in_1_10_1_a_503_to_an_applied_append_fails_the_batch_and_its_replay_appends_it_again(  # type: ignore[no-untyped-def]
+        eo_scenario) -> None:
+    result = iceberg_13866(eo_scenario)
+
+    assert result.to_dict()["versions"]["iceberg"] == "1.10.1"
+    assert result.events("query.failed"), "the 503 did not fail the batch"
+    anomalies = result.verdict.anomalies
+    assert "batch_committed_twice" in anomalies and "duplicate" in anomalies, \
+        f"apache/iceberg#13866 did not reproduce: {result.summary()}"
+    assert "lost" not in anomalies and "table_corrupt" not in anomalies, result.verdict.summary()
+
+
+@pytest.mark.iceberg("1.11.0")
+def test_iceberg_13866_is_fixed_in_1_11_0_the_client_finds_its_snapshot_and_the_batch_goes_on(  # type: ignore[no-untyped-def]
+        eo_scenario) -> None:
+    result = iceberg_13866(eo_scenario)
+
+    assert result.to_dict()["versions"]["iceberg"] == "1.11.0"
+    assert not result.events("query.failed"), result.events("query.failed")
     assert result.exactly_once, result.summary()

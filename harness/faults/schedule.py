@@ -13,7 +13,7 @@ from typing import Protocol
 
 from harness.faults.nemesis import Nemesis
 from harness.faults.spec import ANSWERED_POINTS, ANSWERING, BATCH_POINTS, FaultStep
-from harness.gate.points import GateEvent, Held, Hold
+from harness.gate.points import FOR_WATCHER, GateEvent, Held, Hold
 from harness.history import History
 
 
@@ -112,8 +112,9 @@ class Schedule:
 
     # -- gate --------------------------------------------------------------------------------------
 
-    def on_point(self, event: GateEvent) -> bool:
-        """A step that fires on a gate point holds it: the nemesis then settles the hold."""
+    def on_point(self, event: GateEvent) -> bool | str:
+        """A step that fires on a gate point holds it: the nemesis then settles the hold. A table's applied
+        commit no step wants is held for its watcher (FOR_WATCHER), where the driver is not held."""
         group = self._groups.get((event.point, event.transactional_id or ""))
         if group is not None and group.outcome is None and group.retries(event):
             self._retries[id(event)] = group
@@ -122,7 +123,7 @@ class Schedule:
         if index is None:
             if self.at_gate is not None and self.at_gate.wants(event):
                 self._for_table.add(id(event))
-                return True
+                return FOR_WATCHER
             return False
         self._held[id(event)] = index
         return True

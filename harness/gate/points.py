@@ -101,10 +101,14 @@ class Held(Protocol):
     def drop(self) -> None: ...
 
 
-class Interceptor(Protocol):
-    """Decides, per point reached, whether to hold; is told of every hold. Called on the gate's loop: be quick."""
+FOR_WATCHER = "watcher"  # on_point's word for a hold that is no fault: a table's commit held for its watcher
 
-    def on_point(self, event: GateEvent) -> bool: ...
+
+class Interceptor(Protocol):
+    """Decides, per point reached, whether to hold (True, or FOR_WATCHER); is told of every hold. Called on
+    the gate's loop: be quick."""
+
+    def on_point(self, event: GateEvent) -> bool | str: ...
 
     def on_hold(self, hold: Hold) -> None: ...
 

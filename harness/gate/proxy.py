@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from harness.gate.http_proxy import http_pumps
 from harness.gate.pg_proxy import pg_pumps
-from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Hold, Interceptor, Observe, Peer
+from harness.gate.points import FOR_WATCHER, HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Hold, Interceptor, Observe, Peer
 from harness.gate.protocol import (
     ADD_PARTITIONS_TO_TXN,
     API_VERSIONS,
@@ -293,14 +293,16 @@ class KafkaGate:
         """Record the point; hold when the interceptor asks to. False: drop the connection; an HTTP status:
         answer with it in the server's place (a `fail` step)."""
         self.record("point", **event.fields())
-        if not self.interceptor.on_point(event):
+        wanted = self.interceptor.on_point(event)
+        if not wanted:
             return True
         hold = Hold(self._loop, event, what)
         self.holds.append(hold)
-        self.record("hold", what=what, **event.fields())
+        prefix = "watch." if wanted == FOR_WATCHER else ""  # no fault's: reports show a fault's holds only
+        self.record(f"{prefix}hold", what=what, **event.fields())
         self.interceptor.on_hold(hold)
         forward = await hold.future
         settled = "fail" if forward is not True and forward is not False else "release" if forward else "drop"
-        self.record(settled, what=what, held_s=round(time.time() - hold.since, 3), **event.fields(),
+        self.record(f"{prefix}{settled}", what=what, held_s=round(time.time() - hold.since, 3), **event.fields(),
                     **({"answered": forward} if settled == "fail" else {}))
         return forward

@@ -53,3 +53,14 @@ def test_the_settings_page_lists_every_setting_as_the_table_has_it() -> None:
     for s in SETTINGS.values():
         ini = f"`{s.ini}`" if s.ini else "(none)"
         assert f"| `{s.name}` | `{s.flag}` | `{s.env}` | {ini} | {s.default or '(none)'} |" in text, s.name
+
+
+def test_the_store_s_help_names_the_outputs_that_live_on_s3() -> None:
+    import re
+
+    from harness.output.registry import stores
+    from harness.settings import SETTINGS
+
+    named = re.search(r"through the gate \(([a-z, ]+);", SETTINGS["store"].help)
+    assert named is not None
+    assert named.group(1).split(", ") == [found.name for found in stores() if "s3" in found.stores]

@@ -362,7 +362,7 @@ def test_a_held_answer_that_made_no_version_is_let_go_after_one_look(tmp_path) -
 
 def test_the_gate_holds_only_applied_commits_for_the_watcher_and_never_a_step_s_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from harness.gate.http_protocol import HttpAnswer, HttpCommit
-    from harness.gate.points import GateEvent, Peer
+    from harness.gate.points import FOR_WATCHER, GateEvent, Peer
 
     history = History(tmp_path / "history.jsonl")
     at_gate = GateHolds()
@@ -373,8 +373,8 @@ def test_the_gate_holds_only_applied_commits_for_the_watcher_and_never_a_step_s_
     def answer(status: int) -> GateEvent:
         return GateEvent("s3.put", peer, 1, HttpAnswer(put, status))
 
-    assert schedule.on_point(answer(200))  # the first: held for the watcher
-    assert schedule.on_point(answer(200)) and schedule.fired  # the second: the step's
+    assert schedule.on_point(answer(200)) == FOR_WATCHER  # the first: held for the watcher, no fault's hold
+    assert schedule.on_point(answer(200)) is True and schedule.fired  # the second: the step's
     assert not schedule.on_point(answer(412))  # refused: nothing was applied
     assert not schedule.on_point(GateEvent("s3.put", peer, 1, put))  # on its way in: the server has not seen it
     schedule.close()
