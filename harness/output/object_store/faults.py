@@ -4,8 +4,9 @@ and `catalog.commit`, an Iceberg REST commit (harness.gate.http_proxy), added to
 
 from __future__ import annotations
 
-from harness.cluster.spark import NETWORK_TIMEOUT_S
-from harness.faults.space import PARTITION_S, ROLES, FaultClass, Observation, role_suffix, who
+from functools import partial
+
+from harness.faults.space import FaultClass, Observation, service_commit_classes, who
 
 POINTS = {"s3.put": "the S3 server", "catalog.commit": "the REST catalog"}
 
@@ -16,29 +17,16 @@ def fault_classes(seen: Observation) -> list[FaultClass]:
     applied it (the lost commit response), its role's link cut, the commit held."""
     out = []
     for point, server in POINTS.items():
-        if point not in seen.senders:
-            continue
-        for role, spec, suffix in role_suffix(seen, point):
-            out += [
-                FaultClass("kill", "sender", point, role, "instant", f"kill-sender-{point}{suffix}",
-                           (f"kill:sender@{point}#2{spec}",),
-                           f"SIGKILL the process sending a commit to {server} ({who(role)}) while the gate holds "
-                           "it: the server never sees it, and the batch runs again", quick=True),
-                FaultClass("drop", "sender", point, role, "instant", f"lost-{point}-response{suffix}",
-                           (f"drop:sender@{point}#2{spec}",),
-                           f"a commit to {server} whose answer is lost ({who(role)}): applied, the connection "
-                           "closed in place of its answer", quick=True),
-                FaultClass("fail", "sender", point, role, "instant", f"failed-{point}-503{suffix}",
-                           (f"fail:sender@{point}#2{spec}/503",),
-                           f"a commit to {server} applied, then answered 503 in its place ({who(role)}), as a "
-                           "proxy in front of it may answer: cleaning up after it destroys the table"),
-            ]
-        for link in sorted(seen.senders[point]) or ROLES:
-            out.append(FaultClass("partition", link, point, "any", f"{PARTITION_S:g}s", f"partition-{link}-{point}",
-                                  (f"partition:{link}@{point}#2/{PARTITION_S:g}s",),
-                                  f"cut the {link} link to {server} for {PARTITION_S:g} s as a commit is sent"))
-        held = round(NETWORK_TIMEOUT_S / 2)
-        out.append(FaultClass("delay", "sender", point, "any", "below-network-timeout", f"delay-{point}",
-                              (f"delay:sender@{point}#2/{held}s",),
-                              f"a commit to {server} held {held} s at the gate, then let through"))
+        out += service_commit_classes(
+            seen, point, server=server, commit=f"a commit to {server}", lost_row=f"lost-{point}-response",
+            killed="the server never sees it, and the batch runs again",
+            lost="applied, the connection closed in place of its answer", per_role=partial(_failed, point, server))
     return out
+
+
+def _failed(point: str, server: str, role: str, spec: str, suffix: str) -> list[FaultClass]:
+    """An applied commit answered 503: HTTP's own way to lose a commit's answer, beside the dropped one."""
+    return [FaultClass("fail", "sender", point, role, "instant", f"failed-{point}-503{suffix}",
+                       (f"fail:sender@{point}#2{spec}/503",),
+                       f"a commit to {server} applied, then answered 503 in its place ({who(role)}), as a "
+                       "proxy in front of it may answer: cleaning up after it destroys the table")]
