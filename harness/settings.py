@@ -81,8 +81,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "topic (kafka, read_committed) or a table (its latest committed version, with the store's own commit "
             "history); the sink's context says where (docs/reference/outputs.md)", choices=NAMES, pytest=True),
     Setting("store", "volume", "where a table lives: the run's shared volume, or an S3 server in the run that "
-            "the system under test reaches through the gate (delta, iceberg; docs/guides/tables.md)", choices=("volume", "s3"),
-            pytest=True),
+            "the system under test reaches through the gate (delta, iceberg; docs/guides/tables.md)",
+            choices=("volume", "s3"), pytest=True),
     Setting("records", "20000", "records of input a scenario produces", int),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "

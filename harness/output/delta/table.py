@@ -24,9 +24,9 @@ from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, vers
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
-    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.run.checkpoint import CheckpointFolder
+    from harness.run.table_watch import GateHolds
 
 
 # Delta Lake's SQL extension and catalog (its jars are in the image): a session needs them for Delta's

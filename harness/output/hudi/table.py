@@ -41,9 +41,9 @@ from harness.output.commits import Commit, Files, State, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
-    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.output.base import CheckpointFolder
+    from harness.run.table_watch import GateHolds
 
 META = ".hoodie"
 TIMELINE = f"{META}/timeline"

@@ -34,11 +34,11 @@ from harness.output.commits import Commit, Files, State, TableCorrupt, table_fil
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
-    from harness.run.table_watch import GateHolds
     from pyiceberg.table.metadata import TableMetadata
 
     from harness.history import History
     from harness.output.base import CheckpointFolder
+    from harness.run.table_watch import GateHolds
 
 METADATA = "metadata"
 VERSION_FILE = re.compile(r"^v([0-9]+)\.metadata\.json$")  # ASCII digits: HadoopTableOperations' own names

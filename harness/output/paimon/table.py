@@ -38,9 +38,9 @@ from harness.output.commits import Commit, Files, State, table_file
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
-    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.output.base import CheckpointFolder
+    from harness.run.table_watch import GateHolds
 
 # ASCII digits only (\d takes any script's); a listing of the table folder or of its snapshot/ folder
 SNAPSHOT_FILE = re.compile(r"^(?:snapshot/)?snapshot-([0-9]+)$")

@@ -48,9 +48,9 @@ from harness.output.commits import Commit, State
 from harness.output.postgres.watcher import HeldCommit, PostgresCommitWatcher
 
 if TYPE_CHECKING:
-    from harness.run.table_watch import GateHolds
     from harness.history import History
     from harness.run.checkpoint import CheckpointFolder
+    from harness.run.table_watch import GateHolds
 
 COLUMNS = ("key", "value", "batch_id")  # what the checkers and the history read of a row
 BATCH = 10_000  # rows handed to the checker at once (and fetched from the server at once)
