@@ -349,9 +349,10 @@ class Nemesis:
     def _fail(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         """The commit went through, its answer is held: answer the step's status in its place."""
         assert isinstance(hold, Hold) and step.status is not None, "a fail step holds an HTTP answer"
-        hold.fail(step.status)
-        self.history.record("effect", fault=str(step), effect=f"the commit applied, answered {step.status} in its "
-                                                               "place and its connection closed")
+        hold.fail(step.status, step.retry_after)
+        after = "" if step.retry_after is None else f" (Retry-After: {step.retry_after})"
+        self.history.record("effect", fault=str(step), effect=f"the commit applied, answered {step.status}{after} in "
+                                                               "its place and its connection closed")
 
     def _drop(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         """The commit went through, its answer is held: close the connection in its place."""

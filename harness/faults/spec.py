@@ -1,7 +1,7 @@
 """Fault steps as data, and the small grammar that writes them.
 
     step     := ["then "] action ":" target "@" point [":" number] ["#" nth] ["~" role] ["/" duration]
-              | ["then "] "fail:sender@" http_point ["#" nth] ["~" role] "/" status
+              | ["then "] "fail:sender@" http_point ["#" nth] ["~" role] "/" status [",retry-after=" seconds]
     action   := kill | stop | pause | partition | isolate | delay | drop
     target   := sender | executor | driver | worker | executors                (executors: the role's link)
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
@@ -13,7 +13,8 @@
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms, at most 86400s (pause, partition, isolate, delay)
-    status   := the HTTP status a `fail` step answers in the server's place, 400 to 599
+    status   := the HTTP status a `fail` step answers in the server's place, 400 to 599, with a Retry-After
+                header of that many whole seconds when `,retry-after=N` follows it
     then     := count occurrences only once the step before it was carried out (a killed driver
                 replaced): the second of two faults lands while the stream recovers from the first
                 (not on time points)
@@ -40,7 +41,8 @@ metadata pointer swapped), each on its HTTP connection through the gate (`--stor
 dropped as pg.commit's are (a partition cuts a role's link to the S3 server or to the catalog).
 `fail:sender@catalog.commit#2/503` lets the commit through and answers it with that status in the server's
 place (an S3 error document, a REST catalog's error model), then closes the connection: applied, and the
-client told it failed.
+client told it failed. `fail:sender@catalog.commit#2/503,retry-after=1` also says when to try again, as a
+server shedding load or a proxy in front of it may: a client that retries sends the applied commit again.
 
 Kafka's nodes are named as the fault fires: `broker` is broker 1, `broker:N` broker N, `coordinator`
 the transaction coordinator of the sender's transactional id (else of the last one the gate saw),
@@ -110,6 +112,7 @@ class FaultStep:
     duration: float | None = None
     after: bool = False  # `then`: occurrences count once the step before it fired
     status: int | None = None  # `fail`: the HTTP status answered in the server's place
+    retry_after: int | None = None  # `fail`: the seconds its Retry-After header says, if it has one
 
     def __str__(self) -> str:
         text = f"{'then ' if self.after else ''}{self.action}:{self.target}@{self.point}"
@@ -123,6 +126,8 @@ class FaultStep:
             text += f"/{self.duration:g}s"
         if self.status is not None:
             text += f"/{self.status}"
+        if self.retry_after is not None:
+            text += f",retry-after={self.retry_after}"
         return text
 
 
@@ -146,13 +151,16 @@ def parse_step(spec: str) -> FaultStep:
         if not WHOLE.fullmatch(parts["nth"]) or int(parts["nth"]) < 1:
             raise BadInput(_bad_occurrence(spec, parts["nth"]))
         nth = int(parts["nth"])
-    duration = status = None
+    duration = status = retry_after = None
     if parts["action"] == "fail":
-        status = _status(parts["duration"], spec)
+        status_token, _, header = (parts["duration"] or "").partition(",")
+        status = _status(status_token or None, spec)
+        if header:
+            retry_after = _retry_after(header, spec)
     elif parts["duration"] is not None:
         duration = _duration(parts["duration"], spec)
     step = FaultStep(parts["action"], parts["target"], parts["point"], number, nth, parts["role"], duration,
-                     parts["then"] is not None, status)
+                     parts["then"] is not None, status, retry_after)
     return checked(step, spec)
 
 
@@ -162,6 +170,15 @@ def _status(token: str | None, spec: str) -> int:
         raise BadInput(f"fault spec '{spec}': 'fail' answers with an HTTP status from 400 to 599, e.g. "
                        "fail:sender@catalog.commit#2/503")
     return int(token)
+
+
+def _retry_after(token: str, spec: str) -> int:
+    """A `fail` step's Retry-After: `retry-after=N`, whole seconds up to a day."""
+    match = re.fullmatch(r"retry-after=([0-9]+)", token)
+    if match is None or int(match.group(1)) > MAX_SECONDS:
+        raise BadInput(f"fault spec '{spec}': after a fail step's status, ',retry-after=N' (whole seconds, at most "
+                       f"{MAX_SECONDS:.0f}), e.g. fail:sender@catalog.commit#2/503,retry-after=1")
+    return int(match.group(1))
 
 
 def _number(token: str, point: str, spec: str) -> float:
@@ -285,8 +302,11 @@ def _validate_pg(step: FaultStep, spec: str) -> None:
                                   or not _is_status(step.status)):
         raise BadInput(f"fault spec '{spec}': 'fail' answers an HTTP commit in its server's place: "
                        "fail:sender@s3.put/503 or fail:sender@catalog.commit/503")
-    if step.action != "fail" and step.status is not None:
+    if step.action != "fail" and (step.status is not None or step.retry_after is not None):
         raise BadInput(f"fault spec '{spec}': only 'fail' takes a status")
+    if step.retry_after is not None and (not isinstance(step.retry_after, int) or isinstance(step.retry_after, bool)
+                                         or not 0 <= step.retry_after <= MAX_SECONDS):
+        raise BadInput(f"fault spec '{spec}': a fail step's retry-after is whole seconds, at most {MAX_SECONDS:.0f}")
     if step.action == "drop" and (step.target != "sender" or step.point not in ANSWERED_POINTS):
         raise BadInput(f"fault spec '{spec}': 'drop' drops a commit's response: drop:sender@pg.commit, "
                        "drop:sender@s3.put or drop:sender@catalog.commit")

@@ -633,7 +633,7 @@ def _response(request: Request, status: int, content_type: str, body: bytes, ext
 
 
 def s3_error(request: Request, status: int, message: str, code: str | None = None, request_id: str = "gate",
-             domain: str | None = None) -> bytes:
+             domain: str | None = None, retry_after: int | None = None) -> bytes:
     """S3's answer to `request` with `status`: its XML Error document (the code S3 gives that status unless
     `code` is given), naming the request's object as its Resource."""
     code = code or S3_CODES.get(status)
@@ -644,14 +644,21 @@ def s3_error(request: Request, status: int, message: str, code: str | None = Non
             f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message>"
             f"<Resource>/{escape(bucket)}{'/' + escape(key) if key else ''}</Resource>"
             f"<RequestId>{escape(request_id)}</RequestId></Error>").encode()
-    return _response(request, status, "application/xml", body, (("x-amz-request-id", request_id),))
+    return _response(request, status, "application/xml", body,
+                     (("x-amz-request-id", request_id), *_retry_after(retry_after)))
 
 
-def catalog_error(request: Request, status: int, message: str, type: str | None = None) -> bytes:
+def catalog_error(request: Request, status: int, message: str, type: str | None = None,
+                  retry_after: int | None = None) -> bytes:
     """An Iceberg REST catalog's answer to `request` with `status`: its ErrorModel JSON (the type the spec
     gives that status unless `type` is given)."""
     type = type or CATALOG_TYPES.get(status)
     if type is None:
         raise ValueError(f"no Iceberg REST error type for status {status}: give one")
     body = json.dumps({"error": {"message": message, "type": type, "code": status}}).encode()
-    return _response(request, status, "application/json", body)
+    return _response(request, status, "application/json", body, _retry_after(retry_after))
+
+
+def _retry_after(seconds: int | None) -> Headers:
+    """The Retry-After header a server sends with a 503 or 429, when it says when to try again."""
+    return () if seconds is None else (("Retry-After", str(seconds)),)

@@ -30,7 +30,7 @@ from harness.gate.http_protocol import (
     s3_error,
     wants_body,
 )
-from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Peer
+from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, Failed, GateEvent, Peer
 from harness.gate.pumps import flush, read_chunk
 
 Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -43,7 +43,7 @@ class _Gate(Protocol):
 
     def refuse(self, peer: Peer, connection: int, direction: str, why: str) -> None: ...
 
-    async def intercept(self, event: GateEvent, what: str) -> bool | int: ...
+    async def intercept(self, event: GateEvent, what: str) -> bool | Failed: ...
 
     async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None: ...
 
@@ -122,8 +122,8 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
                         outcome = await gate.intercept(event, HOLD_RESPONSE)
                         if outcome is False:
                             return
-                        if outcome is not True:  # a `fail` step: its status in the server's place, then closed
-                            await gate.forward(client, _failed(peer, part.request, int(outcome)))
+                        if isinstance(outcome, Failed):  # a `fail` step: its answer in the server's place, closed
+                            await gate.forward(client, _failed(peer, part.request, outcome))
                             return
                 out += part.raw
         except ProtocolError as error:
@@ -134,6 +134,9 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
             return
 
 
-def _failed(peer: Peer, request: Request, status: int) -> bytes:
+def _failed(peer: Peer, request: Request, failed: Failed) -> bytes:
+    status, after = failed.status, failed.retry_after
     message = f"the harness answers {status} in the server's place (a fail step)"
-    return catalog_error(request, status, message) if peer.service == "catalog" else s3_error(request, status, message)
+    if peer.service == "catalog":
+        return catalog_error(request, status, message, retry_after=after)
+    return s3_error(request, status, message, retry_after=after)

@@ -62,6 +62,14 @@ class GateEvent:
                 **({"transaction_timeout_ms": r.transaction_timeout_ms} if r.transaction_timeout_ms else {})}
 
 
+@dataclass(frozen=True)
+class Failed:
+    """A held HTTP answer's replacement (a `fail` step): this status, and a Retry-After header when given."""
+
+    status: int
+    retry_after: int | None = None
+
+
 class Hold:
     """A request or response held by the gate; `release` forwards it, `drop` cuts the connection."""
 
@@ -69,10 +77,10 @@ class Hold:
         self.loop = loop
         self.event = event
         self.what = what
-        self.future: asyncio.Future[bool | int] = loop.create_future()  # forward, drop, or answer this status
+        self.future: asyncio.Future[bool | Failed] = loop.create_future()  # forward, drop, or answer in its place
         self.since = time.time()
 
-    def _settle(self, forward: bool | int) -> None:
+    def _settle(self, forward: bool | Failed) -> None:
         if not self.future.done():
             self.future.set_result(forward)
 
@@ -82,9 +90,9 @@ class Hold:
     def drop(self) -> None:
         self.loop.call_soon_threadsafe(self._settle, False)
 
-    def fail(self, status: int) -> None:
+    def fail(self, status: int, retry_after: int | None = None) -> None:
         """Answer a held HTTP answer with `status` in the server's place (harness.gate.http_proxy)."""
-        self.loop.call_soon_threadsafe(self._settle, status)
+        self.loop.call_soon_threadsafe(self._settle, Failed(status, retry_after))
 
     @property
     def settled(self) -> bool:

@@ -25,7 +25,17 @@ from collections.abc import Callable
 
 from harness.gate.http_proxy import http_pumps
 from harness.gate.pg_proxy import pg_pumps
-from harness.gate.points import FOR_WATCHER, HOLD_REQUEST, HOLD_RESPONSE, GateEvent, Hold, Interceptor, Observe, Peer
+from harness.gate.points import (
+    FOR_WATCHER,
+    HOLD_REQUEST,
+    HOLD_RESPONSE,
+    Failed,
+    GateEvent,
+    Hold,
+    Interceptor,
+    Observe,
+    Peer,
+)
 from harness.gate.protocol import (
     ADD_PARTITIONS_TO_TXN,
     API_VERSIONS,
@@ -289,7 +299,7 @@ class KafkaGate:
             return "txn.first_write", None
         return None, None
 
-    async def intercept(self, event: GateEvent, what: str) -> bool | int:
+    async def intercept(self, event: GateEvent, what: str) -> bool | Failed:
         """Record the point; hold when the interceptor asks to. False: drop the connection; an HTTP status:
         answer with it in the server's place (a `fail` step)."""
         self.record("point", **event.fields())
@@ -302,7 +312,8 @@ class KafkaGate:
         self.record(f"{prefix}hold", what=what, **event.fields())
         self.interceptor.on_hold(hold)
         forward = await hold.future
-        settled = "fail" if forward is not True and forward is not False else "release" if forward else "drop"
+        settled = "fail" if isinstance(forward, Failed) else "release" if forward else "drop"
         self.record(f"{prefix}{settled}", what=what, held_s=round(time.time() - hold.since, 3), **event.fields(),
-                    **({"answered": forward} if settled == "fail" else {}))
+                    **({"answered": forward.status, "retry_after": forward.retry_after}
+                       if isinstance(forward, Failed) else {}))
         return forward

@@ -253,3 +253,14 @@ def test_a_fail_step_answers_an_http_commit_with_a_status() -> None:
                 "fail:driver@s3.put/503", "fail:sender@s3.put"):
         with pytest.raises(BadInput, match="'fail' answers"):
             parse_step(bad)
+
+
+def test_a_fail_step_may_say_when_to_try_again() -> None:
+    step = parse_step("fail:sender@catalog.commit#2/503,retry-after=1")
+    assert (step.status, step.retry_after) == (503, 1)
+    assert str(step) == "fail:sender@catalog.commit#2/503,retry-after=1"
+    assert parse_schedule([str(step)]) == [step] == schedule_from_json(schedule_to_json([step]))
+    for bad in ("fail:sender@catalog.commit#2/503,retry-after=1.5", "fail:sender@catalog.commit#2/503,retry=1",
+                "fail:sender@catalog.commit#2/503,retry-after=86401"):
+        with pytest.raises(BadInput, match="retry-after=N"):
+            parse_step(bad)

@@ -155,9 +155,13 @@ def test_a_dropped_answer_leaves_the_put_done_and_the_client_without_its_answer(
 
 
 class FailPoints(HoldPoints):
+    def __init__(self, answered: bool, retry_after: int | None = None) -> None:
+        super().__init__(answered)
+        self.retry_after = retry_after
+
     def on_hold(self, hold: Hold) -> None:
         super().on_hold(hold)
-        hold.fail(503)
+        hold.fail(503, self.retry_after)
 
 
 def test_a_failed_commit_is_applied_and_answered_with_the_step_s_status(http_relay_ports) -> None:  # type: ignore[no-untyped-def]
@@ -172,6 +176,19 @@ def test_a_failed_commit_is_applied_and_answered_with_the_step_s_status(http_rel
     assert server.received == [request]  # applied
     assert got.startswith(b"HTTP/1.1 503 ") and b'"code": 503' in got and b"Connection: close" in got
     assert any(type == "fail" and f["answered"] == 503 for type, f in gate.events)  # type: ignore[attr-defined]
+    assert b"Retry-After" not in got
+
+
+def test_a_failed_commit_may_say_when_to_try_again(http_relay_ports) -> None:  # type: ignore[no-untyped-def]
+    request, response = recorded("catalog-commit")
+    gate = running_gate(http_relay_ports, FakeServer(response))
+    gate.interceptor = FailPoints(answered=True, retry_after=1)
+    try:
+        got = exchange(http_relay_ports[2], request)
+    finally:
+        gate.stop()
+    assert got.startswith(b"HTTP/1.1 503 ") and b"\r\nRetry-After: 1\r\n" in got
+    assert any(type == "fail" and f["retry_after"] == 1 for type, f in gate.events)  # type: ignore[attr-defined]
 
 
 def test_a_table_on_s3_s_space_draws_its_http_commits_from_the_baseline() -> None:
