@@ -158,7 +158,8 @@ def machine() -> str:
 def render(outputs: dict[str, Output], fault: str, generated: str, template: str | None = None) -> str:
     """The page: the template with the sinks' code, the commands and their outputs, and `generated` filled in."""
     def block(output: Output) -> str:
-        fence = f"```\n$ {shlex.join(output.command)}\n{output.text}\n```"
+        text = output.text.replace(f"{ROOT}/", "")  # the checkout's folders as the reader's own: relative
+        fence = f"```\n$ {shlex.join(output.command)}\n{text}\n```"
         return fence + ("" if output.status is None else f"\n\nExit status {output.status}.")
 
     def fill(marker: re.Match) -> str:
