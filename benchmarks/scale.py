@@ -222,6 +222,7 @@ def main() -> None:
     parser.add_argument("--store", default="volume", choices=("volume", "s3"), help="where a table lives")
     parser.add_argument("--sizes", default="20000,200000,1000000", help="records per run, on 4 partitions")
     parser.add_argument("--wide", type=int, default=200_000, help="records of the 16-partition runs (0: none)")
+    parser.add_argument("--note", default="", help="what else ran on the machine meanwhile")
     args = parser.parse_args()
     sink = args.sink or REFERENCE[args.output]
     if args.output == "delta":
@@ -252,7 +253,8 @@ def main() -> None:
            "(`--output delta` or `postgres`), also the harness's reading and checking against a plain read of the "
            "same table.",
            section(command, COLUMNS, [row.cells() for row in rows], f"Sink {sink} into {into}; the fault "
-                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if plain else "")))
+                   f"scenario: `{FAULT}`. {goals[0].upper()}{goals[1:]}." + (TABLE_NOTE if plain else "")
+                   + (f" {args.note}" if args.note else "")))
 
 
 if __name__ == "__main__":
