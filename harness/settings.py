@@ -97,8 +97,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("reports", "reports", "where reports go (relative to the current folder)", pytest=True),
     Setting("kafka", versions.KAFKA_VERSIONS[0], f"Kafka broker release (known to work: "
             f"{', '.join(versions.KAFKA_VERSIONS)})", pytest=True),
-    Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, 3.5 or 4.0 lines (known to work: "
-            f"{', '.join(versions.SPARK_VERSIONS)})", pytest=True),
+    Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, or a line (4.1) for its known one (known to "
+            f"work: {', '.join(versions.SPARK_VERSIONS)})", pytest=True),
     Setting("iceberg", "", "Apache Iceberg release in the Spark image, of the Spark line's (known to work: "
             + "; ".join(f"Spark {line}: {', '.join(known)}" for line, known in versions.ICEBERG_VERSIONS.items())
             + "); empty: the line's first", pytest=True),

@@ -45,15 +45,18 @@ JETTY_FOR_ICEBERG_REST = "12.1.8"
 HADOOP_FOR_ICEBERG_REST = "3.4.3"
 
 # Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
-# defence), 3.x v1. Spark's Kafka connector must match pyspark exactly; 4.0 is the newest line whose
-# connector and token-provider jars are both published (4.1+ lack the token provider).
+# defence), 3.x v1. Spark's Kafka connector must match pyspark exactly: each Spark pin is its line's newest
+# patch whose connector and token-provider jars both resolve from Maven Central here (those of 4.0.1 to
+# 4.0.5, 4.1.2 to 4.1.4 and 3.5.8 to 3.5.9 lack one or both).
 KAFKA_VERSIONS = ("4.1.1", "3.9.1")
-SPARK_VERSIONS = ("4.0.0", "3.5.7")
-# Delta Lake's release for each Spark line (a Delta release is built against one Spark line; 4.1 and later
-# need pyspark 4.0.1 or newer): its jars go into the Spark image for table outputs.
-DELTA_VERSIONS = {"4.0": "4.0.1", "3.5": "3.3.2"}
-# Apache Iceberg's Spark runtime for each Spark line, the default first: a run picks one with --iceberg
-ICEBERG_VERSIONS = {"4.0": ("1.11.0", "1.10.1"), "3.5": ("1.10.1",)}
+SPARK_VERSIONS = ("4.0.0", "4.1.1", "3.5.7")
+# Delta Lake's release for each Spark line: its jars go into the Spark image for table outputs. From 4.1 on a
+# Delta release has a jar per Spark line (harness.output.delta.artifact) and needs pyspark 4.0.1 or newer on
+# Spark 4.0; its Spark 4.1 jar before 4.4.0 calls Spark 4.1.0's internals, which 4.1.2 and later lack.
+DELTA_VERSIONS = {"4.0": "4.0.1", "4.1": "4.4.0", "3.5": "3.3.2"}
+# Apache Iceberg's Spark runtime for each Spark line, the default first: a run picks one with --iceberg.
+# 1.10.1 stays: suites/test_upstream.py reproduces bugs that 1.10.2 fixes.
+ICEBERG_VERSIONS = {"4.0": ("1.11.0", "1.10.1"), "4.1": ("1.12.0", "1.11.0"), "3.5": ("1.10.1",)}
 KAFKA_ENV = "HARNESS_KAFKA"
 SPARK_ENV = "HARNESS_SPARK"
 ICEBERG_ENV = "HARNESS_ICEBERG"
@@ -83,7 +86,7 @@ class Stack:
 
     @property
     def line(self) -> str:
-        """Spark's line (4.0, 3.5): a table format's release is built against one."""
+        """Spark's line (4.1, 4.0, 3.5): a table format's release is built against one."""
         return ".".join(self.spark.split(".")[:2])
 
     def described(self) -> dict[str, str]:

@@ -9,13 +9,16 @@ import pytest
 
 from harness.catalog import sinks
 from harness.errors import BadInput
+from harness.output import object_store
+from harness.output.delta import artifact
 from harness.output.registry import LOCATIONS, NAMES, store, stores
 from harness.run.session import checked_output
 from harness.subject.code_spec import resolve_sink
-from harness.versions import SPARK_VERSIONS, Stack
+from harness.versions import ICEBERG_VERSIONS, SPARK_VERSIONS, Stack
 
 pytestmark = pytest.mark.unit
-SPARK_4, SPARK_3 = (Stack("4.1.1", spark) for spark in SPARK_VERSIONS)
+STACKS = tuple(Stack("4.1.1", spark) for spark in SPARK_VERSIONS)
+SPARK_4, SPARK_3 = STACKS[0], STACKS[-1]  # the default, and the 3.5 line (Scala 2.12)
 
 
 def test_every_store_loads_under_its_own_name_and_the_default_is_kafka() -> None:
@@ -27,12 +30,26 @@ def test_every_store_loads_under_its_own_name_and_the_default_is_kafka() -> None
 @pytest.mark.parametrize("name", NAMES)
 def test_a_store_names_its_jars_for_the_lines_it_runs_on_and_none_for_the_others(name: str) -> None:
     found = store(name)
-    for stack in (SPARK_4, SPARK_3):
+    for stack in STACKS:
         if found.unsupported(stack):
             assert found.jars(stack) == () and found.versions(stack) == {}
         else:
             assert all(jar.split("!")[0].count(":") == 2 and all(e.count(":") == 1 for e in jar.split("!")[1:])
                        for jar in found.jars(stack))
+
+
+def test_every_spark_4_line_runs_the_delta_and_iceberg_outputs_on_the_volume_and_on_s3() -> None:
+    for stack in (s for s in STACKS if s.spark.startswith("4.")):
+        for release in ICEBERG_VERSIONS[stack.line]:
+            asked = Stack(stack.kafka, stack.spark, release)
+            assert not store("delta").unsupported(asked) and not store("iceberg").unsupported(asked), asked
+            assert object_store.unsupported(asked) is None and object_store.s3a_jars(asked), asked
+
+
+def test_delta_s_jar_is_named_by_the_spark_line_from_delta_4_1_on() -> None:
+    assert artifact(Stack("", "4.1.1"), "4.4.0") == "io.delta:delta-spark_4.1_2.13:4.4.0"
+    assert artifact(Stack("", "4.0.0"), "4.0.1") == "io.delta:delta-spark_2.13:4.0.1"
+    assert artifact(Stack("", "3.5.7"), "3.3.3") == "io.delta:delta-spark_2.12:3.3.3"
 
 
 def test_an_output_the_spark_line_cannot_run_is_bad_input_before_a_cluster_starts() -> None:

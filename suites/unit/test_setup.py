@@ -45,6 +45,17 @@ def test_each_version_asked_for_has_images_of_its_own(monkeypatch: pytest.Monkey
             versions.stack()
 
 
+def test_spark_4_1_is_asked_for_by_its_line_and_has_a_spark_image_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    default = images.current()
+    monkeypatch.setenv(versions.SPARK_ENV, "4.1")
+    newer = images.current()
+    assert (newer.stack.spark, newer.stack.scala, newer.stack.line) == ("4.1.1", "2.13", "4.1")
+    assert newer.stack.connector == "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1"
+    assert newer.spark.tag != default.spark.tag and newer.kafka.tag == default.kafka.tag
+    assert {jar.split(":")[1] for jar in images.store_jars(newer.stack)} >= {
+        "delta-spark_4.1_2.13", "iceberg-spark-runtime-4.1_2.13", "iceberg-aws-bundle", "hadoop-aws"}
+
+
 def test_owner_of_this_process_is_alive_and_a_dead_one_is_not() -> None:
     assert labels.owner_alive(labels.owner_id())
     assert not labels.owner_alive(f"{labels.host_key()}/{os.getpid()}:0")

@@ -19,6 +19,14 @@ def release(stack: Stack) -> str | None:
     return versions.DELTA_VERSIONS.get(stack.line)
 
 
+def artifact(stack: Stack, delta: str) -> str:
+    """Delta's Spark jar: from Delta 4.1 on one per Spark line (`delta-spark_4.1_2.13`; the name without a
+    line is the newest line's, which need not be this one), before that one per Scala version."""
+    per_line = tuple(int(part) for part in delta.split(".")[:2]) >= (4, 1)
+    name = f"delta-spark_{stack.line}_{stack.scala}" if per_line else f"delta-spark_{stack.scala}"
+    return f"io.delta:{name}:{delta}"
+
+
 class DeltaStore:
     name = "delta"
     label = "Delta Lake"
@@ -41,7 +49,7 @@ class DeltaStore:
 
     def jars(self, stack: Stack) -> tuple[str, ...]:
         delta = release(stack)
-        return (f"io.delta:delta-spark_{stack.scala}:{delta}", *s3a_jars(stack)) if delta else ()
+        return (artifact(stack, delta), *s3a_jars(stack)) if delta else ()
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         # Delta's Python API (`from delta.tables import DeltaTable`), as users' sinks import it; it needs

@@ -10,10 +10,10 @@ if TYPE_CHECKING:
 
 # Hadoop's S3A client for `s3a://` paths: hadoop-aws of the Hadoop release pyspark ships, per Spark line, with
 # the AWS SDK's S3 modules in place of its 600 MB bundle (Netty and Apache's HTTP client are Spark's own)
-HADOOP_AWS = {"4.0": "3.4.1"}
+HADOOP_AWS = {"4.0": "3.4.1", "4.1": "3.4.2"}
 # the AWS SDK iceberg-aws-bundle carries unshaded, by Iceberg release: S3A's modules at that version, one
 # version of each class on the path
-AWS_SDK = {"1.11.0": "2.44.4", "1.10.1": "2.33.0"}
+AWS_SDK = {"1.12.0": "2.54.17", "1.11.0": "2.44.4", "1.10.1": "2.33.0"}
 
 
 def s3a_jars(stack: Stack) -> tuple[str, ...]:
