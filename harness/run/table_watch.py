@@ -113,9 +113,10 @@ class GateHolds:
     answer of an `s3.put` or `catalog.commit` the server applied is held (the schedule's interceptor asks
     `wants`, then `add`s it) until the watcher has recorded the version it made. A table's commits come
     one at a time, so what is held when a look begins made the versions that look finds; the newest of
-    them takes it. Out of the sink's reach: nothing in Spark can answer for the gate."""
+    them takes it. Out of the sink's reach: nothing in Spark can answer for the gate. As the driver's own hold,
+    each lets go by itself after RELEASE_AFTER_S: a watcher that stopped answering never stalls the stream."""
 
-    lasts_s = None
+    lasts_s = RELEASE_AFTER_S
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -129,6 +130,8 @@ class GateHolds:
                 and 200 <= event.request.status < 300)
 
     def add(self, hold: Hold) -> None:
+        """Called on the gate's loop, where the hold's own time limit is set."""
+        hold.loop.call_later(self.lasts_s, hold.release)
         with self._lock:
             self._open.append(hold)
 

@@ -11,7 +11,7 @@ import pytest
 from harness.checker.commits import batches_committed_twice, with_commit_history
 from harness.checker.judge import INEFFECTIVE, judge
 from harness.checker.verdict import AT_LEAST_ONCE, EXACTLY_ONCE, FAIL, PASS, Verdict
-from harness.driver.table_hold import new_versions
+from harness.driver.table_hold import RELEASE_AFTER_S, new_versions
 from harness.faults.schedule import Schedule
 from harness.faults.space import Observation, space
 from harness.faults.spec import TABLE as TABLE_KIND
@@ -315,11 +315,22 @@ def test_a_version_naming_a_file_that_is_gone_is_recorded_and_the_watch_goes_on(
     history.close()
 
 
+class Later:
+    """A stand-in for the gate's loop: what is set to run later."""
+
+    def __init__(self) -> None:
+        self.set: list[tuple[float, object]] = []
+
+    def call_later(self, delay: float, callback: object) -> None:
+        self.set.append((delay, callback))
+
+
 class GateHold:
     """A stand-in for a gate's hold of a commit's answer (harness.gate.points.Hold)."""
 
     def __init__(self) -> None:
         self.released = False
+        self.loop = Later()
 
     def release(self) -> None:
         self.released = True
@@ -355,6 +366,7 @@ def test_a_held_answer_that_made_no_version_is_let_go_after_one_look(tmp_path) -
     watch = TableWatcher(DeltaTable(files, TABLE), at_gate, CheckpointFolder(files, CHECKPOINT), history, settled)
     nothing = GateHold()
     at_gate.add(nothing)  # type: ignore[arg-type]
+    assert nothing.loop.set == [(RELEASE_AFTER_S, nothing.release)]  # a watcher that stops never stalls the stream
     watch.poll()
     assert nothing.released and not settled.events
     history.close()
