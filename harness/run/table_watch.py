@@ -60,7 +60,7 @@ class TableLog(Protocol):
 class Holds(Protocol):
     """Where a table's writer is held at each new version until the watcher answers."""
 
-    lasts_s: float | None  # a hold lets go by itself after this long (None: never)
+    lasts_s: float  # a hold lets go by itself after this long
 
     def look(self) -> None:
         """See what is held now; OSError when the relay does not answer."""
@@ -112,9 +112,10 @@ class GateHolds:
     """A table's commits held at the gate (harness.gate.http_proxy) where it lives on object storage: each
     answer of an `s3.put` or `catalog.commit` the server applied is held (the schedule's interceptor asks
     `wants`, then `add`s it) until the watcher has recorded the version it made. A table's commits come
-    one at a time, so what is held when a look begins made the versions that look finds; the newest of
-    them takes it. Out of the sink's reach: nothing in Spark can answer for the gate. As the driver's own hold,
-    each lets go by itself after RELEASE_AFTER_S: a watcher that stopped answering never stalls the stream."""
+    one at a time, so what is held when a look begins made the versions that look finds; the first new
+    version recorded takes it. Out of the sink's reach: nothing in Spark can answer for the gate. As the
+    driver's own hold, each lets go by itself after RELEASE_AFTER_S: a watcher that stopped answering never
+    stalls the stream."""
 
     lasts_s = RELEASE_AFTER_S
 
@@ -140,11 +141,9 @@ class GateHolds:
             self._looked = list(self._open)
 
     def take(self, version: int) -> Callable[[], None] | None:
-        if not self._looked:
+        taken = self._claim()
+        if not taken:
             return None
-        taken, self._looked = self._looked, []
-        with self._lock:
-            self._open = [hold for hold in self._open if hold not in taken]
 
         def release() -> None:
             for hold in taken:
@@ -152,8 +151,16 @@ class GateHolds:
         return release
 
     def rest(self, seen: set[int], whole: bool) -> None:
-        if whole and (release := self.take(-1)) is not None:
-            release()
+        if whole:
+            for hold in self._claim():
+                hold.release()
+
+    def _claim(self) -> list[Hold]:
+        """What the last look saw, no longer open."""
+        taken, self._looked = self._looked, []
+        with self._lock:
+            self._open = [hold for hold in self._open if hold not in taken]
+        return taken
 
 
 class TableHold:
@@ -273,8 +280,7 @@ class TableWatcher:
         driver went on while held (a hold undone from inside it: the sink can signal its own JVM), or, not
         held, outran the fault: `point.missed`, and the row did not try what it says. Past a hold's own
         time limit the writer went on by design: nothing to say."""
-        lasts = self.holds.lasts_s if held and self.holds is not None else None
-        if lasts is not None and time.monotonic() - seen > lasts - RELEASE_MARGIN_S:
+        if held and self.holds is not None and time.monotonic() - seen > self.holds.lasts_s - RELEASE_MARGIN_S:
             return
         try:
             committed = self.folder.committed(self.folder.listing())
