@@ -3,7 +3,8 @@ they come (harness.gate.http_protocol), a table's commit reported as a point (`s
 object; `catalog.commit`: an Iceberg REST commit) as it arrives and again as it is answered, and held there
 on the interceptor's word: a request held, the server has not seen it; an answer held, the server applied it
 and the client does not know. A catalog commit's body is read whole before it is forwarded (it says which
-snapshot it adds); every other body streams through.
+snapshot it adds); every other body streams through. Each object the S3 server answers it wrote is kept
+(harness.gate.object_writes), and one written again is recorded as `s3.overwrite`.
 """
 
 from __future__ import annotations
@@ -30,14 +31,18 @@ from harness.gate.http_protocol import (
     s3_error,
     wants_body,
 )
+from harness.gate.object_writes import WRITES, ObjectWrites
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, Failed, GateEvent, Peer
 from harness.gate.pumps import flush, read_chunk
 
 Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+Writes = dict[int, tuple[str, str]]  # id(request) -> the bucket and key of an object it writes
 
 
 class _Gate(Protocol):
     """What these pumps use of the gate (harness.gate.proxy.KafkaGate)."""
+
+    objects: ObjectWrites
 
     def record(self, type: str, **fields: object) -> object: ...
 
@@ -54,8 +59,10 @@ def http_pumps(gate: _Gate, client: Stream, server: Stream, peer: Peer, connecti
                 connection=connection)
     requests, responses = framers()
     points: dict[int, tuple[Request, str, HttpCommit]] = {}  # id(request) -> it, its point, what it was
-    return [asyncio.ensure_future(_requests(gate, client[0], server[1], peer, connection, requests, points)),
-            asyncio.ensure_future(_responses(gate, server[0], client[1], peer, connection, responses, points))]
+    writes: Writes = {}
+    return [asyncio.ensure_future(_requests(gate, client[0], server[1], peer, connection, requests, points, writes)),
+            asyncio.ensure_future(_responses(gate, server[0], client[1], peer, connection, responses, points,
+                                             writes))]
 
 
 def _named(peer: Peer, request: Request, body: bytes | None = None) -> Named:
@@ -63,7 +70,8 @@ def _named(peer: Peer, request: Request, body: bytes | None = None) -> Named:
 
 
 async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.StreamWriter, peer: Peer,
-                    connection: int, framer: RequestFramer, points: dict[int, tuple[Request, str, HttpCommit]]) -> None:
+                    connection: int, framer: RequestFramer, points: dict[int, tuple[Request, str, HttpCommit]],
+                    writes: Writes) -> None:
     held: tuple[Request, BodyBuffer] | None = None  # a request whose body is read before it goes on
     while data := await read_chunk(reader):
         out = bytearray()
@@ -73,7 +81,10 @@ async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.S
                     if peer.service == "catalog" and wants_body(part):
                         held = (part, BodyBuffer(part))
                         continue
-                    if not await _point(gate, server, out, peer, connection, part, _named(peer, part), points):
+                    named = _named(peer, part)
+                    if named.kind in WRITES and peer.service == "s3":
+                        writes[id(part)] = (named.details["bucket"], named.details["key"])
+                    if not await _point(gate, server, out, peer, connection, part, named, points):
                         return
                     out += part.raw
                 elif isinstance(part, Body) and held is not None:
@@ -107,7 +118,7 @@ async def _point(gate: _Gate, writer: asyncio.StreamWriter, out: bytearray, peer
 
 async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.StreamWriter, peer: Peer,
                      connection: int, framer: ResponseFramer,
-                     points: dict[int, tuple[Request, str, HttpCommit]]) -> None:
+                     points: dict[int, tuple[Request, str, HttpCommit]], writes: Writes) -> None:
     while True:
         data = await read_chunk(reader)
         out = bytearray()
@@ -115,6 +126,10 @@ async def _responses(gate: _Gate, reader: asyncio.StreamReader, client: asyncio.
             parts = framer.feed(data) if data else framer.eof()
             for part in parts:
                 if isinstance(part, Response) and not part.interim and part.request is not None:
+                    written = writes.pop(id(part.request), None)
+                    overwrite = written and gate.objects.answered(*written, part.status, peer)
+                    if overwrite:
+                        gate.record("s3.overwrite", **overwrite)
                     reached = points.pop(id(part.request), None)
                     if reached is not None:
                         await flush(gate, client, out)

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 
 from harness.gate.http_proxy import http_pumps
+from harness.gate.object_writes import ObjectWrites
 from harness.gate.pg_proxy import pg_pumps
 from harness.gate.points import (
     FOR_WATCHER,
@@ -83,6 +84,7 @@ class KafkaGate:
         self.frames_refused = 0  # connections closed for what their sender sent (refuse)
         self._in_transaction: set[str] = set()
         self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added
+        self.objects = ObjectWrites()  # what the S3 server wrote (harness.gate.object_writes)
         self.last_transactional_id: str | None = None  # whose coordinator a fault off a request aims at
         self._ids = itertools.count(1)
         self._loop = asyncio.new_event_loop()

@@ -104,6 +104,10 @@ class Output(Protocol):
         """The store's commit (a table version) that holds the records read as `partition`, once read; None
         where a partition is not one commit's (Kafka)."""
 
+    def file_of(self, partition: int) -> str | None:
+        """The data file read as `partition` (`bucket/key` on object storage), once read; None where a
+        partition is not one file (Kafka, PostgreSQL) or the store is not object storage."""
+
     def change_of(self, version: int) -> tuple[State, State]:
         """What one of the store's commits (`commits()`) did, for a state table's repeats (a batch committed
         again that changed nothing, or one applied twice): each key's values before and after it. The whole

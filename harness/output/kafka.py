@@ -46,6 +46,9 @@ class KafkaTopic:
     def commit_of(self, partition: int) -> int | None:
         return None
 
+    def file_of(self, partition: int) -> str | None:
+        return None
+
     def change_of(self, version: int) -> tuple[State, State]:
         return {}, {}  # a topic keeps no versions
 

@@ -42,6 +42,9 @@ def describe(event: dict) -> str:
             return f"every Kafka replica in sync again, {event.get('seconds')} s after healing"
         case "effect":
             return f"fault {event.get('fault')} took effect: {event.get('effect')}"
+        case "s3.overwrite":
+            return (f"{event.get('by')} wrote {event.get('key')} again (first written by {event.get('first_by')}): "
+                    "the S3 server replaced it")
         case "fault.heal" | "recovery":
             return f"fault {event.get('fault')} healed: {event.get('detail', '')}".rstrip(": ")
         case "hold" | "release" | "drop":

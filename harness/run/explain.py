@@ -129,10 +129,11 @@ def explain(verdict: Verdict, explainer: Explainer, records: Records, identities
 
 def explain_by_commits(verdict: Verdict, records: Records, identities: Iterable[str],
                        commit_of: Callable[[int], int | None], batch_of: dict[int, int],
-                       unit: str = "table version") -> None:
+                       unit: str = "table version", overwritten: Callable[[int], str | None] = lambda _: None) -> None:
     """Add an `explanation` to each duplicate example of a table output: the commits (`unit`: table
     versions, transactions) that hold its copies and the batch each committed (`batch_of`: commit -> batch,
-    where known)."""
+    where known), and a data file of a copy written again after it was first written (`overwritten`:
+    partition -> that in words, harness.run.explain.overwrites)."""
     duplicates = verdict.anomalies.get("duplicate")
     if not duplicates:
         return
@@ -143,5 +144,21 @@ def explain_by_commits(verdict: Verdict, records: Records, identities: Iterable[
             continue
         versions = sorted({v for v in (commit_of(partition) for partition, _ in found) if v is not None})
         named = [f"{v} (batch {batch_of[v]})" if v in batch_of else str(v) for v in versions]
+        again = sorted({w for w in (overwritten(partition) for partition, _ in found) if w is not None})
         example["explanation"] = (f"read {len(found)} times: written by {unit}{'s' if len(named) > 1 else ''} "
-                                  f"{' and '.join(named)}")
+                                  f"{' and '.join(named)}" + "".join(f"; {w}" for w in again))
+
+
+def overwrites(events: Iterable[dict]) -> dict[str, str]:
+    """Each object the S3 server wrote twice (`s3.overwrite`, harness.gate.object_writes), `bucket/key` -> in
+    words, its times in seconds into the scenario."""
+    start, found = 0.0, {}
+    for event in events:
+        if event.get("type") == "scenario.start":
+            start = event["t"]
+        elif event.get("type") == "s3.overwrite":
+            found[f"{event['bucket']}/{event['key']}"] = (
+                f"its data file {event['key'].rpartition('/')[2]} was overwritten: written at "
+                f"{event['first_at'] - start:.1f} s by {event['first_by']}, again at {event['t'] - start:.1f} s "
+                f"by {event['by']}")
+    return found

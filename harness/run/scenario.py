@@ -45,7 +45,7 @@ from harness.report.folders import scenario_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
-from harness.run.explain import EVENT_TYPES, Explainer, explain, explain_by_commits
+from harness.run.explain import EVENT_TYPES, Explainer, explain, explain_by_commits, overwrites
 from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
@@ -444,12 +444,15 @@ class Scenario:
 
     def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
                             running: dict[int, int], identity: Callable[[bytes], str]) -> None:
-        """Each duplicate example of a table output explained by the versions that hold its copies; one
-        that cannot be explained is said on the console, never the verdict's concern."""
+        """Each duplicate example of a table output explained by the versions that hold its copies (and a
+        data file of theirs the S3 server wrote twice); one that cannot be explained is said on the console,
+        never the verdict's concern."""
         batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **running}
         try:
+            again = overwrites(read_history(self.history.path, ("scenario.start", "s3.overwrite")))
             explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
-                               output.commit_of, batches, output.unit)
+                               output.commit_of, batches, output.unit,
+                               lambda partition: again.get(output.file_of(partition) or ""))
         except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
             say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
 

@@ -154,6 +154,29 @@ def test_a_dropped_answer_leaves_the_put_done_and_the_client_without_its_answer(
     assert answer == [server.interim]  # its 100 Continue came; its 200 never does
 
 
+def test_an_object_written_again_is_recorded_as_overwritten(http_relay_ports) -> None:  # type: ignore[no-untyped-def]
+    request, response = recorded("delta-commit-put")
+    server = FakeServer(response)
+    gate = running_gate(http_relay_ports, server)
+    try:
+        for _ in range(2):
+            assert exchange(http_relay_ports[1], request) == response
+    finally:
+        gate.stop()
+    [overwrite] = [f for type, f in gate.events if type == "s3.overwrite"]  # type: ignore[attr-defined]
+    assert overwrite["key"].endswith("_delta_log/00000000000000000003.json")
+    assert overwrite["by"] == overwrite["first_by"] == "driver-q (driver)"
+
+
+def test_an_object_whose_write_failed_is_not_written() -> None:
+    from harness.gate.object_writes import ObjectWrites
+
+    writes, peer = ObjectWrites(), Peer("w", "executors", "10.0.0.2", service="s3")
+    assert writes.answered("b", "k", 503, peer) is None  # refused: nothing written
+    assert writes.answered("b", "k", 200, peer) is None  # its first write
+    assert writes.answered("b", "k", 200, peer) is not None
+
+
 class FailPoints(HoldPoints):
     def __init__(self, answered: bool, retry_after: int | None = None) -> None:
         super().__init__(answered)

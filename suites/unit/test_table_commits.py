@@ -200,6 +200,27 @@ def test_a_duplicate_in_a_table_is_explained_by_the_versions_that_hold_its_copie
     assert duplicate.examples[0]["explanation"] == "read 2 times: written by table versions 2 (batch 2) and 5 (batch 2)"
 
 
+def test_a_duplicate_read_from_a_data_file_written_twice_names_both_writes() -> None:
+    from harness.checker.verdict import Anomaly
+    from harness.client.records import OutputRecord, Records
+    from harness.run.explain import explain_by_commits, overwrites
+
+    records = Records([OutputRecord(0, 0, b"k", b"a"), OutputRecord(1, 0, b"k", b"a")])
+    duplicate = Anomaly("duplicate")
+    duplicate.add({"id": "a"})
+    verdict = Verdict(FAIL, AT_LEAST_ONCE, {"duplicate": duplicate}, 1, 2, 1)
+    events = [{"t": 100.0, "type": "scenario.start"},
+              {"t": 160.5, "type": "s3.overwrite", "bucket": "b", "key": "t/data/00002-3-q-0-00001.parquet",
+               "first_at": 130.0, "first_by": "w1 (executors)", "by": "w2 (executors)"}]
+    again = overwrites(events)
+    files = ["b/t/data/00000-2-q-0-00001.parquet", "b/t/data/00002-3-q-0-00001.parquet"]
+    explain_by_commits(verdict, records, ["a", "a"], [1, 1].__getitem__, {1: 0}, "table version",
+                       lambda partition: again.get(files[partition]))
+    assert duplicate.examples[0]["explanation"] == (
+        "read 2 times: written by table version 1 (batch 0); its data file 00002-3-q-0-00001.parquet was "
+        "overwritten: written at 30.0 s by w1 (executors), again at 60.5 s by w2 (executors)")
+
+
 def test_table_versions_are_drawn_on_the_output_lane() -> None:
     from harness.report.swimlanes import swimlanes_svg
 

@@ -54,6 +54,7 @@ class DeltaTable:
         self.settings = settings or {}
         self.log = DeltaLog(files, path)
         self.versions: list[int] = []  # partition (a file of the snapshot) -> the version that added it
+        self.paths: list[str] = []  # partition -> its data file, where the files are (harness.output.commits.Files)
         self._history: list[Commit] | None = None
 
     def prepare(self) -> None:
@@ -96,6 +97,7 @@ class DeltaTable:
             raise BadInput(f"the sink wrote no Delta table at {self.where} (looked for {self.where}/_delta_log/ "
                            "on the run's volume): write to the context's table_path")
         self.versions = [version for version, _ in snapshot.files]
+        self.paths = [self.log.data_path(path) for _, path in snapshot.files]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
         files = snapshot.files
         return read_files(len(files), lambda p: self._batches(snapshot, p, files[p][1],
@@ -138,3 +140,6 @@ class DeltaTable:
 
     def commit_of(self, partition: int) -> int | None:
         return self.versions[partition]
+
+    def file_of(self, partition: int) -> str | None:
+        return self.paths[partition] if self.uri.startswith("s3a://") else None

@@ -161,6 +161,9 @@ class HudiTable:
     def commit_of(self, partition: int) -> int | None:
         return self.instants[partition]
 
+    def file_of(self, partition: int) -> str | None:
+        return None
+
     def _properties(self) -> dict[str, str]:
         """hoodie.properties (Java properties); a table the harness cannot read is refused."""
         try:

@@ -124,6 +124,7 @@ class IcebergTable:
         self.checkpoint = checkpoint
         self.io = file_io(files, self.path_of)
         self.added_by: list[int | None] = []  # partition (a file of the snapshot) -> the version that added it
+        self.paths: list[str] = []  # partition -> its data file, as the metadata names it
         self.metadata = cache(self._metadata)  # a metadata file is never rewritten
 
     def prepare(self) -> None:
@@ -207,6 +208,9 @@ class IcebergTable:
     def commit_of(self, partition: int) -> int | None:
         return self.added_by[partition]
 
+    def file_of(self, partition: int) -> str | None:
+        return None  # on the run's volume
+
     def _live(self, version: int) -> list[tuple[str, int]]:
         """The data files of a version's current snapshot and the snapshot that added each, in the
         manifests' order; a table with delete files (merge-on-read) refused by that feature's name."""
@@ -246,6 +250,7 @@ class IcebergTable:
         snapshots = {s.snapshot_id: s.timestamp_ms for s in self.metadata(latest).snapshots}
         live = self._live(latest)
         self.added_by = [version_of.get(snapshot) for _, snapshot in live]
+        self.paths = [path for path, _ in live]
         return read_files(len(live), lambda p: self._rows(p, live[p][0], snapshots.get(live[p][1], 0)), on_batch)
 
     def _rows(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
@@ -280,6 +285,9 @@ class RestIcebergTable(IcebergTable):
     numbered as its name is (`<version>-<uuid>.metadata.json`: the log keeps only the latest ones)."""
 
     path_of = staticmethod(object_path)
+
+    def file_of(self, partition: int) -> str | None:
+        return object_path(self.paths[partition])
 
     def __init__(self, files: Files, catalog: Any, namespace: str, table: str, settings: dict[str, str]) -> None:
         """`catalog`: harness.output.iceberg.rest.RestCatalog; `settings`: the session's, naming it."""

@@ -229,3 +229,6 @@ class PaimonTable:
 
     def commit_of(self, partition: int) -> int | None:
         return self.added_by[partition]
+
+    def file_of(self, partition: int) -> str | None:
+        return None

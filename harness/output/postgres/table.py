@@ -457,6 +457,9 @@ class PostgresTable:
     def commit_of(self, partition: int) -> int | None:
         return self.xids[partition]
 
+    def file_of(self, partition: int) -> str | None:
+        return None
+
     def change_of(self, version: int) -> tuple[State, State]:
         """What a transaction did to a state table, from its change log ({} and {} for a log table: its
         rows are never rewritten, and its history compares the rows themselves)."""
