@@ -43,6 +43,9 @@ class Replay:
     brokers: int = 1  # Kafka brokers it ran on: its replays get as many (a coordinator fault needs several)
     restarts: int | None = None  # a failed query's restarts it allowed (None: the setting's, for older histories)
     output: str = "kafka"  # where the sink wrote (harness.output): its replays write there too
+    store: str | None = None  # where its table lived (`--store`; None: a topic, or the default)
+    spark: str | None = None  # the releases it ran on (its result's `versions`): its replays run on them too
+    iceberg: str | None = None
 
     @classmethod
     def from_report(cls, folder: Path) -> Replay:
@@ -55,10 +58,13 @@ class Replay:
             raise BadInput(f"{history} does not say how its scenario ran (written by an older harness?)")
         workload = start["workload"]
         given, partitions = start["max_offsets_per_trigger"], start["partitions"]
+        result = folder / "result.json"
+        ran = json.loads(result.read_text()).get("versions", {}) if result.is_file() else {}
         return cls(start.get("pipeline_spec", start["pipeline"]), start["sink"], tuple(start["faults"]),
                    workload["records"], workload["seed"], partitions, start["rate"], start["state_store"],
                    start["speculation"], None if given == batch_size(workload["records"], partitions) else given,
-                   start.get("brokers", 1), start.get("restarts"), start.get("output", "kafka"))
+                   start.get("brokers", 1), start.get("restarts"), start.get("output", "kafka"), start.get("store"),
+                   ran.get("spark"), ran.get("iceberg") if start.get("output") == "iceberg" else None)
 
     def options(self) -> dict[str, object]:
         """Keyword arguments of `scenario()` (and of the `eo_scenario` fixture)."""
@@ -67,12 +73,13 @@ class Replay:
                 "state_store": self.state_store, "speculation": self.speculation,
                 "max_offsets_per_trigger": self.max_offsets_per_trigger,
                 **({"restarts": self.restarts} if self.restarts is not None else {}),
-                **({"output": self.output} if self.output != "kafka" else {})}
+                **({"output": self.output} if self.output != "kafka" else {}),
+                **({"store": self.store} if self.store else {})}
 
     def describe(self) -> str:
         partitions = f"{self.partitions} partition{'s' if self.partitions != 1 else ''}"
         brokers = f" on {self.brokers} brokers" if self.brokers > 1 else ""
-        output = f", into {self.output}" if self.output != "kafka" else ""
+        output = f", into {self.output}" + (f" on {self.store}" if self.store else "") if self.output != "kafka" else ""
         return f"{self.records} records, {partitions}, faults [{', '.join(self.faults)}]{brokers}{output}"
 
     def smaller(self) -> list[tuple[str, Replay]]:
@@ -180,8 +187,10 @@ def reproducer(found: Shrunk, source: Path) -> tuple[str, str]:
     short = hashlib.sha256(identity.encode()).hexdigest()[:8]
     sink, pipeline = options.pop("sink"), options.pop("pipeline")
     arguments = ",\n                         ".join(f"{k}={v!r}" for k, v in options.items())
-    # the test's cluster: as many brokers as the original had (eo_scenario honours the marker)
-    brokers = f"\n@pytest.mark.brokers({smallest.brokers})" if smallest.brokers > 1 else ""
+    # the test's cluster: as many brokers as the original had, its releases (eo_scenario honours the markers)
+    brokers = (f"\n@pytest.mark.brokers({smallest.brokers})" if smallest.brokers > 1 else "") + "".join(
+        f"\n@pytest.mark.{name}({release!r})" for name, release in (("spark", smallest.spark),
+                                                                  ("iceberg", smallest.iceberg)) if release)
     text = f'''"""Reproduces {', '.join(sorted(found.kinds))} of sink {sink} with pipeline {pipeline}, shrunk by
 `eo-harness shrink` from {source}:
 {found.original.describe()}

@@ -38,6 +38,19 @@ def test_a_replay_is_what_the_history_says_ran(tmp_path: Path) -> None:
         Replay.from_report(tmp_path / "nowhere")
 
 
+def test_a_table_on_s3_is_replayed_on_s3_with_the_releases_it_ran_on(tmp_path: Path) -> None:
+    start = {**START, "sink": "iceberg_streaming", "faults": ["drop:sender@catalog.commit#2"], "output": "iceberg",
+             "store": "s3"}
+    folder = report(tmp_path, start)
+    (folder / "result.json").write_text(json.dumps({"versions": {"kafka": "4.1.1", "spark": "4.0.0",
+                                                                 "iceberg": "1.11.0"}}))
+    replay = Replay.from_report(folder)
+    assert (replay.store, replay.spark, replay.iceberg) == ("s3", "4.0.0", "1.11.0")
+    assert replay.options()["store"] == "s3" and replay.describe().endswith("into iceberg on s3")
+    _, text = reproducer(SimpleNamespace(smallest=replay, original=replay, kinds=frozenset({"lost"})), folder)  # type: ignore[arg-type]
+    assert "@pytest.mark.spark('4.0.0')\n@pytest.mark.iceberg('1.11.0')" in text and "store='s3'" in text
+
+
 def test_smaller_versions_cut_faults_records_occurrences_and_partitions(tmp_path: Path) -> None:
     replay = Replay.from_report(report(tmp_path, START))
     smaller = dict(replay.smaller())
