@@ -89,12 +89,18 @@ class Stack:
         """Spark's line (4.1, 4.0, 3.5): a table format's release is built against one."""
         return ".".join(self.spark.split(".")[:2])
 
-    def described(self) -> dict[str, str]:
-        """The versions a result and a certificate name: Kafka's, Spark's, and every store's parts that run
-        on this Spark line (harness.output.registry)."""
-        from harness.output.registry import stores
+    def described(self, output: str, table_store: str = "volume") -> dict[str, str]:
+        """The versions a result and a certificate name: Kafka's, Spark's, the parts of the output's store
+        that run on this Spark line (harness.output.registry), and, for a table on S3, the S3 server's and
+        an Iceberg table's REST catalog's (its catalog kept in PostgreSQL). Nothing the run did not use."""
+        from harness.output.registry import store
 
-        parts = {key: version for store in stores() for key, (_, version) in store.versions(self).items()}
+        parts = {key: version for key, (_, version) in store(output).versions(self).items()}
+        if table_store == "s3":
+            parts["versitygw"] = VERSITYGW
+            if output == "iceberg":
+                parts["iceberg_rest"] = ICEBERG_REST
+                parts["postgres"] = store("postgres").versions(self)["postgres"][1]
         return {"kafka": self.kafka, "spark": self.spark, **parts}
 
 

@@ -79,7 +79,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "matrix": "quick" if quick else "full", "seed": seed,
         "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
-        "versions": {"harness": harness.__version__, **versions.stack().described(),
+        "versions": {"harness": harness.__version__, **versions.stack().described(seen.output, store),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [scenario_entry(r) for r in rows],
         **({"shard": shard} if shard else {}),

@@ -131,7 +131,7 @@ class ScenarioResult:
             "input": {"rate": self.rate or "backlog", "latency": self.latency},
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
-            "versions": self.stack.described(),
+            "versions": self.stack.described(self.output, self.store),
         }
 
 

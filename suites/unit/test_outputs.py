@@ -67,3 +67,12 @@ def test_every_catalog_sink_writes_an_output_there_is() -> None:
     declared = {path.stem: resolve_sink(path.stem).output for path in Path(sinks.__file__).parent.glob("*.py")
                 if path.stem != "__init__"}
     assert {output for output in declared.values() if output} <= set(NAMES), declared
+
+
+def test_a_result_names_the_versions_of_what_it_ran_and_nothing_else() -> None:
+    stack = Stack("4.1.1", "4.0.0", ICEBERG_VERSIONS["4.0"][0])
+    assert set(stack.described("kafka")) == {"kafka", "spark"}
+    assert set(stack.described("delta")) == {"kafka", "spark", "delta"}
+    on_s3 = stack.described("iceberg", "s3")
+    assert set(on_s3) == {"kafka", "spark", "iceberg", "versitygw", "iceberg_rest", "postgres"}  # its catalog's
+    assert set(stack.described("delta", "s3")) == {"kafka", "spark", "delta", "versitygw"}
