@@ -2,9 +2,11 @@
 
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -103,10 +105,22 @@ def test_one_image_build_at_a_time_on_a_machine(tmp_path: Path, monkeypatch: pyt
     with images._building():
         second = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, env={**os.environ, "HARNESS_CACHE": str(tmp_path)})
-        try:
-            second.wait(timeout=3)
-            raise AssertionError("the second build did not wait")
-        except subprocess.TimeoutExpired:
-            pass
-    out, err = second.communicate(timeout=30)
-    assert out == "built\n" and "another process is building them; waiting for it" in err
+        said = _line_with(second, "another process is building them; waiting for it", timeout_s=60)
+        assert said and second.poll() is None, "the second build did not wait"  # held until the first ends
+    out, _ = second.communicate(timeout=30)
+    assert out == "built\n"
+
+
+def _line_with(process: subprocess.Popen, text: str, timeout_s: float) -> str | None:
+    """The first line of the process's stderr that holds `text`, waited for up to `timeout_s` (however long
+    its start takes on a loaded machine); None if it never came."""
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([process.stderr], [], [], left)[0]:
+            return None
+        line = process.stderr.readline()  # type: ignore[union-attr]
+        if not line:
+            return None
+        if text in line:
+            return line
+    return None
