@@ -41,6 +41,9 @@ MEANINGS = {
     "query_failed": "the query failed on its own and restarts are off (no supervisor): the output stops there",
     "table_corrupt": "the committed table cannot be read: a file its snapshot or its catalog names is not there "
                      "(the missing file and the fault before it are the example)",
+    "file_rewritten": "a data file the committed table names holds another number of rows than its commit "
+                      "recorded: it was written again after the commit, and the table's snapshot no longer describes "
+                      "its files (the file, its table version and both counts are the example)",
     "batch_committed_twice": "the output store's own history holds one streaming batch in two commits (two "
                              "table versions, two transactions): a replay committed again, even where a key or an "
                              "upsert hides the duplicate rows; for a state table, only a later commit that changed "
@@ -105,13 +108,15 @@ def classify(anomalies: Mapping[str, Anomaly], changelog: bool = False) -> str:
     right for a reader that upserts by key, wrong for one that counts updates; a regression (an older
     value landing after a newer one) makes them at-least-once.
 
-    A record that is not a result (`unexpected`, `unreadable`) or a result with another value than the
-    model's (`divergent`, `wrong_value`) breaks every guarantee; an incomplete
+    A record that is not a result (`unexpected`, `unreadable`), a result with another value than the
+    model's (`divergent`, `wrong_value`) or a committed file changed under its table (`file_rewritten`)
+    breaks every guarantee; an incomplete
     run with nothing else wrong names none (it is undecided, not at-most-once).
     """
     duplicated = "duplicate" in anomalies or "batch_committed_twice" in anomalies
     lost = "lost" in anomalies
-    if any(name in anomalies for name in ("unexpected", "unreadable", "divergent", "wrong_value")) or (
+    if any(name in anomalies for name in ("unexpected", "unreadable", "divergent", "wrong_value",
+                                          "file_rewritten")) or (
         duplicated and lost
     ):
         return NONE

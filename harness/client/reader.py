@@ -41,6 +41,8 @@ class ReadResult:
     stuck: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (LSO, HWM)
     uncommitted_visible: int | None = None  # records seen under read_uncommitted
     open_transactions: list[dict] = field(default_factory=list)  # named by the broker's admin API, when stuck
+    # a table's data files whose rows are not the count its commit recorded (harness.checker.table_files)
+    rewritten: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.records = Records.of(self.records)

@@ -17,6 +17,7 @@ from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
 from harness.checker.repeats import repeats, with_idempotent_repeats
+from harness.checker.table_files import with_rewritten_files
 from harness.checker.verdict import FAIL, NONE, PASS, Anomaly, Verdict
 from harness.client.client_log import kept_in
 from harness.client.reader import CommittedReader, ReadResult
@@ -369,8 +370,10 @@ class Scenario:
             verdict = self._with_repeats(verdict, commits, running, output)
         else:
             verdict = self._with_commit_history(verdict, commits, running, output.unit)
+        again = overwrites(read_history(self.history.path, ("scenario.start", "s3.overwrite")))
+        verdict = with_rewritten_files(verdict, read.rewritten, again.get)
         if commits and verdict.anomalies and self.pipeline.identity is not None and not state:
-            self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity)
+            self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity, again)
         self.unfired = [str(step) for step in schedule.unfired()]
         seconds["read_and_check"] = time.monotonic() - started
         self.history.record("verdict", **verdict.to_dict())
@@ -443,13 +446,12 @@ class Scenario:
                                       for c in commits])
 
     def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
-                            running: dict[int, int], identity: Callable[[bytes], str]) -> None:
+                            running: dict[int, int], identity: Callable[[bytes], str], again: dict[str, str]) -> None:
         """Each duplicate example of a table output explained by the versions that hold its copies (and a
-        data file of theirs the S3 server wrote twice); one that cannot be explained is said on the console,
-        never the verdict's concern."""
+        data file of theirs the S3 server wrote twice: `again`, harness.run.explain.overwrites); one that cannot
+        be explained is said on the console, never the verdict's concern."""
         batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **running}
         try:
-            again = overwrites(read_history(self.history.path, ("scenario.start", "s3.overwrite")))
             explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
                                output.commit_of, batches, output.unit,
                                lambda partition: again.get(output.file_of(partition) or ""))

@@ -200,7 +200,7 @@ def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "result.json").write_text(json.dumps({"verdict": {"anomalies": {"duplicate": {}}}}))
 
     @contextmanager
-    def fake_session(brokers: int | None = None):
+    def fake_session(brokers: int | None = None, spark: str | None = None, iceberg: str | None = None):
         yield SimpleNamespace(cluster=None)
 
     monkeypatch.setattr(shrink_command, "session", fake_session)

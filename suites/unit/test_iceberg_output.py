@@ -93,6 +93,17 @@ def test_rows_of_the_current_snapshot_become_records_a_file_a_partition(tmp_path
     assert [c.batch for c in table.commits()] == [None, None, None]  # a plain append names no batch
 
 
+def test_a_committed_file_written_again_with_other_rows_is_named_with_both_counts(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    table = written(tmp_path, (rows(("a", "1"), ("b", "2")), streaming(0)), (rows(("c", "3")), streaming(1)))
+    assert table.read(lambda batch: None).rewritten == []
+    first = next(c for c in table.commits() if c.batch == 0)
+    pq.write_table(rows(("x", "9")), volume_path(first.added[0]))  # a replay's task, under the committed name
+    read = table.read(lambda batch: None)
+    assert read.rewritten == [{"file": first.added[0], "version": first.version, "committed_rows": 2, "rows": 1}]
+
+
 def test_the_table_as_of_a_version(tmp_path: Path) -> None:
     table = written(tmp_path, (rows(("a", "1")), {}), (rows(("a", "2")), {}))
     assert table.state_at(1) == {} and table.state_at(2) == {b"a": [b"1"]}

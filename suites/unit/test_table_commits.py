@@ -412,3 +412,15 @@ def test_the_gate_holds_only_applied_commits_for_the_watcher_and_never_a_step_s_
     assert not schedule.on_point(GateEvent("s3.put", peer, 1, put))  # on its way in: the server has not seen it
     schedule.close()
     history.close()
+
+
+def test_a_rewritten_file_fails_the_verdict_and_breaks_every_guarantee_with_its_overwrite_as_explanation() -> None:
+    from harness.checker.table_files import with_rewritten_files
+    from harness.checker.verdict import EXACTLY_ONCE, NONE, PASS
+
+    passed = Verdict(PASS, EXACTLY_ONCE, {}, 3, 3, 3)
+    assert with_rewritten_files(passed, [], {}.get) is passed
+    file = {"file": "b/t/data/00002-2-q-0-00001.parquet", "version": 1, "committed_rows": 269, "rows": 147}
+    failed = with_rewritten_files(passed, [file], {file["file"]: "its data file was overwritten"}.get)
+    assert (failed.outcome, failed.guarantee) == (FAIL, NONE)
+    assert failed.anomalies["file_rewritten"].examples == [{**file, "explanation": "its data file was overwritten"}]

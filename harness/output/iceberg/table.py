@@ -23,7 +23,7 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlparse
 
 from harness.client.reader import ReadResult
@@ -107,6 +107,14 @@ def file_io(files: Files, path_of: Callable[[str], str] = volume_path) -> Any:
             raise OSError(f"the harness never writes a table: {location}")
 
     return RelayIO()
+
+
+class LiveFile(NamedTuple):
+    """A data file of a snapshot: where it is, the snapshot that added it, the rows its manifest records."""
+
+    path: str
+    snapshot: int
+    rows: int
 
 
 class IcebergTable:
@@ -211,9 +219,10 @@ class IcebergTable:
     def file_of(self, partition: int) -> str | None:
         return None  # on the run's volume
 
-    def _live(self, version: int) -> list[tuple[str, int]]:
-        """The data files of a version's current snapshot and the snapshot that added each, in the
-        manifests' order; a table with delete files (merge-on-read) refused by that feature's name."""
+    def _live(self, version: int) -> list[LiveFile]:
+        """The data files of a version's current snapshot, each with the snapshot that added it and the rows
+        its manifest says it holds, in the manifests' order; a table with delete files (merge-on-read)
+        refused by that feature's name."""
         from pyiceberg.manifest import ManifestContent
 
         snapshot_id = self._current(version)
@@ -228,7 +237,7 @@ class IcebergTable:
                                "reads copy-on-write tables (write.delete.mode, write.update.mode, write.merge.mode "
                                "copy-on-write, Iceberg's default)")
             for entry in manifest.fetch_manifest_entry(self.io, discard_deleted=True):
-                live.append((entry.data_file.file_path, entry.snapshot_id))
+                live.append(LiveFile(entry.data_file.file_path, entry.snapshot_id, entry.data_file.record_count))
         return live
 
     def _latest(self) -> int:
@@ -249,9 +258,14 @@ class IcebergTable:
         version_of = {c.snapshot_id: c.version for c in self.commits() if c.snapshot_id is not None}
         snapshots = {s.snapshot_id: s.timestamp_ms for s in self.metadata(latest).snapshots}
         live = self._live(latest)
-        self.added_by = [version_of.get(snapshot) for _, snapshot in live]
-        self.paths = [path for path, _ in live]
-        return read_files(len(live), lambda p: self._rows(p, live[p][0], snapshots.get(live[p][1], 0)), on_batch)
+        self.added_by = [version_of.get(file.snapshot) for file in live]
+        self.paths = [file.path for file in live]
+        read = read_files(len(live), lambda p: self._rows(p, live[p].path, snapshots.get(live[p].snapshot, 0)),
+                          on_batch)
+        read.rewritten = [{"file": self.file_of(p) or file.path, "version": self.added_by[p],
+                           "committed_rows": file.rows, "rows": read.stable[p]}
+                          for p, file in enumerate(live) if read.stable[p] != file.rows]
+        return read
 
     def _rows(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         if not path.endswith(".parquet"):
@@ -266,8 +280,8 @@ class IcebergTable:
         state: State = {}
         if version < 1 or not self._exists(version):
             return state
-        for partition, (path, _) in enumerate(self._live(version)):
-            for batch in self._rows(partition, path, 0):
+        for partition, file in enumerate(self._live(version)):
+            for batch in self._rows(partition, file.path, 0):
                 for row in batch:
                     state.setdefault(row.key(), []).append(row.value())
         return state
