@@ -64,6 +64,7 @@ class DriverSupervisor:
 
     def start(self) -> None:
         """Start the driver until its query runs."""
+        submitted = time.time()
         self.driver = self.cluster.new_driver(self.name, self.args)
         try:
             self.driver.start()
@@ -84,7 +85,10 @@ class DriverSupervisor:
                 raise BadInput(f"pipeline '{self.pipeline}' or sink '{self.sink}' failed to load in the driver: "
                                f"{failure.group(0)}") from None
             raise NotReady(f"{error}; the driver's cause: {query_failure(log)}") from None
-        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts)
+        times = {"submitted": round(submitted, 3), "running": self.driver.started_at(),
+                 "session": self.driver.session_ready_at()}  # where its start went (harness.run.phases)
+        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts,
+                            **{name: t for name, t in times.items() if t is not None})
 
     def current(self) -> SparkDriver:
         assert self.driver is not None

@@ -36,6 +36,12 @@ class StandInDriver:
     def log_text(self) -> str:
         return ""
 
+    def started_at(self) -> float | None:
+        return None
+
+    def session_ready_at(self) -> float | None:
+        return None
+
 
 class StandInCluster:
     def __init__(self) -> None:
