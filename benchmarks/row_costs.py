@@ -102,7 +102,8 @@ def cluster_body(index: int, args: argparse.Namespace, barrier: Barrier, results
                                  measured(outcome, result)))
     except BaseException as error:
         barrier.abort()
-        results.put(("failed", index, f"{type(error).__name__}: {error}"))
+        first = str(error).splitlines()[0] if str(error) else ""  # a container's log tail is in the session's logs
+        results.put(("failed", index, f"{type(error).__name__}: {first}"))
         raise
 
 
@@ -176,7 +177,8 @@ def main() -> None:
                            f"cluster{'s' * (found['count'] > 1)}")
             median = medians(found["rows"], planned)
             for line, (_, key) in zip(table, PHASES, strict=True):
-                line.append(f"{median[key]:.1f}" if key in median else "-")
+                line.append("-" if key not in median else f"{median[key]:g}" if key == "batches" else
+                            f"{median[key]:.1f}")
     spread = [("clusters", "rows", "minutes", "rows per minute", "cluster start (median s)")]
     for found in counted:
         rows, minutes, per_minute = rate(found)
