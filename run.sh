@@ -70,7 +70,10 @@ case "$job" in
         docs ;;  # a broken link or a missing page fails CI
 esac
 "$python" -m harness doctor --fix
-"$python" -m harness images build
+case "$job" in  # certify and smoke: the images a Kafka run starts (a table output's servers come with its run)
+  test) "$python" -m harness images build ;;
+  *) "$python" -m harness images build --output kafka ;;
+esac
 case "$job" in
   certify) exec "$python" -m harness certify --sink transactional --quick "$@" ;;
   smoke) exec "$python" -m harness smoke "$@" ;;

@@ -112,7 +112,7 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None,
     """Every row (of the shard) in turn on one cluster in this process: the certificate folder, what the
     baseline showed, the rows."""
     rows: list[Row] = []
-    with session() as opened:
+    with session(output=run.output, store=run.store) as opened:
         folder = out or certificate_dir(opened.cluster.run_id)
         baseline, result = run_row(opened.cluster, run, BASELINE)
         rows.append(baseline)

@@ -69,7 +69,7 @@ def command(args: argparse.Namespace) -> int:
     started = time.time()
     stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure
     if args.workers == 1 and not args.docker_hosts:
-        with session() as opened:
+        with session(output=run.output, store=run.store) as opened:
             try:
                 explored = [(explore(opened.cluster, run, args.budget, store, args.stop_at_first), opened.folder)]
             except BaselineFailed as failed:

@@ -79,7 +79,7 @@ def command(args: argparse.Namespace) -> int:
     checked_output(resolve_sink(args.sink), args.output)
     checked_store(args.output, args.store)
     steps = schedule(args.fault, args.schedule, args.random_faults)
-    with session() as opened:
+    with session(output=args.output, store=args.store) as opened:
         if args.random_faults:
             kind = observed_kind(opened.cluster, args)
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL,

@@ -33,7 +33,8 @@ def command(args: argparse.Namespace) -> int:
     if not kinds:
         raise BadInput(f"{args.report} did not fail with anomalies: there is nothing to shrink")
     print(f"shrinking {', '.join(sorted(kinds))} of {original.describe()}")
-    with session(brokers=original.brokers, spark=original.spark, iceberg=original.iceberg) as opened:
+    with session(brokers=original.brokers, spark=original.spark, iceberg=original.iceberg, output=original.output,
+                 store=original.store) as opened:
         found = shrink(original, kinds, lambda replay, name: scenario(
             opened.cluster, name, stall_timeout=args.stall_timeout, **replay.options()).run())  # type: ignore[arg-type]
     print("\ntried:")

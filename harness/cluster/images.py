@@ -27,7 +27,7 @@ from harness.cluster import rootfs
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
 from harness.errors import ImageBuildFailed
-from harness.output.registry import stores
+from harness.output.registry import store, stores
 from harness.progress import say, step
 from harness.settings import from_environment
 
@@ -172,13 +172,15 @@ MAVEN = ("mvn", "java")
 BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None,
              tools=("debootstrap",))
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
-# a table output's database; built with the others (a few seconds), started only for --output postgres
+# a table output's database: started for --output postgres (and Iceberg's REST catalog); `images build` builds it
+# with the others, a run only when its output starts it
 POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), _stage_postgres, BASE, ("apt-get",))
 # an S3 server and an Iceberg catalog, for tables on object storage: built or pulled on first use (`needed`),
 # not with the others
 VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), _stage_versitygw, BASE, ("go",))
 ICEBERG_REST = Image("iceberg-rest", (versions.ICEBERG_REST, versions.JETTY_FOR_ICEBERG_REST, versions.POSTGRES_JDBC,
                                       versions.HADOOP_FOR_ICEBERG_REST), _stage_iceberg_rest, BASE, MAVEN)
+STORES_IMAGES = {image.name: image for image in (POSTGRES, VERSITYGW, ICEBERG_REST)}  # a store names those it starts
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,13 @@ class Images:
 
     @property
     def all(self) -> tuple[Image, ...]:
-        return (self.base, self.kafka, self.spark, self.toxiproxy, self.postgres)
+        """What `images build` builds and `images push` pushes."""
+        return (*self.cluster, self.postgres)
+
+    @property
+    def cluster(self) -> tuple[Image, ...]:
+        """What every cluster starts, whatever its output."""
+        return (self.base, self.kafka, self.spark, self.toxiproxy)
 
 
 def current(stack: versions.Stack | None = None) -> Images:
@@ -233,7 +241,14 @@ def _created(image: Image) -> float | None:
 
 def missing(stack: versions.Stack | None = None) -> list[Image]:
     """The images that a cluster start would need built first (an old one still serves: `build_all` renews it)."""
-    return [image for image in current(stack).all if _created(image) is None]
+    return [image for image in current(stack).cluster if _created(image) is None]
+
+
+def for_output(output: str, where: str, stack: versions.Stack | None = None) -> tuple[Image, ...]:
+    """The images a run into `output` (its table on `where`: volume, s3) starts: every cluster's, then those its
+    store starts (harness.output.registry), parents first."""
+    found = current(stack)
+    return tuple(dict.fromkeys((*found.cluster, *(STORES_IMAGES[name] for name in store(output).images(where)))))
 
 
 def tools_missing(image: Image) -> list[str]:
@@ -252,8 +267,19 @@ def build_all(stack: versions.Stack | None = None) -> None:
     _have(wanted.all)
 
 
+def build_for(output: str, where: str, stack: versions.Stack | None = None) -> None:
+    """The images a run into `output` on `where` starts present (`for_output`), as `build_all` has them: a run
+    into Kafka builds or pulls no image of a table's server."""
+    found = current(stack)
+    say(f"images for Kafka {found.stack.kafka}, Spark {found.stack.spark}, output {output}"
+        + (f" on {where}" if store(output).table else ""))
+    _have(for_output(output, where, found.stack))
+
+
 def needed(image: Image) -> str:
-    """An image only some runs start (VERSITYGW), had as `build_all` has the others, on first use; its tag."""
+    """An image only some runs start (a store's: POSTGRES, VERSITYGW, ICEBERG_REST), had as `build_all` has the
+    others, where the store starts it: present already when the session knew the run's output (`build_for`); its
+    tag."""
     _have((image.parent, image) if image.parent is not None else (image,))
     return image.tag
 

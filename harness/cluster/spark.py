@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+
 from docker.errors import APIError, NotFound
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
@@ -24,6 +27,7 @@ EXECUTOR_LOGS = (
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 NETWORK_TIMEOUT_S = 20.0  # Spark's: an executor silent this long is lost, its tasks run elsewhere
 QUERY_STARTED = "HARNESS-QUERY-STARTED"  # the app's line once its query runs (harness/driver/spark_app.py)
+SESSION_READY = re.compile(r"^HARNESS-SESSION-READY t=([0-9.]+)$", re.M)  # the app's line with its session, and when
 DRIVER_START_TIMEOUT_S = 120.0
 
 
@@ -129,3 +133,24 @@ class SparkDriver(Service):
         self.with_command(command)
         self.waiting_for(LogMessageWaitStrategy(ready).with_startup_timeout(DRIVER_START_TIMEOUT_S)
                          .with_poll_interval(LOG_POLL_S))
+
+    def started_at(self) -> float | None:
+        """When the engine started this container (seconds since the epoch), None when it cannot say."""
+        try:
+            container = self.get_wrapped_container()
+            container.reload()
+            return engine_time(container.attrs["State"]["StartedAt"])
+        except (APIError, NotFound, AttributeError, KeyError, ValueError):
+            return None
+
+    def session_ready_at(self) -> float | None:
+        """When the app had its SparkSession (seconds since the epoch, its own line), None before or without it."""
+        found = SESSION_READY.search(self.log_text())
+        return float(found.group(1)) if found else None
+
+
+def engine_time(text: str) -> float:
+    """Seconds since the epoch from the engine's RFC 3339 time with nanoseconds (`2026-11-27T07:40:01.123456789Z`)."""
+    whole, _, fraction = text.rstrip("Z").partition(".")
+    seconds = datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp()
+    return seconds + float(f"0.{fraction}") if fraction.isdigit() else seconds

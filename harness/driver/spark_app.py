@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.sql import SparkSession
@@ -82,6 +83,7 @@ def main() -> None:
     for key, value in static.items():  # read when the context starts
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    print(f"HARNESS-SESSION-READY t={time.time():.3f}", flush=True)  # the driver's start in parts (harness.run.phases)
     pipeline = import_shipped(spark, args.pipeline, args.pipeline_file)
     for key, value in STATE_STORES[args.state_store].items():
         spark.conf.set(key, value)

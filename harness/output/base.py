@@ -140,6 +140,10 @@ class Store(Protocol):
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         """Python packages (name==version) the Spark image installs for its sinks, without dependencies."""
 
+    def images(self, where: str) -> tuple[str, ...]:
+        """The images (harness.cluster.images, by name) of the servers it starts for a table on `where` (the
+        `store` setting), beside every cluster's: a run builds or pulls those only."""
+
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         """The commit points a sink of this store reaches and their senders' roles, as a dry run assumes them
         (no baseline yet): empty roles where they are not known."""

@@ -77,6 +77,9 @@ class KafkaStore:
     def wheels(self, stack: object) -> tuple[str, ...]:
         return ()
 
+    def images(self, where: str) -> tuple[str, ...]:
+        return ()  # the cluster's Kafka
+
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         return {}  # a Kafka sink's points are drawn from its kind (harness.faults.space.Observation.assumed)
 

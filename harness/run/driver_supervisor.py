@@ -3,7 +3,9 @@ kills it, retired with its log kept; a driver that fails to load the user's code
 
 It is also the deployment's supervisor (`spark-submit --supervise`, a job's retries, an operator's
 restart policy): a query that fails on its own (Spark's answer to a sink's error) is started again on
-its checkpoint after a back-off, up to `restarts` times. When restarts run out the query is in a crash
+its checkpoint after a back-off, up to `restarts` times. A driver the nemesis kills is not such a
+failure, even when the supervisor sees it dead before the nemesis's replacement begins: it is replaced
+once, at once, and counts against no restart. When restarts run out the query is in a crash
 loop, and with none allowed a failed query is final: both are the sink's failure, never an unknown. A
 query that fails importing a module (the sink imports it when a batch runs) is bad input instead: no
 fault makes a module go missing, and the user is told what the Spark image has.
@@ -64,6 +66,7 @@ class DriverSupervisor:
 
     def start(self) -> None:
         """Start the driver until its query runs."""
+        submitted = time.time()
         self.driver = self.cluster.new_driver(self.name, self.args)
         try:
             self.driver.start()
@@ -84,7 +87,10 @@ class DriverSupervisor:
                 raise BadInput(f"pipeline '{self.pipeline}' or sink '{self.sink}' failed to load in the driver: "
                                f"{failure.group(0)}") from None
             raise NotReady(f"{error}; the driver's cause: {query_failure(log)}") from None
-        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts)
+        times = {"submitted": round(submitted, 3), "running": self.driver.started_at(),
+                 "session": self.driver.session_ready_at()}  # where its start went (harness.run.phases)
+        self.history.record("container.start", container=self.driver.alias, role="driver", restart=self.restarts,
+                            **{name: t for name, t in times.items() if t is not None})
 
     def current(self) -> SparkDriver:
         assert self.driver is not None
@@ -124,12 +130,15 @@ class DriverSupervisor:
         """None while the query runs, or once it was restarted after failing on its own (`batch`: the batch
         it was running). When it cannot go on (restarts ran out, or none are allowed), why: the anomaly,
         the failures and a reason that quotes the query's exception."""
-        if self.restarting.is_set() or self.driver is None:
+        driver = self.driver
+        if self.restarting.is_set() or driver is None:
             return None
-        self.driver.reload()
-        if self.driver.status in ("running", "paused"):
+        driver.reload()
+        if driver.status in ("running", "paused"):
             return None
-        failure = query_failure(self.driver.log_text())
+        if self.restarting.is_set() or driver is not self.driver:
+            return None  # the nemesis's kill, landed as this looked: its replacement restarts the query, at once
+        failure = query_failure(driver.log_text())
         if failure.exception.rsplit(".", 1)[-1] in IMPORT_FAILURES:
             raise BadInput(f"sink '{self.sink}' or pipeline '{self.pipeline}' failed importing in the Spark image: "
                            f"{failure} (its Python packages: {image_packages()}; ship pure-Python modules with "

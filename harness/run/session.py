@@ -98,14 +98,18 @@ class Session:
 
 @contextmanager
 def session(run_id: str | None = None, workers: int = 2, brokers: int | None = None,
-            spark: str | None = None, iceberg: str | None = None) -> Iterator[Session]:
-    """Images built where missing, a cluster started; on the way out, whatever happened, the cluster's
-    logs saved, the run's index written and the cluster removed. An unforeseen error's traceback is kept
-    in the run's folder (`error.traceback_file`), so a front end can say it in one line. `workers`: Spark
+            spark: str | None = None, iceberg: str | None = None, output: str | None = None,
+            store: str | None = None) -> Iterator[Session]:
+    """The images its runs start built where missing, a cluster started; on the way out, whatever happened, the
+    cluster's logs saved, the run's index written and the cluster removed. An unforeseen error's traceback is
+    kept in the run's folder (`error.traceback_file`), so a front end can say it in one line. `workers`: Spark
     workers (0: Kafka and toxiproxy only, for the benchmarks of the reader and the gate); `brokers`: Kafka
-    brokers (default: the `brokers` setting); `spark`, `iceberg`: releases other than the settings'."""
+    brokers (default: the `brokers` setting); `spark`, `iceberg`: releases other than the settings'; `output`,
+    `store`: what its scenarios write into (default: the settings'), whose servers' images are had with the
+    cluster's (a scenario into another output has its images where its store starts them)."""
     stack = versions.stack(spark, iceberg)
-    images.build_all(stack)
+    images.build_for(output or settings.from_environment("output"), store or settings.from_environment("store"),
+                     stack)
     with Cluster(workers=workers, run_id=run_id, brokers=brokers, stack=stack) as cluster:
         folder = run_report_dir(cluster.run_id)
         folder.mkdir(parents=True, exist_ok=True)

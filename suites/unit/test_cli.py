@@ -200,7 +200,7 @@ def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "result.json").write_text(json.dumps({"verdict": {"anomalies": {"duplicate": {}}}}))
 
     @contextmanager
-    def fake_session(brokers: int | None = None, spark: str | None = None, iceberg: str | None = None):
+    def fake_session(brokers: int | None = None, **_: object):
         yield SimpleNamespace(cluster=None)
 
     monkeypatch.setattr(shrink_command, "session", fake_session)
@@ -255,7 +255,7 @@ def test_bad_input_found_by_a_run_is_exit_2_after_its_cluster_is_removed(monkeyp
         def save_logs(self, folder: Path) -> None: ...
 
     monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path))
-    monkeypatch.setattr(sessions.images, "build_all", lambda stack: None)
+    monkeypatch.setattr(sessions.images, "build_for", lambda output, where, stack: None)
     monkeypatch.setattr(sessions, "Cluster", Started)
     monkeypatch.setattr(sessions, "write_index", lambda folder: None)
     with pytest.raises(BadInput) as raised, sessions.session():

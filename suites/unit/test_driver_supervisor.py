@@ -36,6 +36,12 @@ class StandInDriver:
     def log_text(self) -> str:
         return ""
 
+    def started_at(self) -> float | None:
+        return None
+
+    def session_ready_at(self) -> float | None:
+        return None
+
 
 class StandInCluster:
     def __init__(self) -> None:
@@ -147,6 +153,70 @@ def test_without_a_supervisor_a_failed_query_is_final(tmp_path: Path, monkeypatc
     history.close()
     assert stop is not None and stop["anomaly"] == QUERY_FAILED and "restarts are off" in stop["reason"]
     assert read_history(tmp_path / "history.jsonl", ("query.restart",)) == []
+
+
+class KilledAsLooked(StandInDriver):
+    """The nemesis's driver kill that lands while the supervisor looks at the driver: it is seen exited, its
+    log without a failure of the query's own."""
+
+    def __init__(self, number: int, on_look: list) -> None:
+        super().__init__(number)
+        self.status, self.on_look = "running", on_look
+
+    def reload(self) -> None:
+        while self.on_look:
+            self.on_look.pop()()
+
+    def log_text(self) -> str:
+        return "HARNESS-QUERY-STARTED id=q\n"
+
+
+class NemesisBeside(StandInCluster):
+    """Drivers the nemesis may kill as the supervisor looks (`on_look`: what happens during the look)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_look: list = []
+
+    def new_driver(self, name: str, args: list[str]) -> StandInDriver:
+        self.started.append(KilledAsLooked(len(self.started), self.on_look))
+        return self.started[-1]
+
+
+@pytest.mark.parametrize("replaced", [False, True], ids=["its replacement under way", "its replacement done"])
+@pytest.mark.parametrize("restarts", [0, 3])
+def test_a_driver_the_nemesis_kills_as_the_supervisor_looks_is_never_the_query_s_own_failure(
+        tmp_path: Path, replaced: bool, restarts: int) -> None:
+    """Seen exited between the supervisor's look at `restarting` and its look at the container, the driver the
+    nemesis killed is the nemesis's to replace, at once: no query.failed, no back-off, no second replacement
+    of the driver that replaced it (with restarts off, no `query_failed`)."""
+    cluster = NemesisBeside()
+    history = History(tmp_path / "history.jsonl")
+    supervisor = DriverSupervisor(cluster, "d", [], history, tmp_path, "p", "s", restarts)  # type: ignore[arg-type]
+    supervisor.start()
+    first = supervisor.current()
+    killed = threading.Event()
+
+    def kill() -> None:
+        first.status = "exited"  # type: ignore[attr-defined]
+        killed.set()
+
+    nemesis = threading.Thread(target=supervisor.replace, args=(kill,))
+
+    def the_kill_lands() -> None:
+        nemesis.start()
+        killed.wait(5)
+        if replaced:
+            nemesis.join()
+
+    cluster.on_look.append(the_kill_lands)
+    started = time.monotonic()
+    assert supervisor.check(batch=1) is None
+    nemesis.join()
+    history.close()
+    assert time.monotonic() - started < 1.5  # no back-off
+    assert read_history(tmp_path / "history.jsonl", ("query.failed", "query.restart")) == []
+    assert supervisor.restarts == 1 and supervisor.current().alias == "driver-1" and cluster.removed == ["driver-0"]
 
 
 def test_a_query_that_fails_importing_a_module_is_bad_input_naming_the_image_s_packages(

@@ -26,7 +26,7 @@ UNSAFE = ["../outside", "a/b", "..", ".", "two words", "-leading-dash", "x..y", 
 def no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The run command with a session that fails the test when it is opened; the reports folder."""
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[None]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[None]:
         raise AssertionError("the cluster was started before the input was checked")
         yield
 

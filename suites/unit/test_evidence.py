@@ -110,7 +110,7 @@ def test_an_unforeseen_error_with_an_unwritable_reports_folder_is_still_one_line
     monkeypatch.setenv("HARNESS_REPORTS", str(tmp_path / "file" / "reports"))
 
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[None]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[None]:
         raise KeyError("no such network")
         yield
 
@@ -125,7 +125,7 @@ def test_two_unforeseen_errors_in_one_second_keep_two_tracebacks(
     monkeypatch.setattr("time.strftime", lambda *args: "20260101-000000")
 
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[None]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[None]:
         raise KeyError("no such network")
         yield
 
@@ -142,7 +142,7 @@ def test_a_full_reports_folder_during_a_run_is_one_line_and_3(
     scenario = SimpleNamespace(report_dir=reports / "run" / "scenario")
 
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[SimpleNamespace]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[SimpleNamespace]:
         yield SimpleNamespace(scenario=lambda *args, **kwargs: scenario)
 
     monkeypatch.setattr(harness.cli.run, "session", session)
@@ -158,7 +158,7 @@ def test_certify_out_holding_a_certificate_is_refused_before_the_cluster_starts(
     old = write_evidence(out / "certificate.json", '{"certified": true}')
 
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[None]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[None]:
         raise AssertionError("the cluster was started before --out was checked")
         yield
 

@@ -101,7 +101,7 @@ def test_one_history_one_outcome_through_run_certify_and_the_plugin(
     stand = Stand("run", result, result.report_dir)
 
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[Stand]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[Stand]:
         yield stand
 
     monkeypatch.setattr(harness.cli.run, "session", session)
@@ -161,7 +161,7 @@ def test_an_unforeseen_error_is_one_line_and_status_3_with_the_traceback_kept(
         reports: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Not Python's status 1, which reads as "anomalies found"."""
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[Stand]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[Stand]:
         raise KeyError("no such network")
         yield
 

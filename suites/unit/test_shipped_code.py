@@ -176,7 +176,7 @@ def test_a_sink_edited_during_a_certification_fails_it_with_exit_2_and_no_certif
     stand.cluster = stand
 
     @contextmanager
-    def session(run_id: str | None = None) -> Iterator[SimpleNamespace]:
+    def session(run_id: str | None = None, **_: object) -> Iterator[SimpleNamespace]:
         yield stand
 
     class EditingScenario:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness import versions
+from harness.output import object_store
 from harness.output.base import Output, Place
 from harness.output.object_store import s3a_jars
 
@@ -56,6 +57,9 @@ class DeltaStore:
         # pyspark alone (importlib_metadata only for configure_spark_with_delta_pip, a session's builder)
         delta = release(stack)
         return (f"delta-spark=={delta}",) if delta else ()
+
+    def images(self, where: str) -> tuple[str, ...]:
+        return object_store.IMAGES if where == "s3" else ()  # a table on the volume needs no server
 
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Delta commits on the driver

@@ -53,6 +53,9 @@ class HudiStore:
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API
 
+    def images(self, where: str) -> tuple[str, ...]:
+        return ()  # its table on the volume needs no server
+
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Hudi's Spark writes complete on the driver
 

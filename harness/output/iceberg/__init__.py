@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from harness.output import object_store
+from harness.output import object_store, postgres
 from harness.output.base import Output, Place
 from harness.versions import ICEBERG_VERSIONS
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from harness.output.base import FaultClass, Observation
     from harness.versions import Stack
 
+# the REST catalog's (harness.output.iceberg.rest) and the servers it stands on: the S3 server, PostgreSQL
+REST_IMAGES = (*object_store.IMAGES, *postgres.IMAGES, "iceberg-rest")
 CATALOG = "harness"  # the Spark catalog the driver's session names the table in
 TABLE = "output"
 IDENTIFIER = f"{CATALOG}.db.{TABLE}"  # the context's table_name: one warehouse per scenario (a namespace on REST)
@@ -74,6 +76,9 @@ class IcebergStore:
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API
+
+    def images(self, where: str) -> tuple[str, ...]:
+        return REST_IMAGES if where == "s3" else ()  # the Hadoop catalog on the volume needs no server
 
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Iceberg's Spark writes commit on the driver

@@ -61,6 +61,9 @@ class PaimonStore:
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API
 
+    def images(self, where: str) -> tuple[str, ...]:
+        return ()  # its table on the volume needs no server
+
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Paimon's Spark writes commit on the driver
 

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from harness.versions import Stack
 
 
+IMAGES = ("postgres",)  # its server's (harness.output.postgres.server)
+
+
 class PostgresStore:
     name = "postgres"
     label = "PostgreSQL"
@@ -36,6 +39,9 @@ class PostgresStore:
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # psycopg is in every image (versions.image_python_requirements)
+
+    def images(self, where: str) -> tuple[str, ...]:
+        return IMAGES
 
     def assumed_senders(self) -> dict[str, frozenset[str]]:
         return {point: frozenset() for point in ("table.committed", *self.points)}  # who commits: the sink's choice
