@@ -4,7 +4,10 @@ no processes, no Docker, so the plan is tested on its own.
 A row's time is mostly a wait when its fault holds a request, pauses a container or cuts a link for
 longer than a batch takes: the cluster idles through it, so such rows run beside rows that work. The
 expected time of a row is the baseline's plus what its faults hold (known from the fault spec) plus a
-driver restart; rows go longest first, so that the longest wait never starts last. Live rows (input
+driver restart; rows go longest first, so that the longest wait never starts last. Clusters on one machine
+share its cores: a row's work (not its waits) takes longer by as much as the clusters together ask more
+than the machine has (`load`: the share of the engine's cores one cluster's work takes, measured by
+harness.certify.room), so that a cluster is started only where its rows finish sooner. Live rows (input
 produced at a rate while the stream runs) run alone when the clusters share a machine: a second
 cluster's work could starve the stream's batches and leave the row ineffective. A row judged
 `ineffective` while another ran beside it is run again alone before it counts.
@@ -28,11 +31,22 @@ def held_s(row: MatrixScenario) -> float:
     return sum(step.duration or 0.0 for step in parse_schedule(list(row.faults)) if step.action in HELD_ACTIONS)
 
 
-def expected_s(row: MatrixScenario, base_s: float) -> float:
-    """The row's expected time: a fault-free run's (`base_s`), its holds, a driver's restart."""
+def work_s(row: MatrixScenario, base_s: float) -> float:
+    """The row's expected work: a fault-free run's (`base_s`) and a driver's restart."""
     restarts = sum(step.action in ("kill", "stop") and step.target == "driver"
                    for step in parse_schedule(list(row.faults)))
-    return base_s + held_s(row) + RESTART_S * restarts
+    return base_s + RESTART_S * restarts
+
+
+def expected_s(row: MatrixScenario, base_s: float) -> float:
+    """The row's expected time alone: its work and its holds."""
+    return work_s(row, base_s) + held_s(row)
+
+
+def slowdown(clusters: int, load: float) -> float:
+    """How much longer a row's work takes with `clusters` at work on a machine one cluster's work takes
+    `load` of (0: not known, or clusters on machines of their own)."""
+    return max(1.0, clusters * load)
 
 
 def longest_first(rows: Iterable[MatrixScenario], base_s: float) -> list[MatrixScenario]:
@@ -63,9 +77,11 @@ class Lanes:
         return None
 
 
-def makespan(rows: Sequence[MatrixScenario], clusters: int, base_s: float, lanes: Lanes) -> float:
+def makespan(rows: Sequence[MatrixScenario], clusters: int, base_s: float, lanes: Lanes, load: float = 0.0) -> float:
     """The expected time of `rows` over `clusters` taken in plan order (`next_row`), each cluster free at
-    once: what a plan promises, for the dry run and the tests."""
+    once, each row's work slowed as `clusters` share the machine (`slowdown`): what a plan promises, for the
+    dry run and the tests."""
+    slow = slowdown(clusters, load) if lanes.shared else 1.0
     pending = longest_first(rows, base_s)
     free = [0.0] * clusters
     running: list[tuple[float, MatrixScenario]] = []  # (end, row)
@@ -78,13 +94,13 @@ def makespan(rows: Sequence[MatrixScenario], clusters: int, base_s: float, lanes
             now = min([end for end, _ in running] + [t for t in free if t > now])
             continue
         pending.remove(row)
-        free[idle[0]] = now + expected_s(row, base_s)
+        free[idle[0]] = now + work_s(row, base_s) * slow + held_s(row)
         running.append((free[idle[0]], row))
     return max(free)
 
 
-def clusters_worth(rows: Sequence[MatrixScenario], base_s: float, lanes: Lanes, most: int) -> int:
+def clusters_worth(rows: Sequence[MatrixScenario], base_s: float, lanes: Lanes, most: int, load: float = 0.0) -> int:
     """The fewest clusters (up to `most`) whose expected time is within `GAIN` of the best: one more
-    cluster only where its rows' waits shorten the plan."""
-    spans = [makespan(rows, n, base_s, lanes) for n in range(1, most + 1)]
+    cluster only where its rows' waits shorten the plan more than sharing the cores lengthens it (`load`)."""
+    spans = [makespan(rows, n, base_s, lanes, load) for n in range(1, most + 1)]
     return next(n for n, span in enumerate(spans, start=1) if span <= min(spans) / GAIN)

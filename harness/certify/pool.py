@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+from collections.abc import Callable
+from functools import partial
 from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Protocol
@@ -48,7 +50,7 @@ class Sizer(Protocol):
 
     def watch(self, run_id: str) -> None: ...
 
-    def after_baseline(self, run_id: str, running: int, wanted: int) -> int: ...
+    def after_baseline(self, run_id: str, running: int, wanted: Callable[[float], int]) -> int: ...
 
 
 def worker_engines(workers: int, docker_hosts: str, default: str) -> list[str]:
@@ -63,9 +65,10 @@ def worker_engines(workers: int, docker_hosts: str, default: str) -> list[str]:
 def spread_note(engines: list[str], sized: bool = False) -> list[str]:
     """How a run spreads its rows over these workers, in lines."""
     if sized:
-        return [f"spread over up to {len(engines)} clusters on {engines[0]}, as many as shorten the plan and as "
-                "its memory holds (measured)", "the baseline runs first, then each cluster takes the longest row "
-                "left when it finishes one; a live row runs alone"]
+        return [f"spread over up to {len(engines)} clusters on {engines[0]}, as many as shorten the plan with its "
+                "cores shared and as its memory holds (measured)",
+                "the baseline runs first, then each cluster takes the longest row left when it finishes one; a live "
+                "row runs alone"]
     return [f"spread over {len(engines)} workers, each with its own cluster:",
             *[f"  w{i} on {engine}" for i, engine in enumerate(engines)],
             "the baseline runs first, then each worker takes the longest row left when it finishes one"]
@@ -124,9 +127,9 @@ class Pool:
         ran = self.tally.done.get(baseline.name)
         base_s = ran.seconds if ran else 0.0
         if self.sizing and ran and ran.worker and plan:  # its cluster is measured: how many clusters the rows get
-            wanted = clusters_worth(plan, base_s, self.lanes, len(self.processes))
             measured = next(worker.run_id for worker in self.tally.workers if worker.name == ran.worker)
-            self._start(self.sizing.after_baseline(measured, len(self.started), wanted))
+            self._start(self.sizing.after_baseline(measured, len(self.started), partial(
+                clusters_worth, plan, base_s, self.lanes, len(self.processes))))
             for line in self.sizing.notes:
                 say(f"clusters {line}")
         self.pending, self.total = longest_first(plan, base_s), len(plan) + 1

@@ -1,20 +1,26 @@
-"""How many clusters an engine has the memory for, measured, never assumed: a cluster's peak is sampled
-from the engine while the baseline runs (the sum over the run's containers, its driver included, of each
-one's highest use since it started, or its current use where the engine keeps no maximum) and kept
-per engine and cluster shape, so that the next run knows it before its first cluster starts; the
-memory free is the host's (a local engine) or the engine's total less what its containers use.
+"""How many clusters an engine has the memory and the cores for, measured, never assumed: a cluster's
+peak is sampled from the engine while the baseline runs (the sum over the run's containers, its driver
+included, of each one's highest use since it started, or its current use where the engine keeps no
+maximum), and so are the cores its work takes (its containers' CPU time over the time it ran); both are
+kept per engine and cluster shape, so that the next run knows them before its first cluster starts. The
+memory free is the host's (a local engine) or the engine's total less what its containers use; the cores
+are the engine's. The plan (harness.certify.lanes) starts a cluster only where its rows finish sooner with
+the cores shared.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from docker.errors import APIError, NotFound
 
+from harness.certify.lanes import GAIN
 from harness.cluster.engine import docker_client, engine_socket_url
 from harness.cluster.images import cache_dir
 from harness.cluster.labels import RUN
@@ -40,29 +46,42 @@ def gib(size: int | None) -> str:
     return "unknown" if size is None else f"{size / 2**30:.1f} GiB"
 
 
-def cluster_memory(run_id: str) -> int:
-    """A run's containers' memory, summed: each one's highest use since it started (cgroup v1), else its use now."""
-    total = 0
+def cluster_usage(run_id: str) -> tuple[int, dict[str, int]]:
+    """A run's containers' memory, summed (each one's highest use since it started, cgroup v1, else its use
+    now), and each one's CPU time since it started, in nanoseconds."""
+    total, cpu = 0, {}
     for container in docker_client().containers.list(filters={"label": f"{RUN}={run_id}"}):
         try:
-            memory = container.stats(stream=False, one_shot=True).get("memory_stats", {})
+            stats = container.stats(stream=False, one_shot=True)
         except (NotFound, APIError):  # a driver removed between list and stats
             continue
+        memory = stats.get("memory_stats", {})
         total += memory.get("max_usage") or memory.get("usage", 0)
-    return total
+        cpu[container.id] = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0)
+    return total, cpu
+
+
+def engine_cpus() -> int:
+    """The cores the engine runs containers on."""
+    return int(docker_client().info().get("NCPU") or 1)
 
 
 class PeakSampler:
-    """The highest `cluster_memory` of each watched run, read every SAMPLE_S in a thread of its own: a
-    scenario's driver is gone when it ends, so its memory counts only while it runs."""
+    """The highest memory of each watched run (`cluster_usage`), and the cores its containers used, read every
+    SAMPLE_S in a thread of its own: a scenario's driver is gone when it ends, so its memory counts only while
+    it runs, and its CPU time as last read."""
 
     def __init__(self) -> None:
         self.peaks: dict[str, int] = {}
+        self.cpu_ns: dict[str, dict[str, int]] = {}  # run -> container -> CPU time, as last read
+        self.since: dict[str, float] = {}  # run -> when its watch began
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="peak-sampler", daemon=True)
 
     def watch(self, run_id: str) -> None:
         self.peaks.setdefault(run_id, 0)
+        self.cpu_ns.setdefault(run_id, {})
+        self.since.setdefault(run_id, time.monotonic())
         if not self._thread.is_alive() and not self._stop.is_set():
             self._thread.start()
 
@@ -72,11 +91,18 @@ class PeakSampler:
     def peak(self, run_id: str) -> int | None:
         return self.peaks.get(run_id) or None
 
+    def cores(self, run_id: str) -> float | None:
+        """The cores the run's containers used on average since its watch began (they all started after it)."""
+        used, since = sum(self.cpu_ns.get(run_id, {}).values()), self.since.get(run_id)
+        return used / 1e9 / (time.monotonic() - since) if used and since is not None else None
+
     def _sample(self) -> None:
         while not self._stop.is_set():
             for run_id in list(self.peaks):
                 try:
-                    self.peaks[run_id] = max(self.peaks[run_id], cluster_memory(run_id))
+                    memory, cpu = cluster_usage(run_id)
+                    self.peaks[run_id] = max(self.peaks[run_id], memory)
+                    self.cpu_ns[run_id].update(cpu)
                 except (APIError, OSError) as error:  # an engine that stopped answering: the peak so far
                     say(f"clusters: memory of {run_id} not read ({error})")
             self._stop.wait(SAMPLE_S)
@@ -100,23 +126,24 @@ def available_memory() -> int | None:
 
 
 class PeakStore:
-    """The last measured peak of a cluster per engine and shape (`shape_key`), in the harness's cache."""
+    """The last measured peak of a cluster (and, under `cores_key`, the cores it used) per engine and shape
+    (`shape_key`), in the harness's cache."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or cache_dir() / "cluster-peaks.json"
 
-    def _read(self) -> dict[str, int]:
+    def _read(self) -> dict[str, float]:
         try:
             return json.loads(self.path.read_text())
         except (OSError, ValueError):
             return {}
 
-    def known(self, key: str) -> int | None:
+    def known(self, key: str) -> float | None:
         return self._read().get(key)
 
-    def remember(self, key: str, peak: int) -> None:
+    def remember(self, key: str, value: float) -> None:
         peaks = self._read()
-        peaks[key] = peak
+        peaks[key] = value
         write_evidence(self.path, json.dumps(peaks, indent=1, sort_keys=True))  # atomic: workers read it too
 
 
@@ -125,11 +152,22 @@ def shape_key(engine: str, brokers: int) -> str:
     return f"{engine} brokers={brokers}"
 
 
+def cores_key(key: str) -> str:
+    """Where the cores a cluster of that shape used are kept, beside its peak."""
+    return f"{key} cores"
+
+
+def load(cores: float | None, cpus: int) -> float:
+    """The share of the engine one cluster's work takes (0: not measured)."""
+    return min(cores / cpus, 1.0) if cores else 0.0
+
+
 @dataclass
 class Sizing:
-    """`certify --quick`'s default spread on one engine: the clusters that shorten the plan, as many as its
-    memory holds. The second starts with the baseline when a cluster's peak is known from an earlier run
-    (its start then overlaps the baseline), else once the baseline's cluster was measured."""
+    """`certify --quick`'s default spread on one engine: the clusters that shorten the plan with the engine's
+    cores shared, as many as its memory holds. The second starts with the baseline when a cluster's peak is
+    known from an earlier run and its cores leave room for a second (its start then overlaps the baseline),
+    else once the baseline's cluster was measured."""
 
     key: str  # the engine and cluster shape (`shape_key`)
     store: PeakStore = field(default_factory=PeakStore)
@@ -141,21 +179,34 @@ class Sizing:
         self.sampler.watch(run_id)
 
     def at_start(self) -> int:
-        """Clusters to start with the baseline: two when a known peak fits, else one."""
+        """Clusters to start with the baseline: two when a known peak fits and a cluster's known cores leave
+        room for a second, else one."""
         known, free = self.store.known(self.key), available_memory()
-        count = clusters_that_fit(free, known, 2)
-        self.notes.append(f"at the start: {count} cluster(s); a cluster's peak {gib(known)} (from an earlier run on "
-                          f"this engine), {gib(free)} available")
+        cores, cpus = self.store.known(cores_key(self.key)), engine_cpus()
+        count = clusters_that_fit(free, known, 2 if load(cores, cpus) <= GAIN else 1)
+        self.notes.append(f"at the start: {count} cluster(s); a cluster's peak {gib(known)} and its work "
+                          f"{_cores(cores)} of the engine's {cpus} (from an earlier run on this engine), "
+                          f"{gib(free)} available")
         return count
 
-    def after_baseline(self, run_id: str, running: int, wanted: int) -> int:
-        """Clusters for the rows (`wanted` by the plan), the baseline's cluster's peak (sampled) remembered."""
+    def after_baseline(self, run_id: str, running: int, wanted: Callable[[float], int]) -> int:
+        """Clusters for the rows: as many as the plan wants with the cores shared (`wanted`, given the share of
+        the engine a cluster's work takes) and the memory holds; the baseline's cluster's peak and cores
+        (sampled) remembered."""
         self.sampler.stop()
-        peak, free = self.sampler.peak(run_id), available_memory()
+        peak, cores, free, cpus = self.sampler.peak(run_id), self.sampler.cores(run_id), available_memory(), \
+            engine_cpus()
         if peak:
             self.store.remember(self.key, peak)
-        count = clusters_that_fit(free, peak, wanted, running)
-        self.notes.append(f"for the rows: {count} cluster(s) of the {wanted} the plan wants; the baseline's cluster "
-                          f"peaked at {gib(peak)} (measured), {gib(free)} available")
+        if cores:
+            self.store.remember(cores_key(self.key), round(cores, 2))
+        worth = wanted(load(cores, cpus))
+        count = clusters_that_fit(free, peak, worth, running)
+        self.notes.append(f"for the rows: {count} cluster(s), the plan's {worth} with the engine's {cpus} cores "
+                          f"shared (the baseline's cluster's work took {_cores(cores)}), as many as the memory "
+                          f"holds (it peaked at {gib(peak)}, {gib(free)} available; measured)")
         return count
 
+
+def _cores(cores: float | None) -> str:
+    return "unknown cores" if not cores else f"{cores:.1f} cores"

@@ -39,7 +39,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="spread the rows after the baseline over N worker processes, each with its own cluster "
                              "(default: --quick spreads over up to 3 clusters on one engine, as many as shorten its "
-                             "plan and as the engine's memory holds, measured; a full matrix runs on one)")
+                             "plan with the engine's cores shared and as its memory holds, measured; a full matrix "
+                             "runs on one)")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
     parser.add_argument("--shard", type=str, metavar="K/N",
                         help="run shard K of N: its own baseline, then the rows i after it where i %% N == K-1 "

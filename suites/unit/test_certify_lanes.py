@@ -12,7 +12,16 @@ import pytest
 
 from harness.certify import room
 from harness.certify.certificate import write_certificate
-from harness.certify.lanes import RESTART_S, Lanes, clusters_worth, expected_s, held_s, longest_first, makespan
+from harness.certify.lanes import (
+    RESTART_S,
+    Lanes,
+    clusters_worth,
+    expected_s,
+    held_s,
+    longest_first,
+    makespan,
+    slowdown,
+)
 from harness.certify.matrix import MATRIX, MatrixScenario, rows_for
 from harness.certify.room import MARGIN, RESERVE_BYTES, PeakStore, clusters_that_fit
 from harness.certify.rows import Row
@@ -81,6 +90,44 @@ def test_the_quick_matrix_is_worth_three_clusters_and_a_matrix_of_kills_one() ->
     assert clusters_worth(live, 40, SHARED, 3) == 1  # each alone: more clusters shorten nothing
 
 
+def test_a_cluster_is_started_only_where_its_rows_finish_sooner_with_the_cores_shared() -> None:
+    kills = [ROWS["kill-sender-txn.commit"], replace(ROWS["kill-sender-txn.commit"], name="kill-2")]
+    assert slowdown(1, 0.9) == 1.0 and slowdown(2, 0.9) == 1.8 and slowdown(3, 0.2) == 1.0
+    assert makespan(kills, 2, 40, SHARED, load=1.0) == 2 * makespan(kills, 2, 40, SHARED)  # work only, twice as long
+    assert clusters_worth(kills, 40, SHARED, 3) == 2  # cores not shared: each row on its own
+    assert clusters_worth(kills, 40, SHARED, 3, load=1.0) == 1  # one cluster's work takes the machine: no gain
+    assert clusters_worth(kills, 40, Lanes(shared=False), 3, load=1.0) == 2  # machines of their own
+    assert clusters_worth(QUICK_TXN, 40, SHARED, 3, load=1.0) >= 2  # its holds are waits: overlapping them pays
+
+
+def test_the_sampler_measures_the_cores_a_cluster_s_containers_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    readings = iter([(1, {"kafka": 10**9}), (1, {"kafka": 3 * 10**9, "driver": 10**9})])
+    monkeypatch.setattr(room, "cluster_usage", lambda run_id: next(readings, (1, {})))
+    monkeypatch.setattr(room, "SAMPLE_S", 0.01)
+    sampler = room.PeakSampler()
+    assert sampler.cores("run-w0") is None
+    sampler.watch("run-w0")
+    deadline = time.monotonic() + 10
+    while sampler.cpu_ns["run-w0"].get("driver") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sampler.stop()
+    elapsed = time.monotonic() - sampler.since["run-w0"]
+    assert sampler.cpu_ns["run-w0"] == {"kafka": 3 * 10**9, "driver": 10**9}  # a removed driver's time kept
+    assert sampler.cores("run-w0") == pytest.approx(4 / elapsed, rel=0.05)
+
+
+def test_a_second_cluster_starts_with_the_baseline_only_where_a_cluster_s_known_cores_leave_room(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(room, "available_memory", lambda: 64 * GIB)
+    monkeypatch.setattr(room, "engine_cpus", lambda: 2)
+    store = PeakStore(tmp_path / "peaks.json")
+    store.remember("e", 2 * GIB)
+    assert room.Sizing("e", store).at_start() == 2  # its cores unknown
+    store.remember(room.cores_key("e"), 1.9)
+    sizing = room.Sizing("e", store)
+    assert sizing.at_start() == 1 and "1.9 cores of the engine's 2" in sizing.notes[0]
+
+
 @pytest.mark.parametrize("available, peak, wanted, running, fits", [
     (None, 2 * GIB, 3, 0, 1),  # memory unknown: one cluster
     (20 * GIB, None, 3, 1, 1),  # no peak measured: no more than runs
@@ -97,7 +144,7 @@ def test_clusters_fit_the_memory_measured(available: int | None, peak: int | Non
 
 def test_the_sampler_keeps_a_clusters_highest_memory_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     readings = iter([3, 9, 4])  # the driver's memory counts while it runs, then it is removed
-    monkeypatch.setattr(room, "cluster_memory", lambda run_id: next(readings, 2))
+    monkeypatch.setattr(room, "cluster_usage", lambda run_id: (next(readings, 2), {}))
     monkeypatch.setattr(room, "SAMPLE_S", 0.01)
     sampler = room.PeakSampler()
     sampler.watch("run-w0")

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -228,8 +228,8 @@ class StandInSizing:
     def watch(self, run_id: str) -> None:
         self.asked.append(("watch", run_id.rsplit("-", 1)[1]))
 
-    def after_baseline(self, run_id: str, running: int, wanted: int) -> int:
-        self.asked.append(("after_baseline", run_id.rsplit("-", 1)[1], running, wanted))
+    def after_baseline(self, run_id: str, running: int, wanted: Callable[[float], int]) -> int:
+        self.asked.append(("after_baseline", run_id.rsplit("-", 1)[1], running, wanted(0.0), wanted(1.0)))
         self.notes.append(f"for the rows: {self.more}")
         return self.more
 
@@ -241,7 +241,9 @@ def test_the_quick_default_starts_one_cluster_then_those_the_plan_and_memory_all
     job = StandInJob(str(tmp_path / "marks"), 1, seconds=2.0)
     _, _, rows = certify_spread(job, resolve_sink("transactional"), [A, A, A], True, tmp_path / "certificate",
                                 sizing=sizing)
-    assert sizing.asked == ["at_start", ("watch", "w0"), ("after_baseline", "w0", 1, 3), ("watch", "w1")]
+    # the plan wants 3 clusters where the cores are not shared, 2 where one cluster's work takes them all (only
+    # its rows' waits overlap then)
+    assert sizing.asked == ["at_start", ("watch", "w0"), ("after_baseline", "w0", 1, 3, 2), ("watch", "w1")]
     assert {r.outcome for r in rows} == {"pass"} and {r.worker for r in rows[1:]} == {"w0", "w1"}
     assert rows[0].worker == "w0" and not (tmp_path / "marks" / "w2.ready").exists()  # two of three wanted
     assert "[harness] clusters for the rows: 2" in capsys.readouterr().err
