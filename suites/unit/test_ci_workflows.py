@@ -58,3 +58,21 @@ def test_what_the_runner_cannot_say_is_refused_not_guessed() -> None:
         runner.jobs(workflow)
     with pytest.raises(SystemExit, match="knows only always"):
         runner.jobs({"jobs": {"a": {"if": "github.event_name == 'push'", "steps": []}}})
+
+
+@pytest.mark.parametrize("file", [REPO / "examples/payments/.gitlab-ci.yml", REPO / "examples/ci/gitlab-shards.yml"],
+                         ids=lambda path: path.name)
+def test_a_gitlab_job_runs_in_python_3_12_and_takes_its_images_from_the_registry(file: Path) -> None:
+    """python:3.12-bookworm has no Java, Maven, Go or debootstrap: a job that starts clusters checks with
+    `doctor` (exit 3 when an image can be neither pulled nor built) and pulls with `images build`; none asks
+    `doctor --fix` to install a build it cannot run."""
+    runner = _runner()
+    jobs = runner.gitlab_jobs(yaml.safe_load(file.read_text()), {"SINK": "sinks/payments_sink.py:sink"})
+    assert jobs
+    for job in jobs:
+        assert job.image == "python:3.12-bookworm", job.name
+        lines = [step.run for step in job.steps]
+        assert lines[0].startswith("pip install vendor/eo_harness-*.whl") and not any("--fix" in line for line in lines)
+        if any("certify --sink" in line or "pytest" in line for line in lines):
+            assert lines.index("eo-harness doctor") < lines.index("eo-harness images build"), job.name
+            assert job.services == ["docker:dind"] and job.env["DOCKER_TLS_VERIFY"] == "1", job.name
