@@ -16,9 +16,10 @@ from pathlib import Path
 
 from harness import versions
 from harness.cluster import root_access
+from harness.cluster.engine import docker_client
 from harness.cluster.images import cache_dir
 from harness.cluster.readiness import readiness
-from harness.errors import EXIT_INFRASTRUCTURE, BadInput
+from harness.errors import EXIT_INFRASTRUCTURE, BadInput, DockerUnavailable
 from harness.progress import say
 from harness.settings import from_environment
 
@@ -36,9 +37,12 @@ class Check:
 
 
 def _engine_answers() -> bool:
-    if shutil.which("docker") is None:
+    """Whether the engine answers the harness's own client: a job image without the docker CLI still runs."""
+    try:
+        docker_client().close()
+    except DockerUnavailable:
         return False
-    return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    return True
 
 
 GO = max(versions.GO_FOR_TOXIPROXY, versions.GO_FOR_VERSITYGW)  # the Go that builds both (an S3 server: --store s3)
