@@ -10,7 +10,11 @@ By default on a fresh Docker engine (a dockerd of its own: its own data root and
 no image): every image is built by the runner, as on a new hosted runner. `--engine shared` uses the
 machine's engine instead. The user, the drop-in, the engine and its data are removed at the end.
 
+A GitLab CI file (no `jobs:` key) runs as GitLabRunner says: its jobs' script lines in the job image's
+Python without the build tools, docker:dind an isolated engine over TLS, the images from a registry.
+
     .venv/bin/python .ci/hosted_runner.py                                    # the payments example's chaos.yml
+    .venv/bin/python .ci/hosted_runner.py --workflow examples/payments/.gitlab-ci.yml
     .venv/bin/python .ci/hosted_runner.py --workflow examples/ci/github-shards.yml --project examples/payments \\
         --env SINK=sinks/payments_sink.py:sink
 """
