@@ -92,8 +92,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
     parser.add_argument("--fix", action="store_true",
                         help="first, on Debian or Ubuntu, as root or through passwordless sudo (`sudo -n`): apt-get "
-                             "install what is missing of docker.io and of debootstrap (with debian-archive-keyring, "
-                             "where the base image's root file system is made with it), then chromium (the CI "
+                             "install what is missing of docker.io (when no engine answers) and of debootstrap (with "
+                             "debian-archive-keyring, where the base image's root file system is made with it), "
+                             "then chromium (the CI "
                              f"suite's check of the report; its failure is said, not fatal); unpack Debian's "
                              f"{REGISTRY_PACKAGE} binary into the harness's cache where none is found (no service: "
                              "the CI suite's registry test runs it); start dockerd when no engine answers; neither "
@@ -134,8 +135,9 @@ def install_engine() -> None:
             f"host has neither ({access.why}); skipping the install")
         return
     as_root = access.prefix
+    answers = _engine_answers()  # an engine elsewhere (DOCKER_HOST) needs no dockerd here
     packages = [package for package, tool in (("docker.io", "dockerd"), ("debootstrap", "debootstrap"))
-                if shutil.which(tool) is None]
+                if shutil.which(tool) is None and (package != "docker.io" or not answers)]
     if "debootstrap" in packages:
         packages.append("debian-archive-keyring")  # debootstrap checks Debian's release against it (Ubuntu lacks it)
     wanted = packages + (["chromium"] if shutil.which("chromium") is None else [])
@@ -149,7 +151,7 @@ def install_engine() -> None:
             "needs it")
     if registry_binary() is None:
         unpack_registry()
-    if not _engine_answers():
+    if not answers:
         log_path = DOCKERD_LOG if not as_root else cache_dir() / "dockerd.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         say(f"starting dockerd (log: {log_path}) ...")

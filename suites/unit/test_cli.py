@@ -311,6 +311,13 @@ def test_doctor_fix_installs_through_sudo_when_not_root_and_nothing_without_it(m
     assert installs == [["-y", "-q", "debootstrap", "debian-archive-keyring"]]
     assert started == [["sudo", "-n", "dockerd"]]
 
+    commands.clear()  # an engine elsewhere answers (a CI service): no dockerd is installed here
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    monkeypatch.setattr(doctor, "_engine_answers", lambda: True)
+    doctor.install_engine()
+    installs = [argv[argv.index("install") + 1:] for argv in commands if "install" in argv]
+    assert installs == [["-y", "-q", "debootstrap", "debian-archive-keyring"], ["-y", "-q", "chromium"]]
+
     commands.clear()
     monkeypatch.setattr(doctor.root_access, "current", lambda: doctor.root_access.choose(1001, False, "none here"))
     doctor.install_engine()
