@@ -1,11 +1,11 @@
-"""Prerequisite checks, one line each with ok/missing and the fix, then whether this host can build the
-images and whether it can run scenarios (exactly what is missing when not); `--fix` installs and starts
-dockerd, and fetches a registry binary for the CI suite's registry test."""
+"""Prerequisite checks, one line each with ok/missing and the fix, the way the base image gets root, then
+whether this host can build the images and whether it can run scenarios (exactly what is missing when
+not); `--fix` installs (as root or through passwordless sudo) and starts dockerd, and fetches a registry
+binary for the CI suite's registry test."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import versions
+from harness.cluster import root_access
+from harness.cluster.engine import docker_client
 from harness.cluster.images import cache_dir
 from harness.cluster.readiness import readiness
-from harness.errors import EXIT_INFRASTRUCTURE, BadInput
+from harness.errors import EXIT_INFRASTRUCTURE, BadInput, DockerUnavailable
 from harness.progress import say
 from harness.settings import from_environment
 
@@ -35,9 +37,12 @@ class Check:
 
 
 def _engine_answers() -> bool:
-    if shutil.which("docker") is None:
+    """Whether the engine answers the harness's own client: a job image without the docker CLI still runs."""
+    try:
+        docker_client().close()
+    except DockerUnavailable:
         return False
-    return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    return True
 
 
 GO = max(versions.GO_FOR_TOXIPROXY, versions.GO_FOR_VERSITYGW)  # the Go that builds both (an S3 server: --store s3)
@@ -58,7 +63,6 @@ CHECKS = (
     Check("docker client", lambda: shutil.which("docker") is not None, "apt-get install docker.io"),
     Check("dockerd", lambda: shutil.which("dockerd") is not None, "python -m harness doctor --fix"),
     Check("docker engine reachable", _engine_answers, "python -m harness doctor --fix"),
-    Check("debootstrap", lambda: shutil.which("debootstrap") is not None, "python -m harness doctor --fix"),
     Check("java", lambda: shutil.which("java") is not None, "apt-get install openjdk-17-jdk-headless"),
     Check("maven", lambda: shutil.which("mvn") is not None, "apt-get install maven"),
     Check(f"go {'.'.join(map(str, GO))} or later", _go,
@@ -70,6 +74,14 @@ CHECKS = (
 )
 
 
+def _base_tool_check(access: root_access.RootAccess) -> Check:
+    """The program the base image's root file system is made with, the way this host gets root for it."""
+    tool = access.tools[0] if access.tools else "debootstrap"
+    fix = ("python -m harness doctor --fix" if access.way != root_access.UNSHARE
+           else "apt-get install mmdebstrap uidmap (as root)")
+    return Check(tool, lambda: access.possible and shutil.which(tool) is not None, fix)
+
+
 def registry_binary() -> str | None:
     """The registry binary: on PATH, else the one `doctor --fix` unpacked into the harness's cache."""
     unpacked = cache_dir() / "tools" / REGISTRY_PACKAGE / "usr" / "bin" / REGISTRY_PACKAGE
@@ -79,10 +91,14 @@ def registry_binary() -> str | None:
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
     parser.add_argument("--fix", action="store_true",
-                        help="as root on Debian, first: apt-get install docker.io, debootstrap and chromium where "
-                             f"one is missing, unpack Debian's {REGISTRY_PACKAGE} binary into the harness's cache "
-                             "where none is found (no service: the CI suite's registry test runs it), start dockerd "
-                             "when no engine answers; not root: installs nothing")
+                        help="first, on Debian or Ubuntu, as root or through passwordless sudo (`sudo -n`): apt-get "
+                             "install what is missing of docker.io (when no engine answers) and of debootstrap (with "
+                             "debian-archive-keyring, where the base image's root file system is made with it), "
+                             "then chromium (the CI "
+                             f"suite's check of the report; its failure is said, not fatal); unpack Debian's "
+                             f"{REGISTRY_PACKAGE} binary into the harness's cache where none is found (no service: "
+                             "the CI suite's registry test runs it); start dockerd when no engine answers; neither "
+                             "root nor sudo: installs nothing")
     parser.set_defaults(func=command)
 
 
@@ -95,9 +111,11 @@ def run(fix: bool) -> int:
     first. Exit 0 when it can run scenarios (its images present, pulled or built), else 3."""
     if fix:
         install_engine()
-    for check in CHECKS:
+    access = root_access.current()
+    for check in (*CHECKS[:3], _base_tool_check(access), *CHECKS[3:]):
         ok = check.ok()
         print(f"{check.name:<26} {'ok' if ok else 'missing':<8} {'' if ok else 'fix: ' + check.fix}")
+    print(f"{'root for the base image':<26} {access.line()}")
     try:
         ready = readiness(from_environment("registry"))
     except BadInput as error:  # a malformed registry setting: said as what this host lacks
@@ -109,30 +127,51 @@ def run(fix: bool) -> int:
 
 
 def install_engine() -> None:
-    """As root on Debian: install docker.io, debootstrap and chromium, unpack the registry binary, then start
-    dockerd if none answers (what `--fix`'s help says)."""
-    if os.geteuid() != 0:
-        say("doctor --fix needs root (apt-get and dockerd); skipping the install")
+    """On Debian or Ubuntu, as root or through `sudo -n`: install what is missing of the build's packages, then
+    chromium, unpack the registry binary, start dockerd if none answers (what `--fix`'s help says)."""
+    access = root_access.current()
+    if access.way not in (root_access.ROOT, root_access.SUDO):
+        say(f"doctor --fix installs with apt-get and starts dockerd as root or through passwordless sudo, and this "
+            f"host has neither ({access.why}); skipping the install")
         return
-    if not all(map(shutil.which, ("dockerd", "debootstrap", "chromium"))):
-        say("installing docker.io, debootstrap and chromium with apt-get ...")
-        subprocess.run(["apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "docker.io", "debootstrap", "chromium"],
-            check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
-        )
+    as_root = access.prefix
+    answers = _engine_answers()  # an engine elsewhere (DOCKER_HOST) needs no dockerd here
+    packages = [package for package, tool in (("docker.io", "dockerd"), ("debootstrap", "debootstrap"))
+                if shutil.which(tool) is None and (package != "docker.io" or not answers)]
+    if "debootstrap" in packages:
+        packages.append("debian-archive-keyring")  # debootstrap checks Debian's release against it (Ubuntu lacks it)
+    wanted = packages + (["chromium"] if shutil.which("chromium") is None else [])
+    if wanted:
+        say(f"installing {', '.join(wanted)} with {' '.join([*as_root, 'apt-get'])} ...")
+        subprocess.run([*as_root, "apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
+    if packages:
+        _apt_install(as_root, packages, check=True)
+    if shutil.which("chromium") is None and not _apt_install(as_root, ["chromium"], check=False):
+        say("chromium: not installed (apt-get has no such package here): only the CI suite's check of the report "
+            "needs it")
     if registry_binary() is None:
         unpack_registry()
-    if not _engine_answers():
-        say(f"starting dockerd (log: {DOCKERD_LOG}) ...")
-        with DOCKERD_LOG.open("ab") as log:
-            subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
+    if not answers:
+        log_path = DOCKERD_LOG if not as_root else cache_dir() / "dockerd.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        say(f"starting dockerd (log: {log_path}) ...")
+        with log_path.open("ab") as log:
+            subprocess.Popen([*as_root, "dockerd"], stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 60
         while not _engine_answers():
             if time.monotonic() > deadline:
-                say(f"dockerd did not answer within 60 s; see {DOCKERD_LOG}")
+                say(f"dockerd did not answer within 60 s; see {log_path} (not root: is this user in the docker "
+                    "group?)")
                 return
             time.sleep(1)
+
+
+def _apt_install(as_root: list[str], packages: list[str], check: bool) -> bool:
+    """apt-get install `packages` (as root: `as_root` first); whether it did."""
+    return subprocess.run(
+        [*as_root, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q", *packages],
+        check=check, stdout=subprocess.DEVNULL,
+    ).returncode == 0
 
 
 def unpack_registry() -> None:

@@ -23,7 +23,7 @@ from docker.errors import ImageNotFound
 
 from harness import versions
 from harness.cluster import registry as registries
-from harness.cluster import rootfs
+from harness.cluster import root_access, rootfs
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
 from harness.errors import ImageBuildFailed
@@ -169,8 +169,8 @@ def _stage_postgres(context: Path, log: Path) -> None:
 
 KAFKA_SCALA = "2.13"  # Kafka's own Scala build; Spark's follows its version (Stack.scala)
 MAVEN = ("mvn", "java")
-BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None,
-             tools=("debootstrap",))
+# its tools are those of the way it gets root (debootstrap, or mmdebstrap unprivileged): own_tools_missing
+BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None)
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
 # a table output's database: started for --output postgres (and Iceberg's REST catalog); `images build` builds it
 # with the others, a run only when its output starts it
@@ -251,9 +251,18 @@ def for_output(output: str, where: str, stack: versions.Stack | None = None) -> 
     return tuple(dict.fromkeys((*found.cluster, *(STORES_IMAGES[name] for name in store(output).images(where)))))
 
 
+def own_tools_missing(image: Image) -> list[str]:
+    """The programs building `image` itself takes that this host lacks; for the base, those of the way its
+    root file system gets root (harness.cluster.root_access), and root itself where no way gives it."""
+    if image.parent is None:
+        access = root_access.current()
+        return [tool for tool in access.tools if shutil.which(tool) is None] + access.lacks()
+    return [tool for tool in image.tools if shutil.which(tool) is None]
+
+
 def tools_missing(image: Image) -> list[str]:
     """The programs building `image` takes that this host lacks (its parent's too, when that is not present)."""
-    lacking = [tool for tool in image.tools if shutil.which(tool) is None]
+    lacking = own_tools_missing(image)
     if image.parent is not None and not present(image.parent):
         lacking += [tool for tool in tools_missing(image.parent) if tool not in lacking]
     return lacking

@@ -68,9 +68,11 @@ def _names(name: str) -> tuple[str, str, str]:
     return f"eoh-{name}", f"eoh{short}-h", f"eoh{short}-n"
 
 
-def start(name: str, index: int = 1) -> dict[str, str]:
+def start(name: str, index: int = 1, insecure_registries: tuple[str, ...] = ()) -> dict[str, str]:
     """Start the isolated engine `name` unless it answers; returns its environment (DOCKER_HOST
-    tcp://10.210.N.2:2376, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)."""
+    tcp://10.210.N.2:2376, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH). `insecure_registries` (host:port) it pulls
+    from over plain HTTP, as a CI service started with `--insecure-registry` does: one on this host's end of
+    the veth pair is the only registry it reaches."""
     engine_name(name)
     if not 1 <= index <= 254:
         raise BadInput(f"--pool {index}: the isolated engine's is 1 to 254 (its addresses are 10.210.<pool>.0/30)")
@@ -104,7 +106,8 @@ def start(name: str, index: int = 1) -> dict[str, str]:
         "--tlscacert", str(server / "ca.pem"), "--tlscert", str(server / "server-cert.pem"),
         "--tlskey", str(server / "server-key.pem"), "--data-root", str(DATA / name),
         "--exec-root", str(folder / "exec"), "--pidfile", str(folder / "docker.pid"),
-        "--default-address-pool", "base=10.211.0.0/16,size=24"])
+        "--default-address-pool", "base=10.211.0.0/16,size=24",
+        *[f"--insecure-registry={registry}" for registry in insecure_registries]])
     # inside, /var/run/docker.sock is this engine's, as on its own machine (what an ssh:// tunnel reaches); the
     # host's socket file stays as it is outside
     own_socket = (f"while [ ! -S {socket} ]; do sleep 0.1; done; "

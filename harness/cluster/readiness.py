@@ -4,7 +4,6 @@ answers, with exactly what is missing when the answer is no."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 
 from harness.cluster import images, registry
@@ -49,8 +48,8 @@ class Readiness:
 
 def readiness(registry_name: str) -> Readiness:
     """This host's readiness for this run's versions, asking `registry_name` (if any) what it holds."""
-    tools = list(dict.fromkeys(tool for image in images.current().all for tool in image.tools))
-    build_lacks = [tool for tool in tools if shutil.which(tool) is None]
+    wanted = images.current().all
+    build_lacks = list(dict.fromkeys(lack for image in wanted for lack in images.own_tools_missing(image)))
     try:
         docker_client()
     except DockerUnavailable as error:

@@ -267,20 +267,61 @@ def test_doctor_fix_s_help_names_all_it_does(monkeypatch: pytest.MonkeyPatch) ->
     """Every package `--fix` installs, the registry binary it unpacks and the engine it starts, in its help."""
     from harness.cli import doctor
 
-    done: list[str] = []
-    monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
+    installed: list[str] = []
+
+    def run(argv: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
+        if "install" in argv:
+            installed.extend(argv[argv.index("install") + 1:])
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(doctor.root_access, "current", lambda: doctor.root_access.choose(0, False, None))
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
-    monkeypatch.setattr(doctor.subprocess, "run", lambda argv, **_: done.extend(argv))
+    monkeypatch.setattr(doctor.subprocess, "run", run)
     monkeypatch.setattr(doctor, "registry_binary", lambda: None)
-    monkeypatch.setattr(doctor, "unpack_registry", lambda: done.append(doctor.REGISTRY_PACKAGE))
+    monkeypatch.setattr(doctor, "unpack_registry", lambda: installed.append(doctor.REGISTRY_PACKAGE))
     monkeypatch.setattr(doctor, "_engine_answers", lambda: True)
     doctor.install_engine()
-    installed = done[done.index("install") + 1:]
     commands = argparse.ArgumentParser().add_subparsers()
     doctor.add_parser(commands)
     fix = next(a for a in commands.choices["doctor"]._actions if "--fix" in a.option_strings)
     for what in [p for p in installed if not p.startswith("-")] + ["dockerd"]:
         assert what in fix.help, what
+
+
+def test_doctor_fix_installs_through_sudo_when_not_root_and_nothing_without_it(monkeypatch: pytest.MonkeyPatch,
+                                                                               tmp_path: Path) -> None:
+    """Not root with passwordless sudo: every apt-get and dockerd goes through `sudo -n`, and only what is
+    missing is installed (a runner's own Docker is never replaced); with neither root nor sudo, nothing runs."""
+    from harness.cli import doctor
+
+    commands: list[list[str]] = []
+    started: list[list[str]] = []
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None if name == "debootstrap" else f"/usr/bin/{name}")
+    monkeypatch.setattr(doctor.subprocess, "run",
+                        lambda argv, **_: commands.append(argv) or subprocess.CompletedProcess(argv, 0))
+    monkeypatch.setattr(doctor.subprocess, "Popen", lambda argv, **_: started.append(argv))
+    monkeypatch.setattr(doctor, "registry_binary", lambda: "/usr/bin/docker-registry")
+    answers = iter([False, True])
+    monkeypatch.setattr(doctor, "_engine_answers", lambda: next(answers))
+    monkeypatch.setattr(doctor.root_access, "current", lambda: doctor.root_access.choose(1001, True, None))
+    doctor.install_engine()
+    assert all(argv[:2] == ["sudo", "-n"] for argv in commands + started), commands + started
+    installs = [argv[argv.index("install") + 1:] for argv in commands if "install" in argv]
+    assert installs == [["-y", "-q", "debootstrap", "debian-archive-keyring"]]
+    assert started == [["sudo", "-n", "dockerd"]]
+
+    commands.clear()  # an engine elsewhere answers (a CI service): no dockerd is installed here
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    monkeypatch.setattr(doctor, "_engine_answers", lambda: True)
+    doctor.install_engine()
+    installs = [argv[argv.index("install") + 1:] for argv in commands if "install" in argv]
+    assert installs == [["-y", "-q", "debootstrap", "debian-archive-keyring"], ["-y", "-q", "chromium"]]
+
+    commands.clear()
+    monkeypatch.setattr(doctor.root_access, "current", lambda: doctor.root_access.choose(1001, False, "none here"))
+    doctor.install_engine()
+    assert commands == []
 
 
 def test_eo_scenario_s_faults_get_the_same_answer_as_run_s() -> None:
