@@ -23,8 +23,10 @@ EXECUTOR_LOGS = (
 
 # Spark's JVMs on two shared cores: the quick compiler only and one GC thread spend the CPU on the
 # stream rather than on optimizing code that runs for a minute (a driver starts and reaches its first
-# batch in about half the time)
-JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# batch in about half the time); and Spark's classes mapped from the image's class-data-sharing archive
+# (harness/images/spark/class_archive.py) rather than loaded and verified again by every JVM
+CLASS_ARCHIVE = "/opt/spark-classes.jsa"
+JVM_OPTIONS = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:SharedArchiveFile={CLASS_ARCHIVE}"
 NETWORK_TIMEOUT_S = 20.0  # Spark's: an executor silent this long is lost, its tasks run elsewhere
 QUERY_STARTED = "HARNESS-QUERY-STARTED"  # the app's line once its query runs (harness/driver/spark_app.py)
 SESSION_READY = re.compile(r"^HARNESS-SESSION-READY t=([0-9.]+)$", re.M)  # the app's line with its session, and when
