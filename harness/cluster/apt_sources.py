@@ -7,8 +7,9 @@ may name Docker's or a vendor's beside Debian's. A source counts as a Debian arc
   - every suite it names is a Debian codename or alias (bookworm, trixie, sid, stable, ...), alone or with a
     Debian suffix (-updates, -security, -backports, -proposed-updates), and
   - its Signed-By, when it has one, is a Debian archive keyring (a file named debian-archive-*).
-Its URI is not judged, so a local proxy (http://127.0.0.1:3142/debian) counts as the archive it serves; a
-source that fails the rule all the same (another keyring's name) is named with the setting instead.
+Its URI is not judged, so a local proxy (http://127.0.0.1:3142/debian) counts as the archive it serves. A
+Debian archive that fails the rule (its keyring under another name), or a vendor's that passes it (suite
+`stable`, component `main`, no Signed-By) in a file read before Debian's, is set right with the settings.
 """
 
 from __future__ import annotations

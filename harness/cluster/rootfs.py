@@ -49,6 +49,7 @@ def build_base(tag: str, work: Path, wheels: Path, debs: Path, log: Path) -> Non
     for tool in access.tools:
         if shutil.which(tool) is None:
             raise ImageBuildFailed(f"{tool} is not installed: run `python -m harness doctor --fix`")
+    debian_mirror()  # none named: said before anything is downloaded
     requirements = versions.image_python_requirements()
     debs.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="base") as pool:  # a Debian mirror and PyPI at once
