@@ -4,7 +4,8 @@ in the docker group, with passwordless sudo (a sudoers drop-in), and with the Py
 setup-python step names first on PATH (copied from pyenv into the runner's tool cache, as setup-python
 installs one). The `uses:` steps are emulated: checkout copies the project (with a wheel of this checkout in
 its vendor/), setup-python and setup-go put their tool first on PATH, upload-artifact and download-artifact
-copy folders. Jobs run in the order their `needs` give, a matrix's entries one after another.
+copy folders. Jobs run in the order their `needs` give, a matrix's entries one after another. A repository
+variable (`${{ vars.NAME }}`, as in a job's `env:`) is NAME of this runner's own environment, empty when unset.
 
 By default on a fresh Docker engine (a dockerd of its own: its own data root and socket, nothing cached,
 no image): every image is built by the runner, as on a new hosted runner. `--engine shared` uses the
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,9 +85,12 @@ class Job:
     artifacts: list[str] = field(default_factory=list)  # GitLab: paths kept for the jobs that need this one
 
 
-def jobs(workflow: dict, overrides: dict[str, str] | None = None) -> list[Job]:
+def jobs(workflow: dict, overrides: dict[str, str] | None = None,
+         variables: Mapping[str, str] = os.environ) -> list[Job]:
     """The workflow's jobs in an order their `needs` allow, each matrix entry a job of its own, with the
-    `${{ matrix.* }}` expressions put in; any other expression is refused (this runner cannot say it)."""
+    `${{ matrix.* }}` and `${{ vars.NAME }}` expressions put in (a repository variable: NAME from `variables`,
+    this runner's own environment, empty when unset as GitHub says an unset one); any other expression is
+    refused (this runner cannot say it)."""
     defined = workflow["jobs"]
     order: list[str] = []
     while len(order) < len(defined):
@@ -102,11 +107,13 @@ def jobs(workflow: dict, overrides: dict[str, str] | None = None) -> list[Job]:
         for values in itertools.product(*(matrix[key] for key in keys)) if keys else [()]:
             entry = {f"matrix.{key}": str(value) for key, value in zip(keys, values, strict=True)}
             label = name + "".join(f" ({key}={value})" for key, value in zip(keys, values, strict=True))
-            env = {key: str(value) for key, value in {**workflow.get("env", {}), **job.get("env", {})}.items()}
+            known = {**entry, **{f"vars.{variable}": value for variable, value in variables.items()}}
+            env = {key: _put_in(str(value), known)
+                   for key, value in {**workflow.get("env", {}), **job.get("env", {})}.items()}
             env.update(overrides or {})
             steps = [Step(name=step.get("name") or step.get("uses") or step["run"].strip().splitlines()[0],
-                          run=_put_in(step["run"], entry) if "run" in step else None, uses=step.get("uses"),
-                          inputs={key: _put_in(str(value), entry) for key, value in step.get("with", {}).items()},
+                          run=_put_in(step["run"], known) if "run" in step else None, uses=step.get("uses"),
+                          inputs={key: _put_in(str(value), known) for key, value in step.get("with", {}).items()},
                           always=_always(step.get("if")))
                      for step in job["steps"]]
             found.append(Job(label, _listed(job.get("needs")), _always(job.get("if")),
@@ -128,9 +135,13 @@ def _always(condition: str | None) -> bool:
 
 def _put_in(text: str, values: dict[str, str]) -> str:
     def value(match: re.Match[str]) -> str:
-        if match.group(1) not in values:
-            raise SystemExit(f"expression {match.group(0)!r}: this runner knows only a matrix's values")
-        return values[match.group(1)]
+        name = match.group(1)
+        if re.fullmatch(r"vars\.\w+", name):
+            return values.get(name, "")  # an unset repository variable is empty
+        if name not in values:
+            raise SystemExit(f"expression {match.group(0)!r}: this runner knows only a matrix's values and "
+                             "vars.NAME (its own environment's NAME)")
+        return values[name]
 
     return EXPRESSION.sub(value, text)
 

@@ -95,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.given(config, "sink") and settings.given(config, "brokers") is None:
         os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
     for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
-                 "image_max_age", "output", "store"):  # scenarios
+                 "image_max_age", "debian_mirror", "debian_security_mirror", "output", "store"):  # scenarios
         try:
             os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         except ValueError as error:

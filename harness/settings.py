@@ -7,6 +7,7 @@ Precedence, everywhere: a test's marker > the command line > the environment > t
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -65,6 +66,13 @@ def image_age_days(text: str) -> float:
     return days
 
 
+def archive_url(text: str) -> str:
+    """An apt archive's URL (scheme://...), or empty for none given: a bare host name would fail deep in a build."""
+    if text and not re.fullmatch(r"[a-z][a-z0-9+.-]*://\S+", text):
+        raise ValueError(f"{text!r}: an archive's URL, e.g. http://127.0.0.1:3142/debian")
+    return text
+
+
 FULL_CERTIFICATION_BROKERS = 3  # every broker class applies from 3 brokers: "certified" needs no flag
 # Names a setting had before; the CLI and the plugin refuse them, saying what to write instead.
 RENAMED = {"rate": "--rate was split in two: --live-rate R (certify, explore, pytest: the matrix's live-input "
@@ -112,6 +120,13 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("image_max_age", "7", "days after which an image is rebuilt even when its inputs have not changed, so "
             "that the base image takes Debian's security updates (bookworm-security); a child image older than its "
             "parent is rebuilt too", image_age_days, pytest=True),
+    Setting("debian_mirror", "", "the Debian archive (a URL) the images are built from: the base image's "
+            f"Debian {versions.DEBIAN_SUITE} and PostgreSQL's packages; empty: the first Debian archive in the host's "
+            "apt sources. A host whose apt names none (Ubuntu's) sets it, or takes the images from a registry",
+            archive_url, pytest=True),
+    Setting("debian_security_mirror", "", f"Debian's security archive (a URL) the base image takes "
+            f"{versions.DEBIAN_SUITE}-security from; empty: the one in the host's apt sources, else none (the base "
+            "gets no security updates, and the build says so)", archive_url, pytest=True),
     Setting("docker_hosts", "", "comma-separated DOCKER_HOST URLs: worker i runs its cluster on engine i "
             "(modulo their number); default: every worker on the default engine", pytest=True),
 )}

@@ -1,7 +1,7 @@
-"""Prerequisite checks, one line each with ok/missing and the fix, the way the base image gets root, then
-whether this host can build the images and whether it can run scenarios (exactly what is missing when
-not); `--fix` installs (as root or through passwordless sudo) and starts dockerd, and fetches a registry
-binary for the CI suite's registry test."""
+"""Prerequisite checks, one line each with ok/missing and the fix, the way the base image gets root and the
+Debian archive the build takes, then whether this host can build the images and whether it can run
+scenarios (exactly what is missing when not); `--fix` installs (as root or through passwordless sudo) and
+starts dockerd, and fetches a registry binary for the CI suite's registry test."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import versions
-from harness.cluster import root_access
+from harness.cluster import apt_sources, root_access
 from harness.cluster.engine import docker_client
 from harness.cluster.images import cache_dir
 from harness.cluster.readiness import readiness
@@ -92,9 +92,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="check (and with --fix, install) the prerequisites")
     parser.add_argument("--fix", action="store_true",
                         help="first, on Debian or Ubuntu, as root or through passwordless sudo (`sudo -n`): apt-get "
-                             "install what is missing of docker.io (when no engine answers) and of debootstrap (with "
-                             "debian-archive-keyring, where the base image's root file system is made with it), "
-                             "then chromium (the CI "
+                             "install what is missing of docker.io (when no engine answers), of debootstrap (where the "
+                             "base image's root file system is made with it) and of debian-archive-keyring (Debian's "
+                             "keys, which an Ubuntu host lacks), then chromium (the CI "
                              f"suite's check of the report; its failure is said, not fatal); unpack Debian's "
                              f"{REGISTRY_PACKAGE} binary into the harness's cache where none is found (no service: "
                              "the CI suite's registry test runs it); start dockerd when no engine answers; neither "
@@ -116,6 +116,7 @@ def run(fix: bool) -> int:
         ok = check.ok()
         print(f"{check.name:<26} {'ok' if ok else 'missing':<8} {'' if ok else 'fix: ' + check.fix}")
     print(f"{'root for the base image':<26} {access.line()}")
+    print(f"{'debian mirror':<26} {apt_sources.doctor_line()}")
     try:
         ready = readiness(from_environment("registry"))
     except BadInput as error:  # a malformed registry setting: said as what this host lacks
@@ -138,8 +139,8 @@ def install_engine() -> None:
     answers = _engine_answers()  # an engine elsewhere (DOCKER_HOST) needs no dockerd here
     packages = [package for package, tool in (("docker.io", "dockerd"), ("debootstrap", "debootstrap"))
                 if shutil.which(tool) is None and (package != "docker.io" or not answers)]
-    if "debootstrap" in packages:
-        packages.append("debian-archive-keyring")  # debootstrap checks Debian's release against it (Ubuntu lacks it)
+    if not apt_sources.KEYRING.is_file():  # the base's build and PostgreSQL's check Debian's release with it
+        packages.append("debian-archive-keyring")  # (a Debian host has it; an Ubuntu host trusts Ubuntu's keys alone)
     wanted = packages + (["chromium"] if shutil.which("chromium") is None else [])
     if wanted:
         say(f"installing {', '.join(wanted)} with {' '.join([*as_root, 'apt-get'])} ...")

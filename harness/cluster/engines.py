@@ -84,19 +84,39 @@ def stop(name: str) -> None:
     """Stop engine `name` and remove its bridge (its containers stop with it; its images stay)."""
     pidfile = RUN / engine_name(name) / "docker.pid"
     if pidfile.exists():
-        pid = int(pidfile.read_text())
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + 60
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.5)
+        terminate(int(pidfile.read_text()))
     pool = RUN / name / "pool"
     if pool.exists():
         _forward(int(pool.read_text()), add=False)
     if Path(f"/sys/class/net/{_bridge_name(name)}").exists():
         subprocess.run(["ip", "link", "delete", _bridge_name(name)], check=False)
+
+
+def terminate(pid: int, timeout: float = 60) -> None:
+    """SIGTERM `pid` and wait up to `timeout` s until it has exited."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs. A dockerd this process started is its child: once it exits it stays a zombie, its
+    /proc entry there, until it is reaped (here); a zombie of another parent's has exited all the same."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    if stat.rpartition(")")[2].split()[0] != "Z":  # the state follows the command name, which may hold ')'
+        return True
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not this process's child
+        pass
+    return False
 
 
 def _bridge_name(name: str) -> str:

@@ -2,13 +2,13 @@
 
 Images fetch at once (harness.cluster.images), each from its own source; Maven runs one at a time, as
 two would share its local repository. Registry addresses come from the host's own configuration (apt
-sources, pip's and Go's settings, Maven's built-in central repository), never from constants here.
+sources or the settings that name a Debian archive: harness.cluster.apt_sources, pip's and Go's settings,
+Maven's built-in central repository), never from constants here.
 """
 
 from __future__ import annotations
 
 import email.parser
-import glob
 import os
 import platform
 import re
@@ -25,49 +25,9 @@ from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from harness import versions
+from harness.cluster import apt_sources
 from harness.errors import ImageBuildFailed
 from harness.progress import run_logged
-
-
-def debian_mirror() -> str:
-    """The first Debian archive URI the host's apt is configured with."""
-    candidates = sorted(glob.glob("/etc/apt/sources.list.d/*.sources")) + ["/etc/apt/sources.list"]
-    for path in candidates:
-        try:
-            text = Path(path).read_text()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            line = line.strip()
-            match = re.match(r"URIs:\s*(\S+)", line) or re.match(r"deb\s+(?:\[[^]]*\]\s+)?(\S+)", line)
-            if match and "security" not in match.group(1):
-                return match.group(1)
-    raise ImageBuildFailed("no Debian mirror found in the host's apt sources (/etc/apt/sources.list*)")
-
-
-def apt_sources() -> list[str]:
-    """The host's apt source files, deb822 ones first."""
-    return sorted(glob.glob("/etc/apt/sources.list.d/*.sources")) + ["/etc/apt/sources.list"]
-
-
-def debian_security_mirror(candidates: list[str] | None = None) -> str | None:
-    """The Debian security archive URI the host's apt is configured with (a source whose suite ends in
-    `-security`), None when it has none."""
-    for path in candidates if candidates is not None else apt_sources():
-        try:
-            text = Path(path).read_text()
-        except OSError:
-            continue
-        for stanza in re.split(r"\n\s*\n", text):  # deb822: one source per paragraph
-            uri = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
-            suites = re.search(r"^Suites:(.*)$", stanza, re.M)
-            if uri and suites and any(suite.endswith("-security") for suite in suites.group(1).split()):
-                return uri.group(1)
-        for line in text.splitlines():  # one-line style: deb [options] URI SUITE COMPONENTS
-            match = re.match(r"\s*deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+(\S+)", line)
-            if match and match.group(2).endswith("-security"):
-                return match.group(1)
-    return None
 
 
 def maven_central_url() -> str:
@@ -120,36 +80,52 @@ def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Pat
 
 
 def fetch_debian_packages(packages: list[str], dest: Path, cache: Path, log: Path) -> None:
-    """Download `packages` and everything they depend on (no recommends) from the host's apt sources into
-    `dest`: resolved as for an empty system, so the set is whole and consistent; the image installs those
-    its base lacks. `cache` keeps the .deb files between builds, as debootstrap's folder does."""
+    """Download `packages` and everything they depend on (no recommends) from Debian's archive for the images'
+    release into `dest`: resolved as for an empty system, so the set is whole and consistent; the image installs
+    those its base lacks. `cache` keeps the .deb files between builds, as debootstrap's folder does."""
     if shutil.which("apt-get") is None:
-        raise ImageBuildFailed("apt-get is not on PATH: a Debian host fetches PostgreSQL's packages")
+        raise ImageBuildFailed("apt-get is not on PATH: it fetches PostgreSQL's packages from Debian's archive")
     status = cache / "empty-status"  # nothing installed: apt resolves the whole closure
     (cache / "partial").mkdir(parents=True, exist_ok=True)
     status.write_text("")
+    apt = _debian_apt(cache)
+    run_logged(["apt-get", "update", "-q", *apt], log, f"apt-get update (Debian {versions.DEBIAN_SUITE})")
     run_logged(
         ["apt-get", "install", "-y", "-q", "--download-only", "--no-install-recommends",
-         f"-o=Dir::State::status={status}", f"-o=Dir::Cache::archives={cache}", "-o=Debug::NoLocking=1",
-         *packages],
+         f"-o=Dir::State::status={status}", f"-o=Dir::Cache::archives={cache}", *apt, *packages],
         log,
         "apt-get download " + " ".join(packages),
     )
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    wanted = _apt_selection(packages, status, cache, log)
+    wanted = _apt_selection(packages, status, cache, apt, log)
     for deb in cache.glob("*.deb"):
         if deb.name in wanted:
             shutil.copy2(deb, dest / deb.name)
 
 
-def _apt_selection(packages: list[str], status: Path, cache: Path, log: Path) -> set[str]:
+def _debian_apt(cache: Path) -> list[str]:
+    """apt-get's options for an apt of its own, its state in `cache`, that knows Debian's archive for the
+    images' release alone: the host's apt may name another release's or Ubuntu's, and its pins are not read."""
+    own = cache / "apt"
+    (own / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (own / "parts").mkdir(exist_ok=True)  # no source or pin files beside this one's
+    keyring = apt_sources.KEYRING
+    (own / "sources.list").write_text(apt_sources.release_sources(
+        apt_sources.debian_mirror(), apt_sources.debian_security_mirror(), versions.DEBIAN_SUITE,
+        f"[signed-by={keyring}] " if keyring.is_file() else ""))
+    return [f"-o=Dir::Etc::SourceList={own / 'sources.list'}", f"-o=Dir::Etc::SourceParts={own / 'parts'}",
+            f"-o=Dir::Etc::Preferences={own / 'preferences'}", f"-o=Dir::Etc::PreferencesParts={own / 'parts'}",
+            f"-o=Dir::State::Lists={own / 'lists'}", f"-o=Dir::Cache={own}", "-o=Debug::NoLocking=1"]
+
+
+def _apt_selection(packages: list[str], status: Path, cache: Path, apt: list[str], log: Path) -> set[str]:
     """The .deb file names apt chose for `packages` just now (the cache may hold older versions too), from
     its simulated install: `Inst NAME (VERSION ... [ARCH])`, named NAME_VERSION_ARCH.deb (':' as '%3a')."""
     simulated = subprocess.run(
         ["apt-get", "install", "-s", "-q", "--no-install-recommends", f"-o=Dir::State::status={status}",
-         f"-o=Dir::Cache::archives={cache}", "-o=Debug::NoLocking=1", *packages],
+         f"-o=Dir::Cache::archives={cache}", *apt, *packages],
         capture_output=True, text=True, check=False,
     )
     if simulated.returncode != 0:

@@ -22,8 +22,8 @@ from pathlib import Path
 from docker.errors import ImageNotFound
 
 from harness import versions
+from harness.cluster import apt_sources, root_access, rootfs
 from harness.cluster import registry as registries
-from harness.cluster import root_access, rootfs
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
 from harness.errors import ImageBuildFailed
@@ -253,11 +253,13 @@ def for_output(output: str, where: str, stack: versions.Stack | None = None) -> 
 
 def own_tools_missing(image: Image) -> list[str]:
     """The programs building `image` itself takes that this host lacks; for the base, those of the way its
-    root file system gets root (harness.cluster.root_access), and root itself where no way gives it."""
+    root file system gets root (harness.cluster.root_access), and root itself where no way gives it; for the
+    base and an image of Debian packages (apt-get's), a Debian archive where none is named."""
     if image.parent is None:
         access = root_access.current()
-        return [tool for tool in access.tools if shutil.which(tool) is None] + access.lacks()
-    return [tool for tool in image.tools if shutil.which(tool) is None]
+        return [tool for tool in access.tools if shutil.which(tool) is None] + access.lacks() + apt_sources.lacks()
+    lacking = [tool for tool in image.tools if shutil.which(tool) is None]
+    return lacking + (apt_sources.lacks() if "apt-get" in image.tools else [])
 
 
 def tools_missing(image: Image) -> list[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from docker.tls import TLSConfig
 
 from harness.cluster import engine_tls, images
 from harness.cluster.engine import docker_client, trust_ca
-from harness.cluster.engines import DATA, RUN, answers, engine_name
+from harness.cluster.engines import DATA, RUN, answers, engine_name, terminate
 from harness.errors import BadInput, DockerUnavailable
 from harness.progress import say
 
@@ -133,14 +132,7 @@ def stop(name: str) -> bool:
         return False
     pidfile = folder / "docker.pid"
     if pidfile.exists():
-        pid = int(pidfile.read_text())
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + 60
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.5)
+        terminate(int(pidfile.read_text()))
     netns, outside, _ = _names(name)
     if Path(f"/sys/class/net/{outside}").exists():
         subprocess.run(["ip", "link", "delete", outside], check=False)

@@ -1,11 +1,14 @@
 """The base image: a Debian root file system with Java 17 and a Python venv, imported.
 Debootstrap's packages are kept between builds (its cache folder), as Maven's and Go's own caches are.
 Debootstrap takes packages from the release alone: the security archive (`<suite>-security`, from the
-host's own apt sources) and the suite's updates are added and upgraded to, so that a base built (or
-rebuilt when older than the `image_max_age` setting) has the security fixes of that day.
+host's own apt sources or the `debian_security_mirror` setting) and the suite's updates are added and
+upgraded to, so that a base built (or rebuilt when older than the `image_max_age` setting) has the
+security fixes of that day.
 
-No registry is reachable, so the base cannot come `FROM` anything: it is bootstrapped from the
-host's Debian mirror, the venv is filled from wheels fetched on the host, and the tree is imported.
+No registry is reachable, so the base cannot come `FROM` anything: it is bootstrapped from the host's
+Debian mirror (or the `debian_mirror` setting's: harness.cluster.apt_sources), its release checked with
+Debian's keyring where the host has it (an Ubuntu host's apt trusts Ubuntu's keys alone), the venv is
+filled from wheels fetched on the host, and the tree is imported.
 
 Making the tree takes root (harness.cluster.root_access): as root, debootstrap and chroot run directly;
 with passwordless sudo, every command that touches the tree runs through `sudo -n`; with neither,
@@ -26,12 +29,15 @@ from pathlib import Path
 
 from harness import versions
 from harness.cluster import root_access
-from harness.cluster.fetch import debian_mirror, debian_security_mirror, fetch_wheels
+from harness.cluster.apt_sources import debian_mirror, debian_security_mirror, keyring_options, release_sources
+from harness.cluster.fetch import fetch_wheels
 from harness.errors import ImageBuildFailed
 from harness.progress import run_logged, say, step
 
 CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
 VENV = "/opt/venv"
+NO_SECURITY = ("no Debian security archive in this host's apt sources nor in the debian_security_mirror setting: "
+               "the base image gets no security updates")
 
 
 def build_base(tag: str, work: Path, wheels: Path, debs: Path, log: Path) -> None:
@@ -43,6 +49,7 @@ def build_base(tag: str, work: Path, wheels: Path, debs: Path, log: Path) -> Non
     for tool in access.tools:
         if shutil.which(tool) is None:
             raise ImageBuildFailed(f"{tool} is not installed: run `python -m harness doctor --fix`")
+    debian_mirror()  # none named: said before anything is downloaded
     requirements = versions.image_python_requirements()
     debs.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="base") as pool:  # a Debian mirror and PyPI at once
@@ -64,7 +71,7 @@ def _build_debootstrap(tag: str, work: Path, wheels: Path, debs: Path, log: Path
     with step("base: debootstrap Debian " + versions.DEBIAN_SUITE):
         run_logged(
             [
-                *as_root, "debootstrap", "--variant=minbase", f"--cache-dir={debs.resolve()}",
+                *as_root, "debootstrap", "--variant=minbase", f"--cache-dir={debs.resolve()}", *keyring_options(),
                 "--include=" + ",".join(versions.DEBIAN_PACKAGES),
                 versions.DEBIAN_SUITE, str(rootfs), debian_mirror(),
             ],
@@ -109,9 +116,9 @@ def _build_unshare(tag: str, work: Path, wheels: Path, debs: Path, log: Path, re
     java_file.unlink(missing_ok=True)
     security = debian_security_mirror()
     if security is None:
-        say("no Debian security archive in this host's apt sources: the base image gets no security updates")
+        say(NO_SECURITY)
     suite = versions.DEBIAN_SUITE
-    lists = [line for line in sources(debian_mirror(), security, suite).splitlines() if line]
+    lists = [line for line in release_sources(debian_mirror(), security, suite).splitlines() if line]
     environment = " ".join(shlex.quote(f"{key}={value}") for key, value in CHROOT_ENV.items())
     in_root = f'chroot "$1" env -i {environment}'
     pip = " ".join(shlex.quote(part) for part in
@@ -133,7 +140,7 @@ def _build_unshare(tag: str, work: Path, wheels: Path, debs: Path, log: Path, re
         with tempfile.TemporaryDirectory(prefix="eo-harness-mmdebstrap-") as scratch:
             Path(scratch).chmod(0o1777)  # the namespace's root is another user: TMPDIR must be everyone's
             run_logged(
-                ["mmdebstrap", "--mode=unshare", "--variant=minbase", "--skip=essential/unlink",
+                ["mmdebstrap", "--mode=unshare", "--variant=minbase", "--skip=essential/unlink", *keyring_options(),
                  "--include=" + ",".join(versions.DEBIAN_PACKAGES),
                  *[part for option, hook in hooks for part in (option, hook)],
                  suite, str(tarball), *lists],
@@ -167,22 +174,14 @@ def _import_command(tag: str, java_home: str) -> list[str]:
     return [*command, "-", tag]
 
 
-def sources(mirror: str, security: str | None, suite: str = versions.DEBIAN_SUITE) -> str:
-    """The image's apt sources: the release and its updates from the host's mirror, and its security archive."""
-    lines = [f"deb {mirror} {suite} main", f"deb {mirror} {suite}-updates main"]
-    if security is not None:
-        lines.append(f"deb {security} {suite}-security main")
-    return "\n".join(lines) + "\n"
-
-
 def _upgrade(rootfs: Path, log: Path, as_root: list[str]) -> None:
     """Point the root file system's apt at the release's updates and security archive, and upgrade to them
     (with /proc mounted, as debootstrap mounts it: some packages' scripts read it)."""
     security = debian_security_mirror()
     if security is None:
-        say("no Debian security archive in this host's apt sources: the base image gets no security updates")
+        say(NO_SECURITY)
     subprocess.run([*as_root, "tee", str(rootfs / "etc" / "apt" / "sources.list")],
-                   input=sources(debian_mirror(), security).encode(), stdout=subprocess.DEVNULL, check=True)
+                   input=release_sources(debian_mirror(), security).encode(), stdout=subprocess.DEVNULL, check=True)
     subprocess.run([*as_root, "mount", "-t", "proc", "proc", str(rootfs / "proc")], check=True)
     try:
         run_logged(_chroot(as_root, rootfs, "apt-get", "update"), log, "apt-get update")

@@ -1,7 +1,8 @@
 """The CI examples as the harness's own CI runs them (.ci/hosted_runner.py): every GitHub workflow's jobs
-read in the order their `needs` give, a matrix's entries expanded into its `run:` steps, and no step the
-runner cannot run as written (an action it does not emulate, an expression it cannot say); a host Python
-of the harness's range other than 3.11, as on a hosted runner."""
+read in the order their `needs` give, a matrix's entries expanded into its `run:` steps, a repository
+variable taken from the runner's own environment, and no step the runner cannot run as written (an action
+it does not emulate, an expression it cannot say); a host Python of the harness's range other than 3.11,
+as on a hosted runner."""
 
 from __future__ import annotations
 
@@ -51,11 +52,33 @@ def test_a_matrix_becomes_one_job_per_entry_with_its_values_put_in_and_needs_ord
     assert jobs[-1].needs == ["shard"] and jobs[-1].always and jobs[0].env["SINK"] == "s.py:sink"
 
 
+def test_a_repository_variable_is_the_runner_s_own_environment_s_and_empty_when_unset() -> None:
+    """GitHub says an unset `vars.NAME` as empty: the harness then reads the runner's own apt sources."""
+    runner = _runner()
+    workflow = {"env": {"W": "${{ vars.W }}"},
+                "jobs": {"a": {"env": {"M": "${{ vars.M }}", "N": "${{ vars.N }}"}, "steps": [{"run": "echo $M"}]}}}
+    job, = runner.jobs(workflow, {"N": "given"}, variables={"M": "http://127.0.0.1:3142/debian", "W": "w"})
+    assert job.env == {"W": "w", "M": "http://127.0.0.1:3142/debian", "N": "given"}
+    assert runner.jobs(workflow, variables={})[0].env == {"W": "", "M": "", "N": ""}
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
+def test_on_an_ubuntu_runner_the_debian_mirror_comes_from_a_repository_variable(workflow: Path) -> None:
+    runner = _runner()
+    variables = {"HARNESS_DEBIAN_MIRROR": "http://127.0.0.1:3142/debian"}
+    for job in runner.jobs(yaml.safe_load(workflow.read_text()), {"SINK": "s.py:sink"}, variables=variables):
+        if any("images build" in (step.run or "") for step in job.steps):
+            assert job.env["HARNESS_DEBIAN_MIRROR"] == "http://127.0.0.1:3142/debian", job.name
+            assert job.env["HARNESS_DEBIAN_SECURITY_MIRROR"] == "", job.name
+
+
 def test_what_the_runner_cannot_say_is_refused_not_guessed() -> None:
     runner = _runner()
     workflow = {"jobs": {"a": {"steps": [{"run": "echo ${{ secrets.TOKEN }}"}]}}}
     with pytest.raises(SystemExit, match="knows only a matrix's values"):
         runner.jobs(workflow)
+    with pytest.raises(SystemExit, match="knows only a matrix's values"):
+        runner.jobs({"jobs": {"a": {"env": {"T": "${{ secrets.TOKEN }}"}, "steps": []}}})
     with pytest.raises(SystemExit, match="knows only always"):
         runner.jobs({"jobs": {"a": {"if": "github.event_name == 'push'", "steps": []}}})
 

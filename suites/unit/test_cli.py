@@ -32,7 +32,8 @@ from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
 VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "iceberg": "1.10.1", "brokers": "3",
-          "registry": "127.0.0.1:5000/eo", "image_max_age": "2.5"}
+          "registry": "127.0.0.1:5000/eo", "image_max_age": "2.5", "debian_mirror": "http://127.0.0.1:3142/debian",
+          "debian_security_mirror": "http://127.0.0.1:3142/debian-security"}
 REQUIRED = {"run": [], "certify": ["--sink", "s"], "explore": ["--sink", "s"], "shrink": ["folder"],
             "check": ["--bootstrap", "b", "--input", "i", "--output", "o"], "images": ["build"],
             "engine": ["stop", "n"]}
@@ -291,12 +292,14 @@ def test_doctor_fix_s_help_names_all_it_does(monkeypatch: pytest.MonkeyPatch) ->
 def test_doctor_fix_installs_through_sudo_when_not_root_and_nothing_without_it(monkeypatch: pytest.MonkeyPatch,
                                                                                tmp_path: Path) -> None:
     """Not root with passwordless sudo: every apt-get and dockerd goes through `sudo -n`, and only what is
-    missing is installed (a runner's own Docker is never replaced); with neither root nor sudo, nothing runs."""
+    missing is installed (a runner's own Docker is never replaced; Debian's keyring where the host lacks it, as
+    Ubuntu's does); with neither root nor sudo, nothing runs."""
     from harness.cli import doctor
 
     commands: list[list[str]] = []
     started: list[list[str]] = []
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    monkeypatch.setattr(doctor.apt_sources, "KEYRING", tmp_path / "debian-archive-keyring.gpg")  # an Ubuntu host
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None if name == "debootstrap" else f"/usr/bin/{name}")
     monkeypatch.setattr(doctor.subprocess, "run",
                         lambda argv, **_: commands.append(argv) or subprocess.CompletedProcess(argv, 0))
@@ -317,6 +320,17 @@ def test_doctor_fix_installs_through_sudo_when_not_root_and_nothing_without_it(m
     doctor.install_engine()
     installs = [argv[argv.index("install") + 1:] for argv in commands if "install" in argv]
     assert installs == [["-y", "-q", "debootstrap", "debian-archive-keyring"], ["-y", "-q", "chromium"]]
+
+    commands.clear()  # an Ubuntu host that has debootstrap: Debian's keyring all the same
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: f"/usr/bin/{name}")
+    doctor.install_engine()
+    assert [argv[argv.index("install") + 1:] for argv in commands if "install" in argv] == [
+        ["-y", "-q", "debian-archive-keyring"]]
+
+    commands.clear()  # a Debian host has it
+    doctor.apt_sources.KEYRING.write_bytes(b"")
+    doctor.install_engine()
+    assert commands == []
 
     commands.clear()
     monkeypatch.setattr(doctor.root_access, "current", lambda: doctor.root_access.choose(1001, False, "none here"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import fetch, images, rootfs
+from harness.cluster import apt_sources, images
 from harness.settings import SETTINGS, from_environment
 
 pytestmark = pytest.mark.unit
@@ -16,24 +16,28 @@ pytestmark = pytest.mark.unit
 DAY = 86400.0
 
 
-def test_the_security_archive_is_read_from_either_style_of_apt_source(tmp_path: Path) -> None:
+def test_the_security_archive_is_read_from_either_style_of_apt_source(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_DEBIAN_SECURITY_MIRROR", raising=False)
     deb822 = tmp_path / "debian.sources"
     deb822.write_text("Types: deb\nURIs: http://mirror.invalid/debian\nSuites: bookworm bookworm-updates\n"
                       "Components: main\n\nTypes: deb\nURIs: http://mirror.invalid/debian-security\n"
                       "Suites: bookworm-security\nComponents: main\n")
     one_line = tmp_path / "sources.list"
     one_line.write_text("deb http://mirror.invalid/debian bookworm main\n"
-                        "deb [signed-by=/k.gpg] http://other.invalid/security bookworm-security main\n")
-    assert fetch.debian_security_mirror([str(deb822)]) == "http://mirror.invalid/debian-security"
-    assert fetch.debian_security_mirror([str(one_line)]) == "http://other.invalid/security"
-    assert fetch.debian_security_mirror([str(tmp_path / "missing.list")]) is None
+                        "deb [signed-by=/k/debian-archive-keyring.gpg] http://other.invalid/security "
+                        "bookworm-security main\n")
+    assert apt_sources.debian_security_mirror([str(deb822)]) == "http://mirror.invalid/debian-security"
+    assert apt_sources.debian_security_mirror([str(one_line)]) == "http://other.invalid/security"
+    assert apt_sources.debian_security_mirror([str(tmp_path / "missing.list")]) is None
 
 
 def test_the_base_images_apt_sources_add_updates_and_security() -> None:
-    lines = rootfs.sources("http://m.invalid/debian", "http://m.invalid/debian-security", "bookworm").splitlines()
+    lines = apt_sources.release_sources("http://m.invalid/debian", "http://m.invalid/debian-security",
+                                        "bookworm").splitlines()
     assert lines == ["deb http://m.invalid/debian bookworm main", "deb http://m.invalid/debian bookworm-updates main",
                      "deb http://m.invalid/debian-security bookworm-security main"]
-    assert "security" not in rootfs.sources("http://m.invalid/debian", None, "bookworm")
+    assert "security" not in apt_sources.release_sources("http://m.invalid/debian", None, "bookworm")
 
 
 @pytest.mark.parametrize(("age_days", "parent_age_days", "fresh"), [

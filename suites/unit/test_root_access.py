@@ -66,6 +66,7 @@ def test_unshare_needs_its_programs_a_subordinate_range_and_user_namespaces() ->
 def test_the_base_image_takes_the_tools_of_its_way(monkeypatch: pytest.MonkeyPatch, access: RootAccess,
                                                    tools: set[str], lacking: list[str]) -> None:
     monkeypatch.setattr(root_access, "current", lambda: access)
+    monkeypatch.setattr(images.apt_sources, "lacks", lambda: [])  # a Debian archive named: tools and root alone
     monkeypatch.setattr(images.shutil, "which", lambda tool: f"/usr/bin/{tool}" if tool in tools else None)
     assert images.own_tools_missing(images.BASE) == lacking
     assert Readiness(None, lacking).can_build == (not lacking)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import versions
-from harness.cluster import fetch, images, labels
+from harness.cluster import apt_sources, images, labels
 from harness.errors import BadInput
 
 pytestmark = pytest.mark.unit
@@ -79,7 +79,7 @@ def test_an_owner_in_another_pid_namespace_is_never_judged_dead_from_here() -> N
 
 
 def test_debian_mirror_comes_from_the_host_apt_sources() -> None:
-    assert fetch.debian_mirror().startswith("http")
+    assert apt_sources.debian_mirror().startswith("http")
 
 
 def test_unknown_pipeline_is_bad_input_before_anything_starts() -> None:
