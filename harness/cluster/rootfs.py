@@ -36,6 +36,7 @@ from harness.progress import run_logged, say, step
 
 CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
 VENV = "/opt/venv"
+UPGRADE_MOUNTS = ("proc", "var/cache/apt/archives")  # in the tree while it is upgraded (_upgrade)
 NO_SECURITY = ("no Debian security archive in this host's apt sources nor in the debian_security_mirror setting: "
                "the base image gets no security updates")
 
@@ -64,8 +65,9 @@ def _build_debootstrap(tag: str, work: Path, wheels: Path, debs: Path, log: Path
                        fetched: Callable[[], object], as_root: list[str]) -> None:
     """debootstrap, upgrade, venv and import, every command on the tree run as root (`as_root` first)."""
     rootfs = work / "rootfs"
-    if (rootfs / "proc").is_mount():  # a build killed while upgrading: never delete through /proc
-        subprocess.run([*as_root, "umount", str(rootfs / "proc")], check=True)
+    for mount in UPGRADE_MOUNTS:  # a build killed while upgrading: never delete through them
+        if (rootfs / mount).is_mount():
+            subprocess.run([*as_root, "umount", str(rootfs / mount)], check=True)
     if rootfs.exists():
         subprocess.run([*as_root, "rm", "-rf", str(rootfs)], check=True)
     with step("base: debootstrap Debian " + versions.DEBIAN_SUITE):
@@ -79,7 +81,7 @@ def _build_debootstrap(tag: str, work: Path, wheels: Path, debs: Path, log: Path
             "debootstrap",
         )
     with step(f"base: security updates ({versions.DEBIAN_SUITE}-security)"):
-        _upgrade(rootfs, log, as_root)
+        _upgrade(rootfs, debs, log, as_root)
     fetched()
     with step("base: install the Python venv"):
         shutil.copytree(wheels, rootfs / "tmp" / "wheels")  # /tmp is everyone's: no root needed
@@ -174,21 +176,28 @@ def _import_command(tag: str, java_home: str) -> list[str]:
     return [*command, "-", tag]
 
 
-def _upgrade(rootfs: Path, log: Path, as_root: list[str]) -> None:
+def _upgrade(rootfs: Path, debs: Path, log: Path, as_root: list[str]) -> None:
     """Point the root file system's apt at the release's updates and security archive, and upgrade to them
-    (with /proc mounted, as debootstrap mounts it: some packages' scripts read it)."""
+    (with /proc mounted, as debootstrap mounts it: some packages' scripts read it). apt's package folder is
+    `debs`, debootstrap's cache, mounted: an update fetched once is not fetched again by the next rebuild
+    (one `image_max_age` later) unless a newer one came out."""
     security = debian_security_mirror()
     if security is None:
         say(NO_SECURITY)
     subprocess.run([*as_root, "tee", str(rootfs / "etc" / "apt" / "sources.list")],
                    input=release_sources(debian_mirror(), security).encode(), stdout=subprocess.DEVNULL, check=True)
-    subprocess.run([*as_root, "mount", "-t", "proc", "proc", str(rootfs / "proc")], check=True)
+    mounted: list[Path] = []
     try:
+        for mount, source in zip(UPGRADE_MOUNTS, (["-t", "proc", "proc"], ["--bind", str(debs.resolve())]),
+                                 strict=True):
+            subprocess.run([*as_root, "mount", *source, str(rootfs / mount)], check=True)
+            mounted.append(rootfs / mount)
         run_logged(_chroot(as_root, rootfs, "apt-get", "update"), log, "apt-get update")
         run_logged(_chroot(as_root, rootfs, "apt-get", "-y", "upgrade", DEBIAN_FRONTEND="noninteractive"), log,
                    "apt-get upgrade")
     finally:
-        subprocess.run([*as_root, "umount", str(rootfs / "proc")], check=False)
+        for path in reversed(mounted):
+            subprocess.run([*as_root, "umount", str(path)], check=False)
 
 
 def _fetch_wheels(requirements: list[str], wheels: Path, log: Path) -> None:
