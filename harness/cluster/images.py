@@ -196,7 +196,7 @@ class Images:
 
     @property
     def all(self) -> tuple[Image, ...]:
-        """What `images build` builds and `images push` pushes."""
+        """What `images build` builds (`images push` pushes the S3 stores' images too)."""
         return (*self.cluster, self.postgres)
 
     @property
@@ -376,9 +376,12 @@ def _build_at_once(to_build: list[Image]) -> None:
 
 
 def push_all(registry: str) -> None:
-    """Every image of this run's versions, built or pulled first where missing, pushed to `registry`."""
+    """Every image of this run's versions, the S3 server's and the Iceberg catalog's too (a host that pulls
+    cannot build them on first use), built or pulled first where missing, pushed to `registry`."""
     build_all()
-    for image in current().all:
+    every = (*current().all, VERSITYGW, ICEBERG_REST)
+    _have(every)
+    for image in every:
         seconds = registries.push(registry, image.tag)
         say(f"image {image.tag}: pushed to {registry} in {seconds:.1f} s")
 

@@ -109,3 +109,14 @@ def test_doctor_says_what_this_host_can_do_and_exactly_what_it_lacks() -> None:
     assert (no_engine.can_build, no_engine.can_run) == (False, False)
     assert no_engine.build_line() == "no: missing a Docker engine"
     assert no_engine.run_line() == "no: missing a Docker engine (no Docker engine answers at unix:///x.sock)"
+
+
+def test_push_sends_the_s3_stores_images_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host that only pulls cannot build the S3 server's or the catalog's image when a run first needs it."""
+    wanted = images.current()
+    every = {image.tag for image in (*wanted.all, images.VERSITYGW, images.ICEBERG_REST)}
+    Host(monkeypatch, set(every), set(), set())
+    pushed: list[str] = []
+    monkeypatch.setattr(images.registries, "push", lambda registry, tag: pushed.append(tag) or 0.0)
+    images.push_all(REGISTRY)
+    assert sorted(pushed) == sorted(every)
