@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 OUTPUT_ROLE = ("harness.output", "harness.output.base", "harness.output.commits", "harness.output.rows",
                "harness.output.registry", "harness.output.object_store")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("driver", ("harness.driver",)),  # inside the Spark containers
+    ("driver", ("harness.driver", "harness.images")),  # inside the Spark containers (and their images' builds)
     ("base", ("harness", "harness.errors", "harness.versions", "harness.history", "harness.progress",
               "harness.interrupt", "harness.settings", "harness.quiet", "harness.evidence",
               "harness.output.registry")),  # stores found by name: imported when asked for, above `run`
@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "harness.reference_docs")),
 ]
 # Code that runs inside the Spark containers: only its own kind of module besides stdlib and pyspark.
-IN_CONTAINERS = {"harness.driver": ("harness.driver",),
+IN_CONTAINERS = {"harness.driver": ("harness.driver",), "harness.images": (),
                  "harness.catalog.sinks": ("harness.catalog.sinks", "harness.driver")}
 CONTAINER_LIBRARIES = {"pyspark", "confluent_kafka", "py4j", "psycopg"}
 
