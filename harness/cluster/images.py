@@ -378,8 +378,9 @@ def _build_at_once(to_build: list[Image]) -> None:
 def push_all(registry: str) -> None:
     """Every image of this run's versions, the S3 server's and the Iceberg catalog's too (a host that pulls
     cannot build them on first use), built or pulled first where missing, pushed to `registry`."""
-    build_all()
-    every = (*current().all, VERSITYGW, ICEBERG_REST)
+    wanted = current()
+    every = (*wanted.all, VERSITYGW, ICEBERG_REST)
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, the S3 stores' too")
     _have(every)
     for image in every:
         seconds = registries.push(registry, image.tag)
