@@ -106,6 +106,7 @@ def feeding(on_batch: Callable[[list[Record]], None]) -> Iterator[Callable[[list
 
 
 BROKER_BACK_SECONDS = 60.0
+TAIL_WAIT_S = 0.05  # a consume's wait for the last records of a read
 BROKER_COMING_BACK = {  # what a watermark query meets while a broker restarts
     KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
     KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN,
@@ -217,8 +218,12 @@ class CommittedReader:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in todo])
         read = 0
         idle_deadline = time.monotonic() + 60
+        positions = [TopicPartition(topic, p, 0) for p in todo]
         while todo:
-            messages = consumer.consume(self.batch, timeout=0.5)
+            # a full batch or half a second, but the tail (the last batch's worth) in short waits: a consume
+            # asked for more records than are left waits out its whole timeout
+            left = sum(ends[tp.partition] - max(tp.offset, 0) for tp in positions if tp.partition in todo)
+            messages = consumer.consume(self.batch, timeout=0.5 if left > self.batch else TAIL_WAIT_S)
             failed = next(filter(None, map(Message.error, messages)), None)  # in C: no Python loop per record
             if failed is not None:
                 raise InfrastructureError(f"reading {topic}: {failed}")
