@@ -7,7 +7,7 @@ import threading
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
-from harness.client.reader import CommittedReader, feeding
+from harness.client.reader import TAIL_WAIT_S, CommittedReader, feeding
 from harness.errors import InfrastructureError
 
 pytestmark = pytest.mark.unit
@@ -49,11 +49,13 @@ class _Partition:
     def __init__(self, messages: list[Message]) -> None:
         self.left = messages
         self.offset = 0
+        self.timeouts: list[float] = []
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         assert [tp.partition for tp in partitions] == [0]
 
     def consume(self, n: int, timeout: float) -> list[Message]:
+        self.timeouts.append(timeout)
         batch, self.left = self.left[:n], self.left[n:]
         self.offset += len(batch)
         return batch
@@ -73,6 +75,15 @@ def test_a_drain_keeps_the_records_only_when_asked_and_counts_them_either_way() 
     assert [len(b) for b in batches] == [10, 10, 5] and sum(batches, []) == records
     assert all(map(operator.is_, records, messages))  # the messages themselves, not copies
     assert reader._drain(_Partition(messages), "out", {0: 25}, lambda b: None) == 25
+
+
+def test_a_drain_waits_briefly_for_its_last_records() -> None:
+    """A consume asked for a full batch waits out its timeout when fewer are left: the tail, the last batch's
+    worth, is asked for in short waits (a read's last half second, twice a row, was all waiting)."""
+    messages = [Message(topic="out", partition=0, offset=n, value=b"%d" % n) for n in range(25)]
+    partition = _Partition(messages)
+    CommittedReader("nowhere:9092", batch=10)._drain(partition, "out", {0: 25}, lambda b: None)
+    assert partition.timeouts == [0.5, 0.5, TAIL_WAIT_S]
 
 
 class BrokerComingBack:
