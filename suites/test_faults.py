@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.faults.space import ABOVE_MARGIN_S
 from harness.run.scenario import ScenarioResult
 from harness.run.session import scenario
 
@@ -14,7 +15,8 @@ BUILTIN = "builtin_kafka"
 DRIVER_TXN = "driver_transactional"
 REHEARSING_TXN = "rehearsing_driver_transactional"
 FAIL_STOP = "fail_stop_transactional"
-LONG_COMMIT = "delay:sender@txn.pre_commit#2/70s"  # held past the 60 s transaction timeout: the broker aborts
+# held past the driver-side sink's 60 s transaction timeout, as the matrix's above-timeout class: the broker aborts
+LONG_COMMIT = f"delay:sender@txn.pre_commit#2/{round(60 + ABOVE_MARGIN_S)}s"
 
 
 def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]

@@ -18,7 +18,9 @@ from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 from harness.faults.spec import TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
 
 DEFAULT_TRANSACTION_TIMEOUT_S = 60.0  # librdkafka's transaction.timeout.ms default, when no InitProducerId showed one
-ABOVE_MARGIN_S = 10.0  # "just above" a timeout: past it with room for the broker's abort to land
+# "just above" a timeout: past it with room for the broker's abort to land (the broker looks for timed-out
+# transactions every second, harness/images/kafka/start-broker.sh, against Kafka's default of ten)
+ABOVE_MARGIN_S = 5.0
 BELOW_SHARE = 0.5  # "just below" a timeout: half of it, well inside
 PARTITION_S = 10.0  # a partition that heals well inside every timeout (a short network split)
 ROLES = ("driver", "executors")

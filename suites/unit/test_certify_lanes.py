@@ -38,7 +38,7 @@ GIB = 2**30
 
 
 def test_expected_time_is_the_baselines_plus_what_the_faults_hold_plus_a_drivers_restart() -> None:
-    assert held_s(ROWS["lost-commit-response"]) == 70 and expected_s(ROWS["lost-commit-response"], 40) == 110
+    assert held_s(ROWS["lost-commit-response"]) == 65 and expected_s(ROWS["lost-commit-response"], 40) == 105
     assert held_s(ROWS["pause-executor-txn.pre_commit"]) == 40
     assert expected_s(ROWS["kill-sender-txn.commit"], 40) == 40  # instant: as long as the baseline
     assert expected_s(ROWS["kill-driver-txn.pre_commit"], 40) == 40 + RESTART_S
@@ -78,12 +78,12 @@ def test_a_row_run_again_alone_waits_for_the_others_and_then_has_the_machine() -
 def test_a_live_row_lengthens_the_plan_by_running_alone() -> None:
     live = ROWS["live-baseline"]
     rows = [ROWS["lost-commit-response"], live]
-    assert makespan(rows, 2, 40, Lanes(shared=False)) == 110  # beside each other
-    assert makespan(rows, 2, 40, SHARED) == 110 + 40  # the live row after the other finished
+    assert makespan(rows, 2, 40, Lanes(shared=False)) == 105  # beside each other
+    assert makespan(rows, 2, 40, SHARED) == 105 + 40  # the live row after the other finished
 
 
 def test_the_quick_matrix_is_worth_three_clusters_and_a_matrix_of_kills_one() -> None:
-    assert [makespan(QUICK_TXN, n, 40, SHARED) for n in (1, 2, 3)] == [470, 240, 170]
+    assert [makespan(QUICK_TXN, n, 40, SHARED) for n in (1, 2, 3)] == [460, 235, 165]
     assert clusters_worth(QUICK_TXN, 40, SHARED, 3) == 3
     assert clusters_worth(QUICK_TXN, 40, SHARED, 2) == 2
     live = [replace(ROWS["live-baseline"], name=f"live-{n}") for n in range(3)]

@@ -4,12 +4,15 @@ applicable class was tried and passed."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from harness.certify.certificate import NOT_TRIED, coverage, verdict
 from harness.certify.matrix import BASELINE, MATRIX, SPLIT_BY_ROLE, rows_for
 from harness.certify.rows import Row
-from harness.faults.space import Observation, space
+from harness.faults.space import ABOVE_MARGIN_S, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL, parse_step
 
 pytestmark = pytest.mark.unit
@@ -41,11 +44,20 @@ def test_timing_classes_come_from_the_sinks_own_timeout() -> None:
     short = Observation.from_events([point("txn.init", "executors", transaction_timeout_ms=10_000),
                                      point("txn.pre_commit", "executors"), point("txn.commit", "executors")], False)
     faults = {c.row: c.faults for c in space(short)}
-    assert faults["delay-endtxn-txn.pre_commit-long"] == ("delay:sender@txn.pre_commit#2/20s",)  # just above 10 s
+    assert faults["delay-endtxn-txn.pre_commit-long"] == ("delay:sender@txn.pre_commit#2/15s",)  # just above 10 s
     assert faults["delay-endtxn-txn.pre_commit"] == ("delay:sender@txn.pre_commit#2/5s",)  # well below
-    assert faults["lost-commit-response"] == ("delay:sender@txn.commit#2/20s",)
+    assert faults["lost-commit-response"] == ("delay:sender@txn.commit#2/15s",)
     unseen = Observation.from_events([point("txn.commit", "driver")], False)  # no InitProducerId: the default
-    assert {c.row: c.faults for c in space(unseen)}["lost-commit-response"] == ("delay:sender@txn.commit#2/70s",)
+    assert {c.row: c.faults for c in space(unseen)}["lost-commit-response"] == ("delay:sender@txn.commit#2/65s",)
+
+
+def test_just_above_a_timeout_leaves_room_for_the_brokers_abort() -> None:
+    """The broker aborts a timed-out transaction when it next looks for one: a hold past the timeout must
+    outlast that look, with room to spare on a loaded machine."""
+    script = (Path(__file__).parents[2] / "harness/images/kafka/start-broker.sh").read_text()
+    interval_ms = int(re.search(r"^transaction\.abort\.timed\.out\.transaction\.cleanup\.interval\.ms=(\d+)$",
+                                script, re.M).group(1))
+    assert ABOVE_MARGIN_S >= 4 * interval_ms / 1000
 
 
 def test_a_point_both_roles_send_gives_each_role_its_own_sender_class() -> None:
