@@ -118,6 +118,9 @@ class SparkDriver(Service):
             "spark.cores.max": "2",
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.enabled": "false",
+            # every executor on one machine: a free one takes a task at once rather than leave it up to 3 s
+            # for the busy executor that holds its cached block (a first batch's uneven first tasks)
+            "spark.locality.wait": "0s",
             "spark.executorEnv.PYTHONPATH": SOURCE,
             "spark.sql.streaming.stopTimeout": "10s",
             # an executor that stops answering (paused, cut off) is given up after 20 s and its tasks
