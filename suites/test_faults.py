@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.space import ABOVE_MARGIN_S
+from harness.catalog.sinks.driver_transactional import TRANSACTION_TIMEOUT_MS
+from harness.faults.space import just_above
 from harness.run.scenario import ScenarioResult
 from harness.run.session import scenario
 
@@ -15,8 +16,8 @@ BUILTIN = "builtin_kafka"
 DRIVER_TXN = "driver_transactional"
 REHEARSING_TXN = "rehearsing_driver_transactional"
 FAIL_STOP = "fail_stop_transactional"
-# held past the driver-side sink's 60 s transaction timeout, as the matrix's above-timeout class: the broker aborts
-LONG_COMMIT = f"delay:sender@txn.pre_commit#2/{round(60 + ABOVE_MARGIN_S)}s"
+# held past the driver-side sink's transaction timeout, as the matrix's above-timeout class: the broker aborts
+LONG_COMMIT = f"delay:sender@txn.pre_commit#2/{just_above(TRANSACTION_TIMEOUT_MS / 1000)}s"
 
 
 def run(cluster, name: str, sink: str, *faults: str) -> ScenarioResult:  # type: ignore[no-untyped-def]

@@ -195,9 +195,14 @@ def service_commit_classes(seen: Observation, point: str, *, server: str, commit
     return out
 
 
+def just_above(timeout_s: float) -> int:
+    """Seconds a hold lasts to be past a transaction timeout, the broker's abort landed."""
+    return round(timeout_s + ABOVE_MARGIN_S)
+
+
 def _transactional(seen: Observation) -> list[FaultClass]:
     timeout = seen.timeout_s
-    below, above = round(timeout * BELOW_SHARE), round(timeout + ABOVE_MARGIN_S)
+    below, above = round(timeout * BELOW_SHARE), just_above(timeout)
     out = []
     for point in ("txn.first_write", "txn.pre_commit", "txn.commit"):
         if point not in seen.senders:
