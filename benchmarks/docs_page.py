@@ -15,14 +15,31 @@ MARK = "<!-- measurements: newest first -->"
 
 
 def machine() -> str:
-    """The machine in a few words: cores, memory, operating system, Python."""
+    """The machine in a few words: cores and their model, memory, operating system, Python. The model
+    because two hosts of the same size can differ by a third in a row's time."""
     try:
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         memory = f", {pages / 2**30:.1f} GiB"
     except (ValueError, OSError, AttributeError):
         memory = ""
+    model = f" ({cpu_model()})" if cpu_model() else ""
     system = f"{platform.system()} {platform.release()}"
-    return f"{os.cpu_count()} cores{memory}, {system}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} cores{model}{memory}, {system}, Python {platform.python_version()}"
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The first processor's model name and clock, as Linux gives them (a virtual machine may give only the
+    maker's family); empty where there is none."""
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        return ""
+    fields = {}
+    for line in lines:
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    model, mhz = fields.get("model name", ""), fields.get("cpu MHz", "")
+    return f"{model} at {float(mhz) / 1000:.1f} GHz" if model and mhz else model
 
 
 def section(command: str, columns: Sequence[str], rows: Sequence[Sequence[object]], notes: str = "",

@@ -77,6 +77,20 @@ def test_a_benchmark_table_goes_first_on_its_dated_page(tmp_path: Path) -> None:
     assert re.search(r"## \d{4}-\d\d-\d\d, \d+ cores", text) and "a note" in text
 
 
+def test_a_benchmark_names_the_processor_it_ran_on(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("docs_page", REPO / "benchmarks" / "docs_page.py")
+    assert spec and spec.loader
+    docs_page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs_page)
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.130\n\n"
+                       "processor\t: 1\nmodel name\t: other\ncpu MHz\t\t: 1.0\n")
+    assert docs_page.cpu_model(cpuinfo) == "AMD EPYC at 2.6 GHz"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC\n")
+    assert docs_page.cpu_model(cpuinfo) == "AMD EPYC"
+    assert docs_page.cpu_model(tmp_path / "absent") == ""
+
+
 def test_no_page_installs_a_package_that_is_not_published() -> None:
     texts = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "examples").rglob("*.*")]
     for path in texts:
