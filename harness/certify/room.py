@@ -14,11 +14,13 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from docker.errors import APIError, NotFound
+from docker.models.containers import Container
 
 from harness.certify.lanes import GAIN
 from harness.cluster.engine import docker_client, engine_socket_url
@@ -48,17 +50,29 @@ def gib(size: int | None) -> str:
 
 def cluster_usage(run_id: str) -> tuple[int, dict[str, int]]:
     """A run's containers' memory, summed (each one's highest use since it started, cgroup v1, else its use
-    now), and each one's CPU time since it started, in nanoseconds."""
+    now), and each one's CPU time since it started, in nanoseconds. Read all at once: an engine can take a
+    second to answer each container's stats (Debian's dockerd 20.10 does, one-shot or not), and read one after
+    the other a cluster's ten took ten seconds, so a driver's last seconds went uncounted."""
+    containers = docker_client().containers.list(filters={"label": f"{RUN}={run_id}"})
+    if not containers:
+        return 0, {}
+    with ThreadPoolExecutor(max_workers=len(containers), thread_name_prefix="stats") as pool:
+        read = list(zip(containers, pool.map(_stats, containers), strict=True))
     total, cpu = 0, {}
-    for container in docker_client().containers.list(filters={"label": f"{RUN}={run_id}"}):
-        try:
-            stats = container.stats(stream=False, one_shot=True)
-        except (NotFound, APIError):  # a driver removed between list and stats
+    for container, stats in read:
+        if stats is None:  # a driver removed between list and stats
             continue
         memory = stats.get("memory_stats", {})
         total += memory.get("max_usage") or memory.get("usage", 0)
         cpu[container.id] = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0)
     return total, cpu
+
+
+def _stats(container: Container) -> dict | None:
+    try:
+        return container.stats(stream=False, one_shot=True)
+    except (NotFound, APIError):
+        return None
 
 
 def engine_cpus() -> int:
@@ -75,6 +89,7 @@ class PeakSampler:
         self.peaks: dict[str, int] = {}
         self.cpu_ns: dict[str, dict[str, int]] = {}  # run -> container -> CPU time, as last read
         self.since: dict[str, float] = {}  # run -> when its watch began
+        self.read_at: dict[str, float] = {}  # run -> when its CPU time was last read
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="peak-sampler", daemon=True)
 
@@ -92,9 +107,11 @@ class PeakSampler:
         return self.peaks.get(run_id) or None
 
     def cores(self, run_id: str) -> float | None:
-        """The cores the run's containers used on average since its watch began (they all started after it)."""
-        used, since = sum(self.cpu_ns.get(run_id, {}).values()), self.since.get(run_id)
-        return used / 1e9 / (time.monotonic() - since) if used and since is not None else None
+        """The cores the run's containers used on average from when its watch began (they all started after
+        it) until their CPU time was last read."""
+        used, since, until = sum(self.cpu_ns.get(run_id, {}).values()), self.since.get(run_id), \
+            self.read_at.get(run_id)
+        return used / 1e9 / (until - since) if used and since is not None and until and until > since else None
 
     def _sample(self) -> None:
         while not self._stop.is_set():
@@ -103,6 +120,7 @@ class PeakSampler:
                     memory, cpu = cluster_usage(run_id)
                     self.peaks[run_id] = max(self.peaks[run_id], memory)
                     self.cpu_ns[run_id].update(cpu)
+                    self.read_at[run_id] = time.monotonic()
                 except (APIError, OSError) as error:  # an engine that stopped answering: the peak so far
                     say(f"clusters: memory of {run_id} not read ({error})")
             self._stop.wait(SAMPLE_S)
