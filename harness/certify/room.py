@@ -53,19 +53,21 @@ def cluster_usage(run_id: str) -> tuple[int, dict[str, int]]:
     now), and each one's CPU time since it started, in nanoseconds. Read all at once: an engine can take a
     second to answer each container's stats (Debian's dockerd 20.10 does, one-shot or not), and read one after
     the other a cluster's ten took ten seconds, so a driver's last seconds went uncounted."""
-    containers = docker_client().containers.list(filters={"label": f"{RUN}={run_id}"})
-    if not containers:
-        return 0, {}
-    with ThreadPoolExecutor(max_workers=len(containers), thread_name_prefix="stats") as pool:
-        read = list(zip(containers, pool.map(_stats, containers), strict=True))
     total, cpu = 0, {}
-    for container, stats in read:
-        if stats is None:  # a driver removed between list and stats
-            continue
+    for container, stats in all_stats(docker_client().containers.list(filters={"label": f"{RUN}={run_id}"})):
         memory = stats.get("memory_stats", {})
         total += memory.get("max_usage") or memory.get("usage", 0)
         cpu[container.id] = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0)
     return total, cpu
+
+
+def all_stats(containers: list[Container]) -> list[tuple[Container, dict]]:
+    """Each container's stats, asked at once; a container removed meanwhile (a driver) is left out."""
+    if not containers:
+        return []
+    with ThreadPoolExecutor(max_workers=len(containers), thread_name_prefix="stats") as pool:
+        read = list(zip(containers, pool.map(_stats, containers), strict=True))
+    return [(container, stats) for container, stats in read if stats is not None]
 
 
 def _stats(container: Container) -> dict | None:
@@ -134,12 +136,7 @@ def available_memory() -> int | None:
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024
     client = docker_client()
-    used = 0
-    for container in client.containers.list():
-        try:
-            used += container.stats(stream=False, one_shot=True).get("memory_stats", {}).get("usage", 0)
-        except (NotFound, APIError):
-            continue
+    used = sum(stats.get("memory_stats", {}).get("usage", 0) for _, stats in all_stats(client.containers.list()))
     return int(client.info()["MemTotal"]) - used
 
 
