@@ -22,9 +22,10 @@ def machine() -> str:
         memory = f", {pages / 2**30:.1f} GiB"
     except (ValueError, OSError, AttributeError):
         memory = ""
-    model = f" ({cpu_model()})" if cpu_model() else ""
+    model = cpu_model()
     system = f"{platform.system()} {platform.release()}"
-    return f"{os.cpu_count()} cores{model}{memory}, {system}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} cores{f' ({model})' if model else ''}{memory}, {system}, " \
+           f"Python {platform.python_version()}"
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:

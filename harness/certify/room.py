@@ -113,7 +113,9 @@ class PeakSampler:
         it) until their CPU time was last read."""
         used, since, until = sum(self.cpu_ns.get(run_id, {}).values()), self.since.get(run_id), \
             self.read_at.get(run_id)
-        return used / 1e9 / (until - since) if used and since is not None and until and until > since else None
+        if not used or since is None or until is None or until <= since:
+            return None
+        return used / 1e9 / (until - since)
 
     def _sample(self) -> None:
         while not self._stop.is_set():
