@@ -16,10 +16,13 @@ def batches_of(commits: Iterable[Commit], running: Mapping[int, int]) -> tuple[d
     """Each batch's commits, and how each commit named its batch. A commit's batch is the one its log
     entry names, else the one Spark was running when it committed (`running`: version -> batch, from the
     commit's time and the batches' planning times: harness.run.table_watch); a version of neither is not
-    attributed, so no guess accuses a sink."""
+    attributed, so no guess accuses a sink. A rewrite (compaction, clustering, OPTIMIZE) holds no batch,
+    whenever it committed: it moves rows a batch's commit wrote (harness.checker.rewrites judges it)."""
     by_batch: dict[int, list[Commit]] = {}
     said: dict[int, str] = {}
     for commit in commits:
+        if commit.rewrite:
+            continue
         batch = commit.batch if commit.batch is not None else running.get(commit.version)
         if batch is None:
             continue

@@ -21,7 +21,8 @@ class Checker(Protocol):
 
     `feed` sees each batch in read order: its records, their identities and, for each first
     occurrence of an expected identity, what the model expects of it (else None). `anomalies` runs
-    once, at the end, with the ledger.
+    once, at the end, with the ledger. A checker that follows order within a partition has an `ordered`
+    attribute, which the check sets False for an output whose partitions are not sequences (a table).
     """
 
     def feed(self, records: list[Record], identities: list[str], wants: list[Expected | None]) -> None: ...
@@ -34,7 +35,8 @@ class OutputCheck:
 
     Records the output cannot hold are the ledger's `unreadable`, never a crash: the checkers see only
     readable records. `required` narrows `lost` to results of input the pipeline consumed (see Ledger);
-    `identities` is the pipeline's batch form of `identity`, when it has one.
+    `identities` is the pipeline's batch form of `identity`, when it has one; `ordered`: whether the
+    output's partitions are sequences (a Kafka partition) or not (a table's files: no order is judged).
     """
 
     def __init__(
@@ -44,7 +46,12 @@ class OutputCheck:
         identity: Callable[[bytes], str],
         required: Collection[str] | None = None,
         identities: Callable[[list[bytes]], list[str]] | None = None,
+        ordered: bool = True,
     ) -> None:
+        if not ordered:
+            for checker in checkers:
+                if hasattr(checker, "ordered"):
+                    checker.ordered = False  # type: ignore[attr-defined]
         self.checkers = checkers
         self.ledger = Ledger(expected, identity, required, identities)
         self.error: Exception | None = None
@@ -124,9 +131,10 @@ def check(
     identity: Callable[[bytes], str],
     incomplete: Mapping[str, object] | None = None,
     required: Collection[str] | None = None,
+    ordered: bool = True,
 ) -> Verdict:
     """Check a read that is already complete (crafted outputs, tests): one batch, then the verdict."""
-    output_check = OutputCheck(checkers, expected, identity, required)
+    output_check = OutputCheck(checkers, expected, identity, required, ordered=ordered)
     with collector_paused():
         output_check.feed(read.records)
     return output_check.verdict(read, incomplete)

@@ -35,9 +35,11 @@ class Oracle(Protocol):
     def prepare(self, workload: Workload, partitions: int) -> None:
         """Work before the scenario runs (the reference runs of a pipeline without a model)."""
 
-    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
+    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None,
+              ordered: bool = True) -> Check:
         """The check of this scenario's output; `consumed` is given when the run was incomplete (only
-        what the consumed input yields can then be missing)."""
+        what the consumed input yields can then be missing); `ordered`: the output's partitions are
+        sequences (Kafka's), else no order within them is judged (a table's files)."""
 
     def state_check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
         """The check of a state table (one row per key: harness.checker.state_table): each key's row
@@ -52,7 +54,8 @@ class CaptureOracle:
     def prepare(self, workload: Workload, partitions: int) -> None:
         """Nothing: a reference run compares with nothing."""
 
-    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
+    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None,
+              ordered: bool = True) -> Check:
         return Capture()
 
     def state_check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:

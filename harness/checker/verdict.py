@@ -27,7 +27,8 @@ MEANINGS = {
     "unexpected": "a result the model does not have",
     "unreadable": "a record the pipeline's output cannot be (not its format, empty, truncated, a tombstone)",
     "reordered": "a key's results out of sequence within one output partition "
-                 "(Kafka orders nothing across partitions, so no order is checked across them)",
+                 "(Kafka orders nothing across partitions, so no order is checked across them; a table keeps no "
+                 "row order, so no table output is checked for it)",
     "stuck": "a transaction left open: the last stable offset stays below the high watermark",
     "incomplete": "the input was not consumed: results past what the checkpoint consumed are not counted as lost",
     "vacuous": "a fault never fired",
@@ -44,6 +45,9 @@ MEANINGS = {
     "file_rewritten": "a data file the committed table names holds another number of rows than its commit "
                       "recorded: it was written again after the commit, and the table's snapshot no longer describes "
                       "its files (the file, its table version and both counts are the example)",
+    "rewrite_changed_rows": "a commit the table's format records as only moving rows (a compaction, OPTIMIZE, "
+                            "clustering) left the table with other rows than it found: the commit, the rows it "
+                            "dropped and those it added are the example",
     "batch_committed_twice": "the output store's own history holds one streaming batch in two commits (two "
                              "table versions, two transactions): a replay committed again, even where a key or an "
                              "upsert hides the duplicate rows; for a state table, only a later commit that changed "
@@ -109,14 +113,14 @@ def classify(anomalies: Mapping[str, Anomaly], changelog: bool = False) -> str:
     value landing after a newer one) makes them at-least-once.
 
     A record that is not a result (`unexpected`, `unreadable`), a result with another value than the
-    model's (`divergent`, `wrong_value`) or a committed file changed under its table (`file_rewritten`)
-    breaks every guarantee; an incomplete
+    model's (`divergent`, `wrong_value`), a committed file changed under its table (`file_rewritten`) or a
+    rewrite that changed rows (`rewrite_changed_rows`) breaks every guarantee; an incomplete
     run with nothing else wrong names none (it is undecided, not at-most-once).
     """
     duplicated = "duplicate" in anomalies or "batch_committed_twice" in anomalies
     lost = "lost" in anomalies
     if any(name in anomalies for name in ("unexpected", "unreadable", "divergent", "wrong_value",
-                                          "file_rewritten")) or (
+                                          "file_rewritten", "rewrite_changed_rows")) or (
         duplicated and lost
     ):
         return NONE

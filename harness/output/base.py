@@ -76,6 +76,9 @@ class Output(Protocol):
     name: str  # kafka, delta, postgres, ...: the --output it is
     where: str  # the topic, the table's path or name, as reports and errors name it
     unit: str  # what one of its commits is, in explanations: a table version, a transaction
+    # its partitions are sequences (a Kafka partition's offsets), so a key's order in one is judged; a table's
+    # files are not (an upsert shuffles a batch by key, a writer sorts its rows, a compaction rewrites them)
+    ordered: bool
 
     def prepare(self) -> None:
         """Make the place ready before the sink starts (nothing where the sink or store makes it)."""

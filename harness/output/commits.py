@@ -70,10 +70,16 @@ class Commit:
     repeats: tuple[int, ...] | None = None
     named_by: str = ""  # where its batch id came from, where not a Delta log's txn or commitInfo
     snapshot_id: int | None = None  # the store's own id of the snapshot it made (Iceberg, Paimon); None elsewhere
+    # it only moves rows, as the format records (Delta's OPTIMIZE: every add and remove `dataChange: false`;
+    # Iceberg's `replace`; Hudi's clustering and compaction; Paimon's COMPACT): it writes no batch
+    rewrite: bool = False
 
     @property
     def batch(self) -> int | None:
-        """The streaming batch this version says it holds, None when it says none."""
+        """The streaming batch this version says it holds, None when it says none (a rewrite holds none,
+        whatever identifier it carries on from the commit before it)."""
+        if self.rewrite:
+            return None
         return self.txn_version if self.txn_version is not None else self.epoch
 
     @property

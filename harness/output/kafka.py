@@ -16,6 +16,7 @@ class KafkaTopic:
 
     name = "kafka"
     unit = "transaction"
+    ordered = True  # a partition is a sequence: a key's records in one keep the pipeline's order
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.bootstrap = bootstrap

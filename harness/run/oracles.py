@@ -27,12 +27,13 @@ class ModelOracle:
     def prepare(self, workload: Workload, partitions: int) -> None:
         """Nothing: the model is computed from the sends."""
 
-    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
+    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None,
+              ordered: bool = True) -> Check:
         expected = self._expected(workload, sends)
         required = None
         if consumed is not None:  # incomplete: only the results of consumed input can be lost
             required = {identity for identity, want in self.pipeline.expected(consumed()).items() if want.required}
-        return self.pipeline.output_check(expected, required)
+        return self.pipeline.output_check(expected, required, ordered)
 
     def state_check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
         """Each key's row against the key's final result: its identity first, then (on the rows whose
@@ -76,7 +77,8 @@ class ReferenceOracle:
     def prepare(self, workload: Workload, partitions: int) -> None:
         self.reference = reference_output(self.cluster, self.pipeline, workload, partitions)
 
-    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None) -> Check:
+    def check(self, workload: Workload, sends: SendLog, consumed: ConsumedInput | None,
+              ordered: bool = True) -> Check:
         assert self.reference is not None, "prepare() runs first"
         return DifferentialCheck(self.reference, self.pipeline.output_mode)
 

@@ -17,6 +17,7 @@ from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
 from harness.checker.repeats import repeats, with_idempotent_repeats
+from harness.checker.rewrites import rewrites_that_changed_rows, with_rewrites
 from harness.checker.table_files import with_rewritten_files
 from harness.checker.verdict import FAIL, NONE, PASS, Anomaly, Verdict
 from harness.client.client_log import kept_in
@@ -352,7 +353,8 @@ class Scenario:
         started = time.monotonic()
         consumed = partial(self._consumed_input, folder, input_topic) if incomplete else None
         state = self.sink.table == STATE_TABLE
-        output_check = (self.oracle.state_check if state else self.oracle.check)(self.workload, sends, consumed)
+        output_check = (self.oracle.state_check(self.workload, sends, consumed) if state
+                        else self.oracle.check(self.workload, sends, consumed, ordered=output.ordered))
         seconds["model"] = time.monotonic() - started  # the expected results: read_and_check's first part
         read = self._read(output, output_check.feed, incomplete)
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
@@ -362,6 +364,11 @@ class Scenario:
         except TableCorrupt as corrupt:  # a version names a file that is gone: its history cannot be told
             self._corrupted(corrupt)
             commits = []
+        try:  # each rewrite (a compaction) against the table before it: it must move rows, not change them
+            rewrites = rewrites_that_changed_rows(commits, output.change_of, output.unit)
+        except TableCorrupt as corrupt:  # a table before or after a rewrite names a file that is gone
+            self._corrupted(corrupt)
+            rewrites = None
         running = tables.attributed if tables is not None else {}
         verdict = output_check.verdict(read, incomplete)
         if self._corrupt is not None:
@@ -370,6 +377,7 @@ class Scenario:
             verdict = self._with_repeats(verdict, commits, running, output)
         else:
             verdict = self._with_commit_history(verdict, commits, running, output.unit)
+        verdict = with_rewrites(verdict, rewrites)
         # objects written twice: recorded by the gate for a table on S3 only, read back where there is a
         # verdict to explain (the history holds every send: not parsed again for nothing)
         again = (overwrites(read_history(self.history.path, ("scenario.start", "s3.overwrite")))
@@ -445,7 +453,8 @@ class Scenario:
     def _record_history(self, commits: list[Commit], unit: str) -> None:
         self.history.record("table.history", unit=unit,
                             versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
-                                       "operation": c.operation, "rows": c.rows, "repeats": c.repeats}
+                                       "operation": c.operation, "rows": c.rows, "repeats": c.repeats,
+                                       **({"rewrite": True} if c.rewrite else {})}
                                       for c in commits])
 
     def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],

@@ -8,7 +8,8 @@ commit info or an Iceberg snapshot's summary, Paimon's commit identifier), else,
 or removes data (not a CREATE TABLE), the batch Spark was running when it committed: the last one
 planned before the commit's time (the version's commit time against Spark's `batchTimestampMs` in
 `offsets/N`, both the driver's clock; batch N+1 is planned only after batch N committed, and a re-run
-keeps its batch's time). That holds however late the harness looks. The writer is held at each commit
+keeps its batch's time). That holds however late the harness looks. A rewrite (a compaction, OPTIMIZE) holds
+no batch and is never the point. The writer is held at each commit
 until the watcher answers: the driver's JVM stopped where the table is on the run's volume
 (harness.driver.table_hold), the commit's answer held at the gate where it is on object storage (the
 server applied it, the client waits), so the point's fault lands before Spark can write its commit log; a
@@ -260,13 +261,15 @@ class TableWatcher:
             return False
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
-        if batch is None and (commit.added or commit.removed):  # a version of no data (CREATE TABLE) holds no batch
+        # a version of no data (CREATE TABLE) holds no batch, nor does a rewrite (a compaction moves rows)
+        if batch is None and (commit.added or commit.removed) and not commit.rewrite:
             batch, by = self._running_at(commit.timestamp_ms, planned), "running"
             if batch is not None:
                 self.attributed[version] = batch
         point = batch is not None and batch not in committed
         event = self.history.record(POINT, version=version, batch=batch, by=by, app_id=commit.app_id,
-                                    operation=commit.operation, held=held, point=point)
+                                    operation=commit.operation, held=held, point=point,
+                                    **({"rewrite": True} if commit.rewrite else {}))
         if batch is not None and point:
             point_batch = batch
             self.on_commit(event, TableHold(release, version, lambda: self._landed(version, point_batch, held, seen)))

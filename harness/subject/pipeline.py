@@ -64,10 +64,12 @@ class Pipeline:
             checkers.append(PerKeyOrderChecker())
         return checkers
 
-    def output_check(self, expected: Mapping[str, Expected], required: Collection[str] | None = None) -> OutputCheck:
-        """The exact oracle for one output: this pipeline's checkers against its model's expectations."""
+    def output_check(self, expected: Mapping[str, Expected], required: Collection[str] | None = None,
+                     ordered: bool = True) -> OutputCheck:
+        """The exact oracle for one output: this pipeline's checkers against its model's expectations
+        (`ordered`: the output's partitions are sequences, harness.checker.compose.OutputCheck)."""
         assert self.identity is not None, "a differential pipeline has no model"
-        return OutputCheck(self.checkers(), expected, self.identity, required, self.identities)
+        return OutputCheck(self.checkers(), expected, self.identity, required, self.identities, ordered)
 
     def workload(self, workload: Workload) -> Workload:
         """The workload with the settings this pipeline's model relies on."""

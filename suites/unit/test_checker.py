@@ -241,6 +241,19 @@ def test_a_reordering_within_one_partition_is_caught() -> None:
     assert verdict.guarantee == EXACTLY_ONCE and verdict.outcome == "fail"
 
 
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(2, 200), drop=st.integers(0, 5), data=st.data())
+def test_a_table_s_rows_in_any_order_are_never_reordered(n: int, drop: int, data) -> None:
+    """A table keeps no row order (an upsert shuffles a batch by key, a writer sorts its rows): its files'
+    rows in any order pass, and a loss is still named."""
+    expected = model(n)
+    ids = data.draw(st.permutations(sorted(expected)))
+    kept = ids[drop:] if drop < n else ids
+    verdict = check(checkers(), expected, ReadResult(spread(kept, data), {}, {}), identity, ordered=False)
+    lost = n - len(kept)
+    assert {name: a.count for name, a in verdict.anomalies.items()} == ({"lost": lost} if lost else {})
+
+
 def test_an_incomplete_run_loses_only_what_it_consumed_and_is_unknown_without_evidence() -> None:
     expected = model(10)
     consumed = list(expected)[:6]  # the checkpoint says the pipeline consumed the input of these

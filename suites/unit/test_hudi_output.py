@@ -139,6 +139,18 @@ def test_a_replacecommit_s_replaced_file_groups_leave_the_table() -> None:
     assert commit.timestamp_ms == epoch_ms("20261126221854835") == 1795731534835
 
 
+@pytest.mark.parametrize(("operation", "rewrite"), [("CLUSTER", True), ("COMPACT", True), ("INSERT_OVERWRITE", False),
+                                                   ("UPSERT", False)])
+def test_clustering_and_compaction_are_rewrites_and_writes_are_not(operation: str, rewrite: bool) -> None:
+    schema = {"type": "record", "name": "HoodieReplaceCommitMetadata", "fields": [
+        {"name": "operationType", "type": "string"},
+        {"name": "partitionToReplaceFileIds", "type": {"type": "map", "values": {"type": "array", "items": "string"}}}]}
+    data = io.BytesIO()
+    fastavro.writer(data, schema, [{"operationType": operation, "partitionToReplaceFileIds": {"": ["g1"]}}])
+    commit, _ = parse_commit("20261126221843414_20261126221854835.replacecommit", data.getvalue())
+    assert commit.rewrite is rewrite and commit.batch is None
+
+
 def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
     with pytest.raises(BadInput, match="no Hudi table at /checkpoints/s-table .*.hoodie/hoodie.properties"):
         HudiTable(StandInFiles(), TABLE).read(lambda batch: None)

@@ -148,7 +148,8 @@ def test_a_compaction_rewrites_files_and_names_no_batch() -> None:
     orc.write_table(pa.table({"value": ["a", None], "key": ["k", "k"]}), out)
     files.write(f"{paimon.where}/bucket-0/data-merged-0.orc", out.getvalue())
     compaction = paimon.commit(4)
-    assert (compaction.operation, compaction.batch, compaction.said_by) == ("COMPACT", None, None)
+    assert (compaction.operation, compaction.batch, compaction.said_by, compaction.rewrite) == ("COMPACT", None, None,
+                                                                                               True)
     assert (compaction.removed, compaction.added) == (written, ("data-merged-0.orc",))
     read = paimon.read(lambda batch: None)
     assert [(r.partition(), r.offset(), r.key(), r.value(), r.timestamp()[1]) for r in read.records] == [

@@ -50,9 +50,12 @@ def unread_features(actions: Iterable[dict]) -> list[str]:
 
 
 def parse_commit(version: int, text: str) -> Commit:
-    """A version's log entry (newline-delimited JSON actions) as a Commit."""
+    """A version's log entry (newline-delimited JSON actions) as a Commit: a rewrite when it adds or
+    removes files and every one of those actions says `dataChange: false` (OPTIMIZE, auto-compaction, a
+    purge of deletion vectors: Delta's own mark of a commit that only rearranges rows)."""
     fields: dict = {"version": version}
     added, values, added_vectors, removed, removed_vectors = [], [], [], [], []
+    changes = []  # each add's and remove's dataChange
     for line in text.splitlines():
         if not line.strip():
             continue
@@ -61,9 +64,11 @@ def parse_commit(version: int, text: str) -> Commit:
             added.append(action["add"]["path"])
             values.append(tuple((action["add"].get("partitionValues") or {}).items()))
             added_vectors.append(_json(action["add"].get("deletionVector")))
+            changes.append(action["add"].get("dataChange", True))
         elif "remove" in action:
             removed.append(action["remove"]["path"])
             removed_vectors.append(_json(action["remove"].get("deletionVector")))
+            changes.append(action["remove"].get("dataChange", True))
         elif "txn" in action:
             fields["app_id"], fields["txn_version"] = action["txn"]["appId"], int(action["txn"]["version"])
         elif "commitInfo" in action:
@@ -75,7 +80,8 @@ def parse_commit(version: int, text: str) -> Commit:
             if parameters.get("epochId") not in (None, ""):
                 fields["epoch"] = int(parameters["epochId"])
     return Commit(**fields, added=tuple(added), added_values=tuple(values), added_vectors=tuple(added_vectors),
-                  removed=tuple(removed), removed_vectors=tuple(removed_vectors))
+                  removed=tuple(removed), removed_vectors=tuple(removed_vectors),
+                  rewrite=bool(changes) and not any(change is not False for change in changes))
 
 
 def _json(descriptor: dict | None) -> str | None:

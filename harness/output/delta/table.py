@@ -46,6 +46,7 @@ class DeltaTable:
 
     name = "delta"
     unit = "table version"  # what one of its commits is, in explanations
+    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
 
     def __init__(self, files: Files, path: str, uri: str | None = None, settings: dict[str, str] | None = None) -> None:
         self.files = files
@@ -90,8 +91,8 @@ class DeltaTable:
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """The rows of the latest snapshot: file i of the snapshot is partition i, a row's index in it its
-        offset (a file is one task's write, in its order, so per-key order holds within a partition), the
-        commit time of the version that added it its timestamp (where reports place a record)."""
+        offset (a file keeps no order the checkers judge: `ordered`), the commit time of the version that
+        added it its timestamp (where reports place a record)."""
         snapshot = self.log.snapshot()
         if snapshot is None:
             raise BadInput(f"the sink wrote no Delta table at {self.where} (looked for {self.where}/_delta_log/ "

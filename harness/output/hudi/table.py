@@ -53,6 +53,9 @@ INSTANT_FILE = re.compile(r"^([0-9]+)_([0-9]+)\.(commit|deltacommit|replacecommi
 ANY_INSTANT = re.compile(r"^([0-9]+)[._]")  # an instant's file in any state, of any action
 BASE_FILE = re.compile(r"^([^_/]+)_[0-9]+-[0-9]+-[0-9]+_([0-9]+)\.parquet$")
 CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"  # HoodieStreamingSink.SINK_CHECKPOINT_KEY
+# WriteOperationType of a commit that only moves rows: clustering (a replacecommit), a merge-on-read table's
+# compaction of log files into base files (a commit)
+REWRITES = frozenset({"CLUSTER", "COMPACT", "LOG_COMPACT"})
 
 Group = tuple[str, str]  # a file group: its partition path and file id
 
@@ -94,8 +97,8 @@ def parse_commit(name: str, data: bytes) -> tuple[Commit, set[Group]]:
     return Commit(int(match[1]), operation=metadata.get("operationType") or match[3], app_id=writer,
                   epoch=epoch, named_by="extraMetadata" if epoch is not None else "",
                   added=tuple(stat["path"] for stat in stats if stat.get("path")), timestamp_ms=epoch_ms(match[2]),
-                  rows=sum((stat.get("numInserts") or 0) + (stat.get("numUpdateWrites") or 0) for stat in stats)
-                  ), replaced
+                  rows=sum((stat.get("numInserts") or 0) + (stat.get("numUpdateWrites") or 0) for stat in stats),
+                  rewrite=metadata.get("operationType") in REWRITES), replaced
 
 
 class HudiTable:
@@ -103,6 +106,7 @@ class HudiTable:
 
     name = "hudi"
     unit = "commit"  # what one of its commits is, in explanations: a completed instant
+    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
 
     def __init__(self, files: Files, path: str) -> None:
         self.files = files

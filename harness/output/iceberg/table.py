@@ -44,6 +44,7 @@ METADATA = "metadata"
 VERSION_FILE = re.compile(r"^v([0-9]+)\.metadata\.json$")  # ASCII digits: HadoopTableOperations' own names
 QUERY_ID, EPOCH_ID = "spark.sql.streaming.queryId", "spark.sql.streaming.epochId"  # Iceberg's streaming sink's
 APP_ID = "spark.app.id"
+REWRITE = "replace"  # a snapshot's operation that only moves rows: rewrite_data_files, rewrite_manifests
 
 
 def versions(names: Iterable[str]) -> list[int]:
@@ -122,6 +123,7 @@ class IcebergTable:
 
     name = "iceberg"
     unit = "table version"  # what one of its commits is, in explanations
+    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
 
     path_of = staticmethod(volume_path)  # where a location the metadata names is, in `files`
 
@@ -200,7 +202,8 @@ class IcebergTable:
                       epoch=int(epoch) if epoch is not None and epoch.isascii() and epoch.isdigit() else None,
                       added=tuple(added), removed=tuple(removed), timestamp_ms=snapshot.timestamp_ms,
                       rows=int(properties.get("added-records", 0)), snapshot_id=snapshot_id,
-                      named_by="summary" if epoch is not None else "")
+                      named_by="summary" if epoch is not None else "",
+                      rewrite=summary is not None and summary.operation.value == REWRITE)
 
     def _exists(self, version: int) -> bool:
         try:

@@ -68,6 +68,7 @@ class PaimonTable:
 
     name = "paimon"
     unit = "snapshot"  # what one of its commits is, in explanations
+    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
 
     def __init__(self, files: Files, path: str, checkpoint: str = "") -> None:
         """`checkpoint`: the query's, which the catalog's warehouse is beside (harness.output.paimon)."""
@@ -218,7 +219,8 @@ class PaimonTable:
                       removed=tuple(name for added, name in changes if not added),
                       timestamp_ms=int(snapshot.get("timeMillis") or 0),
                       rows=int(snapshot.get("deltaRecordCount") or 0),
-                      named_by="" if batch is None else "commitIdentifier", snapshot_id=version)
+                      named_by="" if batch is None else "commitIdentifier", snapshot_id=version,
+                      rewrite=kind == "COMPACT")
 
     def commits(self) -> list[Commit]:
         """Every snapshot still there (the read places its rows by their snapshots' times), each read once:
