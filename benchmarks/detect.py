@@ -50,6 +50,9 @@ TABLE_SINKS: dict[str, tuple[str, str]] = {
     "bad_iceberg_merge_adds_twice": ("iceberg", "running_totals"),
     "bad_paimon_blind_append": ("paimon", "passthrough"),
     "bad_hudi_blind_append": ("hudi", "passthrough"),
+    "bad_delta_blind_append_compacted": ("delta", "passthrough"),
+    "bad_iceberg_merge_on_read_adds_twice": ("iceberg", "running_totals"),
+    "bad_paimon_primary_key_load_time": ("paimon", "passthrough"),
 }
 
 

@@ -306,6 +306,8 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
         result = eo_scenario(sink="sinks/delta_upsert.py:sink", output="delta",
                              faults=["kill:driver@table.committed:2"])
         assert result.exactly_once, result.summary()
+
+    `eo_scenario.cluster` is the cluster the scenarios run on (its `files`: the run's volume).
     """
     test_id = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)).strip("-._")
     running = _cluster_for(request)
@@ -319,4 +321,5 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
         request.node.user_properties.append((OUTCOME, result.outcome))
         return result
 
+    run.cluster = running  # type: ignore[attr-defined]  # the cluster it runs on: a test may read the volume
     return run

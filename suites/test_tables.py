@@ -334,3 +334,126 @@ def test_a_hudi_blind_insert_commits_the_replayed_batch_twice(eo_scenario) -> No
     assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
     twice = anomalies["batch_committed_twice"].examples
     assert [e["batch"] for e in twice] == [2] and len(twice[0]["versions"]) == 2, twice
+
+
+def seq_falls_within_a_file(result: ScenarioResult) -> bool:
+    """Whether some key's sequence falls within one data file of the table (rows in no order of the key's)."""
+    import json
+
+    highest: dict[tuple[int, bytes | None], int] = {}
+    for record in result.read.records:
+        where, seq = (record.partition(), record.key()), json.loads(record.value())["seq"]
+        if seq < highest.get(where, seq):
+            return True
+        highest[where] = seq
+    return False
+
+
+@pytest.mark.gate
+def test_a_delta_sink_that_orders_its_rows_by_hash_is_exactly_once(cluster) -> None:
+    """A table keeps no row order: rows sorted by a hash of their value are no `reordered`."""
+    result = run(cluster, "delta-hash-ordered-kill-driver-table-committed", "delta_hash_ordered_txn",
+                 AT_TABLE_COMMIT)
+
+    assert_killed_at_the_table_commit(result)
+    assert seq_falls_within_a_file(result), "every key's rows in sequence in each file: not the case"
+    assert result.exactly_once and result.verdict.guarantee == "exactly-once", result.summary()
+
+
+def optimized(result: ScenarioResult) -> list[dict]:
+    """The table versions the history marks as rewrites (Delta's OPTIMIZE commits)."""
+    return [v for v in result.events("table.history")[0]["versions"] if v.get("rewrite")]
+
+
+@pytest.mark.gate
+def test_a_delta_sink_with_auto_compaction_is_exactly_once_its_compactions_no_batch_s(cluster) -> None:
+    result = run(cluster, "delta-auto-compaction-kill-driver-table-committed", "delta_auto_compaction_txn",
+                 AT_TABLE_COMMIT)
+
+    assert_killed_at_the_table_commit(result)
+    rewrites = optimized(result)
+    assert rewrites and {v["operation"] for v in rewrites} == {"OPTIMIZE"}, "no compaction ran: not the case"
+    assert all(v["batch"] is None for v in rewrites)
+    assert result.exactly_once and result.verdict.guarantee == "exactly-once", result.summary()
+
+
+def test_a_blind_append_with_auto_compaction_is_caught_by_its_two_writes_not_its_compactions(cluster) -> None:
+    result = run(cluster, "delta-blind-compacted-kill-driver-table-committed", "bad_delta_blind_append_compacted",
+                 AT_TABLE_COMMIT)
+
+    assert_killed_at_the_table_commit(result)
+    assert optimized(result), "no compaction ran: not the case"
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"duplicate", "batch_committed_twice"}, result.verdict.summary()
+    twice = anomalies["batch_committed_twice"].examples
+    assert [e["batch"] for e in twice] == [2] and twice[0]["operations"] == ["WRITE", "WRITE"], twice
+
+
+def assert_spark_reads_the_same_rows(cluster, result: ScenarioResult, format: str, table: str,  # type: ignore[no-untyped-def]
+                                     settings: dict[str, str]) -> None:
+    """The harness's read (its merge of the table's files) and Spark's own batch read of the same table agree."""
+    from collections import Counter
+
+    from suites.spark_read import spark_rows
+
+    theirs = spark_rows(cluster, format, table, settings)
+    ours = Counter((r.key(), r.value()) for r in result.read.records)
+    assert ours == theirs, f"the harness read {sum(ours.values())} rows, Spark {sum(theirs.values())}"
+
+
+@pytest.mark.gate
+@pytest.mark.spark("3.5")
+def test_a_paimon_primary_key_table_is_read_merged_as_spark_reads_it_and_a_replay_is_idempotent(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = eo_scenario(sink="paimon_primary_key", output="paimon", faults=[AT_TABLE_COMMIT], records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    repeats = result.events("table.repeat")  # Paimon's sink commits a replayed batch again (apache/paimon#9666)
+    assert [r["batch"] for r in repeats] == [2] and len(repeats[0]["versions"]) == 2, repeats
+    assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
+    assert len(result.read.records) == RECORDS
+    assert_spark_reads_the_same_rows(eo_scenario.cluster, result, "paimon", result.where, {})
+
+
+@pytest.mark.spark("3.5")
+def test_a_paimon_primary_key_that_changes_on_replay_keeps_both_loads(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = eo_scenario(sink="bad_paimon_primary_key_load_time", output="paimon", faults=[AT_TABLE_COMMIT],
+                         records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"duplicate", "batch_committed_twice"}, result.verdict.summary()
+    assert [e["batch"] for e in anomalies["batch_committed_twice"].examples] == [2]
+
+
+def test_an_iceberg_merge_on_read_upsert_is_read_with_its_deletes_as_spark_reads_it(cluster) -> None:
+    result = run(cluster, "iceberg-mor-upsert-kill-driver-table-committed", "iceberg_merge_on_read_upsert",
+                 AT_TABLE_COMMIT, pipeline="running_totals", output="iceberg")
+
+    assert_killed_at_the_table_commit(result)
+    deletes = [name for name in cluster.files.walk(result.where) if name.endswith("-deletes.parquet")]
+    assert deletes, "no position delete file in the table: not the case"
+    assert result.exactly_once, result.summary()
+    assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
+    assert_spark_reads_the_same_rows(cluster, result, "iceberg", result.where, {})
+
+
+def test_an_iceberg_merge_on_read_upsert_that_adds_applies_the_replayed_batch_twice(cluster) -> None:
+    result = run(cluster, "iceberg-mor-adds-kill-driver-table-committed", "bad_iceberg_merge_on_read_adds_twice",
+                 AT_TABLE_COMMIT, pipeline="running_totals", output="iceberg")
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"wrong_value", "batch_committed_twice"}, result.verdict.summary()
+    assert [e["batch"] for e in anomalies["batch_committed_twice"].examples] == [2]
+
+
+@pytest.mark.spark("3.5")
+def test_a_hudi_foreach_batch_upsert_keyed_by_the_record_is_exactly_once(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    """Hudi's upsert shuffles a batch by key and rewrites earlier rows into later files: no order is judged,
+    and a replayed upsert of the same keys is an idempotent repeat."""
+    result = eo_scenario(sink="hudi_foreach_batch_upsert", output="hudi", faults=[AT_TABLE_COMMIT], records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    assert seq_falls_within_a_file(result), "every key's rows in sequence in each file: not the case"
+    assert result.exactly_once, result.summary()
+    assert len(result.read.records) == RECORDS

@@ -79,6 +79,9 @@ class Output(Protocol):
     # its partitions are sequences (a Kafka partition's offsets), so a key's order in one is judged; a table's
     # files are not (an upsert shuffles a batch by key, a writer sorts its rows, a compaction rewrites them)
     ordered: bool
+    # its commits set rows by a key the table declares (a primary-key table), known once read: a batch
+    # committed again that changed no row is an idempotent repeat, judged as a state table's (checker.repeats)
+    keyed: bool
 
     def prepare(self) -> None:
         """Make the place ready before the sink starts (nothing where the sink or store makes it)."""

@@ -17,6 +17,7 @@ class KafkaTopic:
     name = "kafka"
     unit = "transaction"
     ordered = True  # a partition is a sequence: a key's records in one keep the pipeline's order
+    keyed = False  # a topic keeps every record
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.bootstrap = bootstrap

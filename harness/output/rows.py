@@ -49,6 +49,17 @@ def _batches(data: bytes, orc: bool, columns: list[str]) -> tuple[list[str], Ite
     return names, parquet.iter_batches(batch_size=BATCH, columns=[c for c in columns if c in names])
 
 
+def file_columns(data: bytes, orc: bool, columns: list[str]) -> dict[str, list]:
+    """The chosen columns of a file, whole, as Python values (a column the file lacks is not in the result):
+    for the few narrow columns a merge reads (keys, sequence numbers)."""
+    names, batches = _batches(data, orc, columns)
+    found: dict[str, list] = {c: [] for c in columns if c in names}
+    for arrow in batches:
+        for column in found:
+            found[column] += arrow.column(column).to_pylist()
+    return found
+
+
 def file_rows(data: bytes, partition: int, timestamp_ms: int, table: str,
               partition_values: Mapping[str, str | None] | None = None,
               deleted: set[int] | frozenset[int] = frozenset(), orc: bool = False) -> Iterator[Records]:

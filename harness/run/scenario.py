@@ -373,7 +373,7 @@ class Scenario:
         verdict = output_check.verdict(read, incomplete)
         if self._corrupt is not None:
             verdict = with_corrupt_table(verdict, self._corrupt)
-        if state:
+        if state or output.keyed:  # a key's row set again is judged by what the commit changed
             verdict = self._with_repeats(verdict, commits, running, output)
         else:
             verdict = self._with_commit_history(verdict, commits, running, output.unit)

@@ -173,9 +173,48 @@ def test_a_data_file_of_another_format_or_without_key_and_value_is_named() -> No
         paimon.read(lambda batch: None)
 
 
-def test_a_primary_key_table_is_refused_naming_the_merge() -> None:
-    with pytest.raises(BadInput, match=r"has a primary key \(key\): its rows need an LSM merge"):
-        table("primary_key").read(lambda batch: None)
+def test_a_primary_key_table_written_by_paimon_is_read_merged_and_keyed() -> None:
+    paimon = table("primary_key")
+    read = paimon.read(lambda batch: None)
+    assert [(r.key(), r.value()) for r in read.records] == [(b"k", b"v")] and paimon.keyed
+    assert not table("foreach_batch").keyed
+
+
+def key_values(rows: list[tuple[str, int, int, str]]) -> bytes:
+    """A primary-key table's data file: (key, sequence number, RowKind byte, value) per row."""
+    out = io.BytesIO()
+    pq.write_table(pa.table({"_KEY_key": [r[0] for r in rows], "_SEQUENCE_NUMBER": pa.array([r[1] for r in rows],
+                                                                                             pa.int64()),
+                             "_VALUE_KIND": pa.array([r[2] for r in rows], pa.int8()),
+                             "key": [r[0] for r in rows], "value": [r[3] for r in rows]}), out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("engine", "wanted"), [("deduplicate", {b"a": b"a2", b"c": b"c1"}),
+                                                 ("first-row", {b"a": b"a0", b"b": b"b0", b"c": b"c1"})])
+def test_the_merge_keeps_each_key_s_write_its_engine_keeps_and_drops_retractions(engine: str, wanted: dict) -> None:
+    from harness.output.paimon.merge import superseded
+
+    level0 = key_values([("a", 0, 0, "a0"), ("b", 1, 0, "b0")])
+    level1 = key_values([("a", 2, 2, "a2"), ("b", 3, 3, "b-deleted"), ("c", 4, 0, "c1")])
+    files = [("f0", lambda: (level0, False)), ("f1", lambda: (level1, False))]
+    left_out = superseded(files, ["key"], engine, "t")  # type: ignore[arg-type]
+    kept = {}
+    for name, data in (("f0", level0), ("f1", level1)):
+        rows = pq.read_table(io.BytesIO(data)).to_pylist()
+        kept.update({row["key"].encode(): row["value"].encode() for n, row in enumerate(rows)
+                     if n not in left_out.get(name, frozenset())})
+    assert kept == wanted
+
+
+@pytest.mark.parametrize(("options", "named"), [({"merge-engine": "aggregation"}, "merge-engine 'aggregation'"),
+                                                ({"merge-engine": "partial-update"}, "merge-engine 'partial-update'"),
+                                                ({"sequence.field": "ts"}, "sequence.field 'ts'")])
+def test_a_merge_the_harness_does_not_apply_is_refused_by_name(options: dict, named: str) -> None:
+    from harness.output.paimon.merge import merge_engine
+
+    with pytest.raises(BadInput, match=named):
+        merge_engine(options, "Paimon table t")
 
 
 def test_no_table_at_the_path_names_where_the_harness_looked_and_an_unwritten_one_is_empty() -> None:

@@ -21,6 +21,8 @@ TOTAL = "user STRING, count BIGINT, total_cents BIGINT"  # running_totals' value
 class AddSums:
     """Adds what a batch added to each user's count and total, then records the totals it saw."""
 
+    properties = ""  # the output table's TBLPROPERTIES, where a variant sets some
+
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         self.table = context.table_name
         self.seen = f"{context.table_name}_seen"
@@ -30,7 +32,8 @@ class AddSums:
         spark = frame.sparkSession
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {self.table.rpartition('.')[0]}")
         spark.sql(f"CREATE TABLE IF NOT EXISTS {self.table} "
-                  "(key STRING, count BIGINT, total_cents BIGINT, value STRING) USING iceberg")
+                  "(key STRING, count BIGINT, total_cents BIGINT, value STRING) USING iceberg"
+                  + (f" TBLPROPERTIES ({self.properties})" if self.properties else ""))
         spark.sql(f"CREATE TABLE IF NOT EXISTS {self.seen} (key STRING, count BIGINT, total_cents BIGINT) "
                   "USING iceberg")
         totals = frame.selectExpr("CAST(key AS STRING) AS key", f"from_json(CAST(value AS STRING), '{TOTAL}') AS t")

@@ -47,6 +47,7 @@ class DeltaTable:
     name = "delta"
     unit = "table version"  # what one of its commits is, in explanations
     ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
+    keyed = False  # its log table's commits append rows (a state table is the sink's to declare)
 
     def __init__(self, files: Files, path: str, uri: str | None = None, settings: dict[str, str] | None = None) -> None:
         self.files = files

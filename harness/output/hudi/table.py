@@ -56,6 +56,7 @@ CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"  # HoodieStreamingSink.SINK_C
 # WriteOperationType of a commit that only moves rows: clustering (a replacecommit), a merge-on-read table's
 # compaction of log files into base files (a commit)
 REWRITES = frozenset({"CLUSTER", "COMPACT", "LOG_COMPACT"})
+UPSERTS = frozenset({"UPSERT", "UPSERT_PREPPED"})  # WriteOperationType of a write that sets rows by record key
 
 Group = tuple[str, str]  # a file group: its partition path and file id
 
@@ -113,6 +114,12 @@ class HudiTable:
         self.where = path.rstrip("/")
         self.instants: list[int] = []  # partition (a base file) -> the instant that wrote it
         self._commits: dict[int, tuple[Commit, set[Group]]] = {}  # a completed instant's file never changes
+
+    @property
+    def keyed(self) -> bool:
+        """Its commits upsert by record key (Hudi's `upsert` operation): a batch upserted again that changed no
+        row is an idempotent repeat (harness.output.base.Output.keyed)."""
+        return any(commit.operation in UPSERTS for commit in self.commits())
 
     def listing(self) -> list[str]:
         """The names in the timeline folder (none when the table was never written)."""

@@ -14,7 +14,9 @@ Metadata, manifest lists and manifests are parsed by pyiceberg (`TableMetadataUt
 `ManifestFile.fetch_manifest_entry`) over a FileIO that reads through the relay; the data files are read
 with pyarrow (harness.output.rows), as for Delta. Not pyiceberg's scan: it reads data through pyarrow's
 own filesystems, which cannot reach the run's volume, and the evidence (which snapshot added each file)
-is the manifests' anyway.
+is the manifests' anyway. A merge-on-read table's position delete files (Spark's MERGE, UPDATE and DELETE
+with `write.*.mode` merge-on-read) are applied as pyiceberg's scan applies them: the rows they name are not
+in the table (harness.output.iceberg.deletes).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, TableCorrupt, table_file
-from harness.output.rows import file_rows, read_files
+from harness.output.iceberg.deletes import position_deletes
+from harness.output.rows import file_columns, file_rows, read_files
 
 if TYPE_CHECKING:
     from pyiceberg.table.metadata import TableMetadata
@@ -111,11 +114,13 @@ def file_io(files: Files, path_of: Callable[[str], str] = volume_path) -> Any:
 
 
 class LiveFile(NamedTuple):
-    """A data file of a snapshot: where it is, the snapshot that added it, the rows its manifest records."""
+    """A data file of a snapshot: where it is, the snapshot that added it, the rows its manifest records, and
+    the positions of its rows the snapshot's position deletes name (merge-on-read: not in the table)."""
 
     path: str
     snapshot: int
     rows: int
+    deleted: frozenset[int] = frozenset()
 
 
 class IcebergTable:
@@ -124,6 +129,7 @@ class IcebergTable:
     name = "iceberg"
     unit = "table version"  # what one of its commits is, in explanations
     ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
+    keyed = False  # its log table's commits append rows (a state table is the sink's to declare)
 
     path_of = staticmethod(volume_path)  # where a location the metadata names is, in `files`
 
@@ -223,9 +229,10 @@ class IcebergTable:
         return None  # on the run's volume
 
     def _live(self, version: int) -> list[LiveFile]:
-        """The data files of a version's current snapshot, each with the snapshot that added it and the rows
-        its manifest says it holds, in the manifests' order; a table with delete files (merge-on-read)
-        refused by that feature's name."""
+        """The data files of a version's current snapshot, each with the snapshot that added it, the rows its
+        manifest says it holds and the rows its position deletes remove (merge-on-read, as Spark writes it:
+        a delete file of a data sequence number applies to the files of that number and older), in the
+        manifests' order. Equality deletes and deletion vectors are refused by name."""
         from pyiceberg.manifest import ManifestContent
 
         snapshot_id = self._current(version)
@@ -233,15 +240,31 @@ class IcebergTable:
             return []
         snapshot = self.metadata(version).snapshot_by_id(snapshot_id)
         assert snapshot is not None, "a metadata file names its current snapshot among its snapshots"
-        live = []
+        data, deletes = [], []
         for manifest in snapshot.manifests(self.io):
-            if manifest.content != ManifestContent.DATA:
-                raise BadInput(f"Iceberg table {self.where} has delete files (merge-on-read deletes): the harness "
-                               "reads copy-on-write tables (write.delete.mode, write.update.mode, write.merge.mode "
-                               "copy-on-write, Iceberg's default)")
-            for entry in manifest.fetch_manifest_entry(self.io, discard_deleted=True):
-                live.append(LiveFile(entry.data_file.file_path, entry.snapshot_id, entry.data_file.record_count))
-        return live
+            entries = manifest.fetch_manifest_entry(self.io, discard_deleted=True)
+            (data if manifest.content == ManifestContent.DATA else deletes).extend(entries)
+        removed = position_deletes(self._delete_rows(entry) for entry in deletes)
+        return [LiveFile(e.data_file.file_path, e.snapshot_id, e.data_file.record_count,
+                         removed.deleted(e.data_file.file_path, e.sequence_number or 0)) for e in data]
+
+    def _delete_rows(self, entry: Any) -> tuple[int, list[str], list[int]]:
+        """A position delete file's data sequence number and its (file_path, pos) columns."""
+        from pyiceberg.manifest import DataFileContent, FileFormat
+
+        file = entry.data_file
+        if file.content == DataFileContent.EQUALITY_DELETES:
+            raise BadInput(f"Iceberg table {self.where} has equality delete files ({file.file_path}), which the "
+                           "harness does not apply (it reads position deletes, as Spark writes merge-on-read)")
+        if file.file_format != FileFormat.PARQUET:
+            raise BadInput(f"Iceberg table {self.where}: delete file {file.file_path} is {file.file_format.name} "
+                           "(deletion vectors, format version 3), which the harness does not read (it reads "
+                           "Parquet position deletes, format version 2)")
+        columns = file_columns(table_file(self.files, self.path_of(file.file_path), self.where), False,
+                               ["file_path", "pos"])
+        if "file_path" not in columns or "pos" not in columns:
+            raise BadInput(f"Iceberg table {self.where}: delete file {file.file_path} has no file_path and pos")
+        return entry.sequence_number or 0, columns["file_path"], columns["pos"]
 
     def _latest(self) -> int:
         found = self.versions_now()
@@ -263,19 +286,22 @@ class IcebergTable:
         live = self._live(latest)
         self.added_by = [version_of.get(file.snapshot) for file in live]
         self.paths = [file.path for file in live]
-        read = read_files(len(live), lambda p: self._rows(p, live[p].path, snapshots.get(live[p].snapshot, 0)),
-                          on_batch)
+        read = read_files(len(live), lambda p: self._rows(p, live[p].path, snapshots.get(live[p].snapshot, 0),
+                                                          live[p].deleted), on_batch)
+        # a file's rows read and those its deletes removed against its commit's count (a delete naming a
+        # position past the file's end removed nothing)
         read.rewritten = [{"file": self.file_of(p) or file.path, "version": self.added_by[p],
-                           "committed_rows": file.rows, "rows": read.stable[p]}
-                          for p, file in enumerate(live) if read.stable[p] != file.rows]
+                           "committed_rows": file.rows, "rows": read.stable[p] + len(file.deleted)}
+                          for p, file in enumerate(live) if read.stable[p] + len(file.deleted) != file.rows]
         return read
 
-    def _rows(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
+    def _rows(self, partition: int, path: str, timestamp_ms: int,
+              deleted: frozenset[int] = frozenset()) -> Iterator[Records]:
         if not path.endswith(".parquet"):
             raise BadInput(f"Iceberg table {self.where}: data file {path} is in a format the harness does not read "
                            "(write.format.default parquet, Iceberg's default)")
         return file_rows(table_file(self.files, self.path_of(path), self.where), partition, timestamp_ms,
-                         f"Iceberg table {self.where}")
+                         f"Iceberg table {self.where}", deleted=deleted)
 
     def state_at(self, version: int) -> State:
         """The table as of `version`: each key's values, to tell a batch's repeat that changed nothing from
@@ -284,7 +310,7 @@ class IcebergTable:
         if version < 1 or not self._exists(version):
             return state
         for partition, file in enumerate(self._live(version)):
-            for batch in self._rows(partition, file.path, 0):
+            for batch in self._rows(partition, file.path, 0, file.deleted):
                 for row in batch:
                     state.setdefault(row.key(), []).append(row.value())
         return state

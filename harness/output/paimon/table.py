@@ -9,8 +9,13 @@ files it adds or deletes (both Avro, zstd-compressed). They are read here with f
 (harness.output.delta). Not with pypaimon: it opens a catalog on a filesystem, so it would need a local
 copy of the table, and neither 2.1.0 nor 1.4.2 reads a 0.9 table (they look for `_VALUE_STATS_COLS` in each
 manifest entry, which 0.9 does not write); the history's evidence (each snapshot's commitUser and
-commitIdentifier) needs the snapshots parsed here regardless. Only an append table is read: a table with
-a primary key keeps rows that an LSM merge of its files resolves, which is refused.
+commitIdentifier) needs the snapshots parsed here regardless.
+
+A table with a primary key keeps each write of a key as a row of a data file (`_KEY_<field>` columns, its
+`_SEQUENCE_NUMBER` and `_VALUE_KIND` beside the table's own), and an LSM merge of the snapshot's files gives
+the table (harness.output.paimon.merge): the rows it leaves out of each file are left out of the read, as
+deletion vectors' rows are for Delta. Its commits set rows by key, so a batch committed again that changed
+no row is an idempotent repeat (`keyed`).
 
 A snapshot names its batch by its commitIdentifier only where its writer gave one: a StreamTableCommit's
 (a `foreachBatch` writer's through Paimon's API, Flink's checkpoint id). Paimon's own Spark sink
@@ -35,6 +40,7 @@ from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, table_file
+from harness.output.paimon.merge import MergeEngine, merge_engine, superseded
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
@@ -79,6 +85,7 @@ class PaimonTable:
         self._commits: dict[int, Commit] = {}
         self._read: dict[str, list] = {}  # a manifest or manifest list, read once: Paimon never rewrites one
         self._located: dict[str, str] = {}  # a data file's name -> its path on the volume
+        self.keyed = False  # a primary-key table (once read): its commits set rows by key
 
     versions = staticmethod(versions)  # a watcher's poll of `listing()`
 
@@ -126,25 +133,41 @@ class PaimonTable:
                                "and snapshot/ on the run's volume): write to the context's table path")
             return ReadResult(Records(), {}, {})  # created, never written
         names = self._files(found[-1])
+        left_out = self._merged(found[-1], names)
         history = self.commits()
         committed_ms = {c.version: c.timestamp_ms for c in history}
         added_by = {name: c.version for c in history for name in c.added}
         self.added_by = [added_by.get(name) for name in names]
         return read_files(len(names), lambda p: self._batches(p, names[p], 0 if self.added_by[p] is None
-                                                              else committed_ms[self.added_by[p]]), on_batch)
+                                                              else committed_ms[self.added_by[p]],
+                                                              left_out.get(names[p], frozenset())), on_batch)
 
     def _snapshot(self, version: int) -> dict:
         return json.loads(self.files.read_bytes(f"{self.where}/snapshot/snapshot-{version}"))
+
+    def _schema(self, snapshot: dict) -> dict:
+        return json.loads(self.files.read_bytes(f"{self.where}/schema/schema-{snapshot['schemaId']}"))
+
+    def _merged(self, version: int, names: list[str]) -> dict[str, frozenset[int]]:
+        """For a primary-key table, the rows of each file of snapshot `version` its merge leaves out (an older
+        write of a key, a deleted one); nothing for an append table."""
+        schema = self._schema(self._snapshot(version))
+        keys = schema.get("primaryKeys") or []
+        self.keyed = bool(keys)
+        if not keys:
+            return {}
+        engine: MergeEngine = merge_engine(schema.get("options") or {}, f"Paimon table {self.where}")
+        return superseded([(name, lambda name=name: self._data(name)) for name in names], keys, engine,
+                          f"Paimon table {self.where}")
+
+    def _data(self, name: str) -> tuple[bytes, bool]:
+        """A data file's bytes, and whether it is ORC (else Parquet)."""
+        return table_file(self.files, self._path(name), self.where), name.endswith(".orc")
 
     def _files(self, version: int) -> list[str]:
         """The data files of snapshot `version`, by name, in the order its manifests list them; a table this
         reader cannot read whole is refused."""
         snapshot = self._snapshot(version)
-        schema = json.loads(self.files.read_bytes(f"{self.where}/schema/schema-{snapshot['schemaId']}"))
-        if schema.get("primaryKeys"):
-            raise BadInput(f"Paimon table {self.where} has a primary key ({', '.join(schema['primaryKeys'])}): "
-                           "its rows need an LSM merge of its files, which the harness does not do; write an "
-                           "append table (no primary key)")
         if snapshot.get("indexManifest"):
             raise BadInput(f"Paimon table {self.where}: snapshot {version} has an index manifest (deletion "
                            "vectors), which the harness does not read")
@@ -182,22 +205,26 @@ class PaimonTable:
             raise BadInput(f"Paimon table {self.where}: data file {name}, which its snapshot names, is not there")
         return self._located[name]
 
-    def _batches(self, partition: int, name: str, timestamp_ms: int) -> Iterator[Records]:
-        """One data file's rows, read by column name (Paimon also gives each column its field id)."""
+    def _batches(self, partition: int, name: str, timestamp_ms: int,
+                 left_out: frozenset[int] = frozenset()) -> Iterator[Records]:
+        """One data file's rows, read by column name (Paimon also gives each column its field id), less those
+        a primary-key table's merge leaves out (`left_out`, by position)."""
         extension = posixpath.splitext(name)[1]
         if extension not in FORMATS:
             raise BadInput(f"Paimon table {self.where}: data file {name} is in a format the harness does not read "
                            "(file.format parquet or orc)")
         return file_rows(table_file(self.files, self._path(name), self.where), partition, timestamp_ms,
-                         f"Paimon table {self.where}", orc=extension == ".orc")
+                         f"Paimon table {self.where}", deleted=left_out, orc=extension == ".orc")
 
     def state_at(self, version: int) -> State:
         """The table as of snapshot `version` (empty before the first): each key's values."""
         state: State = {}
         if version < 1:
             return state
-        for partition, name in enumerate(self._files(version)):
-            for batch in self._batches(partition, name, 0):
+        names = self._files(version)
+        left_out = self._merged(version, names)
+        for partition, name in enumerate(names):
+            for batch in self._batches(partition, name, 0, left_out.get(name, frozenset())):
                 for key, value in zip(batch.keys, batch.values, strict=True):
                     state.setdefault(key, []).append(value)
         return state

@@ -223,6 +223,7 @@ class PostgresTable:
     name = "postgres"
     unit = "transaction"  # what one of its commits is, in explanations
     ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
+    keyed = False  # its log table's commits append rows (a state table is the sink's to declare)
 
     def __init__(self, harness: Endpoint, sinks: Endpoint, table: str, state: bool = False,
                  role_of: Callable[[int], str] = lambda _: "driver") -> None:
