@@ -361,7 +361,7 @@ def test_a_delta_sink_that_orders_its_rows_by_hash_is_exactly_once(cluster) -> N
 
 
 def optimized(result: ScenarioResult) -> list[dict]:
-    """The table versions the history marks as rewrites (Delta's OPTIMIZE commits)."""
+    """The table versions the history marks as rewrites (Delta's OPTIMIZE, Iceberg's replace, Hudi's clustering)."""
     return [v for v in result.events("table.history")[0]["versions"] if v.get("rewrite")]
 
 
@@ -432,6 +432,7 @@ def test_an_iceberg_merge_on_read_upsert_is_read_with_its_deletes_as_spark_reads
     assert_killed_at_the_table_commit(result)
     deletes = [name for name in cluster.files.walk(result.where) if name.endswith("-deletes.parquet")]
     assert deletes, "no position delete file in the table: not the case"
+    assert {v["operation"] for v in optimized(result)} == {"replace"}, "no compaction ran: not the case"
     assert result.exactly_once, result.summary()
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
     assert_spark_reads_the_same_rows(cluster, result, "iceberg", result.where, {})
@@ -455,5 +456,6 @@ def test_a_hudi_foreach_batch_upsert_keyed_by_the_record_is_exactly_once(eo_scen
 
     assert_killed_at_the_table_commit(result)
     assert seq_falls_within_a_file(result), "every key's rows in sequence in each file: not the case"
+    assert {v["operation"] for v in optimized(result)} == {"CLUSTER"}, "no clustering ran: not the case"
     assert result.exactly_once, result.summary()
     assert len(result.read.records) == RECORDS
