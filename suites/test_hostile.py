@@ -64,3 +64,43 @@ def test_a_sink_that_undoes_the_hold_at_its_table_commit_never_passes_unearned(c
         assert committed_2 and committed_2[0] > killed, "a pass with Spark's commit of batch 2 before the kill"
     else:
         assert missed or "vacuous" in result.judgement.verdict.anomalies, result.summary()
+
+
+HOSTILE_PROCESSES = HOSTILE.parent / "hostile_processes.py"
+
+
+def hostile_lines(result, attack: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """What the sink said of one attack, a line per container it ran in (`<where> <result>`)."""
+    assert result.report_dir is not None
+    prefix = f"HOSTILE {attack} "
+    return [line.removeprefix(prefix) for log in (result.report_dir / "logs").glob("driver-*.log")
+            for line in log.read_text().splitlines() if line.startswith(prefix)]
+
+
+@pytest.mark.gate
+def test_a_known_bad_sink_that_replaces_kill_and_ps_is_still_caught(cluster) -> None:  # type: ignore[no-untyped-def]
+    """Spark runs as its own user: the tools the harness runs in its containers are root's, and the sink's
+    attempt to replace them fails in the driver and in every executor; the fault still kills the sender
+    holding its commit, and the known-bad sink is caught as without the attack."""
+    fault = "kill:sender@txn.commit#1"
+    result = scenario(cluster, "hostile-processes-kill-sender-txn-commit", sink=f"{HOSTILE_PROCESSES}:sink",
+                      faults=[fault], records=4000).run()
+
+    replaced = hostile_lines(result, "replace_the_tools")
+    assert len({line.split()[0] for line in replaced}) >= 2, replaced  # the driver's container and a worker's
+    assert all(line.split(" ", 1)[1].startswith("failed") for line in replaced), replaced
+    assert_fired_with_effect(result, fault)
+    assert "duplicate" in result.verdict.anomalies, result.summary()
+
+
+def test_an_executor_kill_finds_the_executor_not_a_decoy_named_as_one(cluster) -> None:  # type: ignore[no-untyped-def]
+    """Decoys orphaned in every executor's container, named as executor JVMs: the executor killed is the
+    Worker's own child, so Spark launches a new one (the recovery), and the decoy is left alone."""
+    fault = "kill:executor@batch.planned:2"
+    result = scenario(cluster, "hostile-processes-kill-executor", sink=f"{HOSTILE_PROCESSES}:sink",
+                      faults=[fault], records=4000).run()
+
+    assert any(line.endswith(" left") for line in hostile_lines(result, "leave_a_decoy"))
+    assert_fired_with_effect(result, fault)
+    recoveries = [e["detail"] for e in result.events("recovery") if e["fault"] == fault]
+    assert recoveries and recoveries[0].startswith("new executor process"), recoveries

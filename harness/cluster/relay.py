@@ -27,6 +27,9 @@ def port_reached(peer: Peer) -> int:
     return relay.SERVICE_PORTS[peer.service] if peer.service in relay.SERVICE_PORTS else client_port(peer.broker)
 
 
+VOLUME = relay.ROOT  # where the relay's container has the run's checkpoint volume
+
+
 class Relay(Service):
     """The relay, on the run's network as `alias`, with the checkpoint volume mounted."""
 
@@ -36,7 +39,7 @@ class Relay(Service):
         self.brokers = brokers
         self.secret = secret  # every connection to the service port must begin with it
         self.with_env(relay.SECRET_ENV, secret)
-        self.with_volume_mapping(checkpoints, relay.ROOT, "rw")
+        self.with_volume_mapping(checkpoints, VOLUME, "rw")
         self.with_published_port(relay.SERVICE_PORT)
         # no host path there; `targets`: the containers a tunnel may reach
         self.with_command(["python", "-c", Path(relay.__file__).read_text(), str(brokers), *targets])

@@ -6,6 +6,7 @@ import shlex
 from pathlib import Path
 
 from docker.errors import APIError, NotFound
+from docker.models.containers import ExecResult
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 
@@ -16,6 +17,7 @@ from harness.evidence import write_evidence
 LOG_TAIL_LINES = 40
 END_MARK = "eo-harness-exit"  # the last line of `output`'s command: its exit status
 OUTPUT_ATTEMPTS = 5
+ROOT = "0:0"  # the harness's own commands in a container run as root, whoever the container runs as
 LOG_POLL_S = 0.2  # a driver's wait for its query's line reads its log this often
 
 
@@ -78,16 +80,22 @@ class Service(DockerContainer):
         docker-py's `exec_run` now and then returns an empty output for a command that printed
         (docker/docker-py#2042, #3332): a process list read empty made an executor kill look like a
         Python worker's. The command's last line is therefore a mark with its exit status, and a
-        reply without the mark is lost output, run again.
+        reply without the mark is lost output, run again. It runs as root, whoever the container runs as:
+        the system under test's processes (an unprivileged user) can neither signal nor trace it, nor
+        replace the image's tools it runs.
         """
         script = f'eval "$EO_COMMAND"; printf "\\n{END_MARK} %d\\n" "$?"'  # the command kept out of sh's own argv
         environment = {"EO_COMMAND": shlex.join(command)}  # (so that `pgrep -f` does not find the sh)
         for _ in range(OUTPUT_ATTEMPTS):
-            reply = self.get_wrapped_container().exec_run(["sh", "-c", script], environment=environment)
+            reply = self.get_wrapped_container().exec_run(["sh", "-c", script], environment=environment, user=ROOT)
             body, mark, status = reply.output.decode(errors="replace").rpartition(f"\n{END_MARK} ")
             if mark and status.strip().isdigit():
                 return int(status), body
         raise RuntimeError(f"no output from {command[0]} in {self.alias} after {OUTPUT_ATTEMPTS} attempts")
+
+    def exec_as_root(self, command: list[str]) -> ExecResult:
+        """Run a command once in the container as root (as `output` does), its exit code and output."""
+        return self.get_wrapped_container().exec_run(command, user=ROOT)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         return "\n".join(self.log_text().splitlines()[-lines:])

@@ -38,8 +38,16 @@ DRIVER_START_TIMEOUT_S = 120.0
 DROPPED_CAPABILITIES = ("NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE", "AUDIT_WRITE")
 
 
+# Spark runs as the image's unprivileged `spark` user (uid 185, as Apache's Spark images run it): the sink
+# can write neither the image's tools the harness runs (ps, kill, sh) nor another user's processes' state,
+# and cannot signal or trace the harness's own commands in its containers (they run as root).
+SPARK_USER = "185:185"
+
+
 def contained(service: Service) -> None:
-    """A container of the system under test: the capabilities above dropped, no privilege gained by exec."""
+    """A container of the system under test: Spark's unprivileged user, the capabilities above dropped, no
+    privilege gained by exec."""
+    service._kwargs["user"] = SPARK_USER
     service._kwargs["cap_drop"] = list(DROPPED_CAPABILITIES)
     service._kwargs["security_opt"] = ["no-new-privileges"]
 
@@ -76,6 +84,9 @@ class SparkWorker(Service):
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
+        # the engine's init as PID 1, the Worker's JVM its first child: a process the sink orphans is the
+        # init's, never the Worker's, whose own children are its executors (harness.faults.processes)
+        self._kwargs["init"] = True
         self.with_command(
             f"spark-class org.apache.spark.deploy.worker.Worker --host {alias} --cores 1 --memory {memory} "
             f"--work-dir /tmp/spark-work {master.url}"

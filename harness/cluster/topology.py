@@ -28,9 +28,10 @@ from harness.cluster.engine import docker_client, engine_host
 from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
+from harness.cluster.relay import VOLUME as RELAY_VOLUME
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
-from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker
+from harness.cluster.spark import CHECKPOINTS, SPARK_USER, SparkDriver, SparkMaster, SparkWorker
 from harness.cluster.toxiproxy import API_PORT, ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.points import Peer
@@ -141,6 +142,7 @@ class Cluster:
             self.network.create()
             self.sut_network.create()
             self.relay.start()
+            self._give_the_volume_to_spark()
             self.sut_network.connect(self.relay.get_container_id(), network_aliases=[self.relay.alias])
             self.files = self.relay.files()
             self._tunnels()
@@ -228,6 +230,13 @@ class Cluster:
         with ThreadPoolExecutor(max_workers=max(len(self.workers), 1)) as pool:
             for future in [pool.submit(worker.start) for worker in self.workers]:
                 future.result()
+
+    def _give_the_volume_to_spark(self) -> None:
+        """The checkpoint volume's root owned by Spark's unprivileged user (its queries make their folders
+        there); the relay, root, reads and writes it as before."""
+        status, said = self.relay.output(["chown", SPARK_USER, RELAY_VOLUME])
+        if status != 0:
+            raise InfrastructureError(f"the checkpoint volume could not be given to Spark's user: {said.strip()}")
 
     def checkpoint(self, name: str) -> str:
         """A scenario's checkpoint folder, as the containers (and the relay) see it; Spark makes it."""

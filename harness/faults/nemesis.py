@@ -20,12 +20,11 @@ from harness.cluster.relay import port_reached
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
-from harness.faults.processes import SNAPSHOT, alive, holders, missed, plural
+from harness.faults.processes import PROCESS_TABLE, SNAPSHOT, alive, executors, holders, missed, plural
 from harness.faults.spec import ANSWERED_POINTS, FaultStep, is_node
 from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
 
-EXECUTOR_PROCESS = "CoarseGrainedExecutorBackend"
 IN_SYNC_WAIT_S = 120.0  # after a Kafka node's fault heals: how long every replica may take to catch up
 GONE_WAIT_S = 30.0  # how long a signalled process may take to end (a JVM's SIGTERM runs its shutdown hooks)
 
@@ -134,12 +133,16 @@ class Nemesis:
 
     def _worker_with_executor(self) -> Service:
         for worker in self.cluster.workers:
-            if self._pids(worker, EXECUTOR_PROCESS):
+            if self._executors(worker):
                 return worker
         raise LookupError("no worker runs an executor")
 
-    def _pids(self, service: Service, pattern: str) -> list[int]:
-        return [int(pid) for pid in service.output(["pgrep", "-f", pattern])[1].split()]
+    def _executors(self, service: Service) -> list[int]:
+        """The executor JVMs of a worker container, by parentage (harness.faults.processes.executors)."""
+        status, table = service.output(PROCESS_TABLE)
+        if status != 0:
+            raise RuntimeError(f"ps in {service.alias} failed (status {status}): {table.strip()[:200]}")
+        return executors(table)
 
     def _senders(self, service: Service, event: GateEvent) -> list[int]:
         """The pids holding the gate connection's client end, from the kernel's tables in the container
@@ -157,7 +160,7 @@ class Nemesis:
         service = self._container(step, event)
         if step.target == "sender" and event is not None:
             return service, self._senders(service, event)
-        pids = self._pids(service, EXECUTOR_PROCESS)
+        pids = self._executors(service)
         if not pids:
             raise LookupError(f"no executor process in {service.alias}")
         return service, pids[:1]
@@ -186,7 +189,7 @@ class Nemesis:
     def _send(self, service: Service, pids: list[int], signal: str) -> tuple[int, str]:
         """`kill`'s status and words. `exec`, not `output`: a kill run again after a lost reply would find
         its target gone and read as failed."""
-        result = service.exec(["kill", f"-{signal}", *map(str, pids)])
+        result = service.exec_as_root(["kill", f"-{signal}", *map(str, pids)])
         return result.exit_code, result.output.decode(errors="replace")
 
     # -- actions -----------------------------------------------------------------------------------
@@ -247,7 +250,7 @@ class Nemesis:
             hold.drop()
 
     def _all_executor_pids(self) -> list[tuple[str, int]]:
-        return [(w.alias, pid) for w in self.cluster.workers for pid in self._pids(w, EXECUTOR_PROCESS)]
+        return [(w.alias, pid) for w in self.cluster.workers for pid in self._executors(w)]
 
     def _relaunched(self, before: set[tuple[str, int]]) -> str | None:
         new = set(self._all_executor_pids()) - before

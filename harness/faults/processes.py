@@ -6,6 +6,12 @@ from text a process chooses.
 connection is found in /proc/net/tcp and tcp6 by its ends (its socket inode), and its holders by the
 /proc/<pid>/fd links that name that inode; whether they died is `ps`'s pid and state columns. Every
 word read is the kernel's.
+
+An executor is a child of its worker's JVM: Spark's standalone Worker starts each executor's JVM itself.
+The worker's JVM is the first process the container's init started (the oldest child of PID 1), and a
+process the sink starts, however it names itself, is a descendant of an executor or, orphaned, a child of
+the init: never a child of the worker's JVM. So executors are found by parentage (`ps`'s pid and ppid
+columns), and a command line is only asked of the worker JVM's own children.
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ ESTABLISHED = 0x01  # the `st` column of /proc/net/tcp (include/net/tcp_states.h
 SNAPSHOT = ("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; "
             "find /proc/[0-9]*/fd -lname 'socket:*' -printf '%p %l\\n' 2>/dev/null")
 LINK = re.compile(r"^/proc/(\d+)/fd/\d+ socket:\[(\d+)\]$", re.M)
+# Run in the container: every process's pid, parent pid and command line, whole (-ww)
+PROCESS_TABLE = ["ps", "-ww", "-eo", "pid=,ppid=,args="]
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 DEAD_STATES = ("Z", "X")  # a zombie has ended (its exit status waits for its parent), unless threads live on
 
 
@@ -72,6 +81,22 @@ def holders(snapshot: str, local: tuple[str, int], remote_port: int | None = Non
               if row.state == ESTABLISHED and row.inode and row.local == local
               and (remote_port is None or row.remote[1] == remote_port)}
     return sorted({int(pid) for pid, inode in LINK.findall(snapshot) if int(inode) in inodes})
+
+
+def executors(table: str) -> list[int]:
+    """The pids of the executor JVMs a worker container's PROCESS_TABLE lists: the children of the worker's
+    JVM (the lowest pid among the init's children: the first it started) that run Spark's executor backend,
+    lowest first. Empty when the container runs none."""
+    rows = []
+    for line in table.splitlines():
+        fields = line.split(None, 2)
+        if len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit():
+            rows.append((int(fields[0]), int(fields[1]), fields[2] if len(fields) == 3 else ""))
+    under_init = sorted(pid for pid, ppid, _ in rows if ppid == 1)
+    if not under_init:
+        return []
+    worker = under_init[0]
+    return sorted(pid for pid, ppid, args in rows if ppid == worker and EXECUTOR_CLASS in args.split())
 
 
 def alive(ps: str) -> set[int]:

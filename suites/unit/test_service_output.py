@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from docker.models.containers import ExecResult
 
-from harness.cluster.service import END_MARK, OUTPUT_ATTEMPTS, Service
+from harness.cluster.service import END_MARK, OUTPUT_ATTEMPTS, ROOT, Service
 
 pytestmark = pytest.mark.unit
 
@@ -19,7 +19,8 @@ class LossyContainer:
         self.printed, self.status, self.lose = printed, status, lose
         self.calls: list[dict] = []
 
-    def exec_run(self, cmd: list[str], environment: dict[str, str]) -> ExecResult:
+    def exec_run(self, cmd: list[str], environment: dict[str, str], user: str) -> ExecResult:
+        assert user == ROOT, "the harness's commands run as root, whoever the container runs as"
         self.calls.append({"cmd": cmd, "environment": environment})
         if len(self.calls) <= self.lose:
             return ExecResult(0, b"")
