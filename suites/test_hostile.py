@@ -82,7 +82,7 @@ def test_a_known_bad_sink_that_replaces_kill_and_ps_is_still_caught(cluster) -> 
     """Spark runs as its own user: the tools the harness runs in its containers are root's, and the sink's
     attempt to replace them fails in the driver and in every executor; the fault still kills the sender
     holding its commit, and the known-bad sink is caught as without the attack."""
-    fault = "kill:sender@txn.commit#1"
+    fault = "kill:sender@txn.commit"
     result = scenario(cluster, "hostile-processes-kill-sender-txn-commit", sink=f"{HOSTILE_PROCESSES}:sink",
                       faults=[fault], records=4000).run()
 

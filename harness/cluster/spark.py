@@ -38,18 +38,25 @@ DRIVER_START_TIMEOUT_S = 120.0
 DROPPED_CAPABILITIES = ("NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_SERVICE", "AUDIT_WRITE")
 
 
-# Spark runs as the image's unprivileged `spark` user (uid 185, as Apache's Spark images run it): the sink
-# can write neither the image's tools the harness runs (ps, kill, sh) nor another user's processes' state,
-# and cannot signal or trace the harness's own commands in its containers (they run as root).
+# Spark runs as the image's unprivileged `spark` user (uid 185, as Apache's Spark images run it), with no
+# capability and an empty bounding set: the sink can write none of the image's tools the harness runs (ps,
+# kill, sh), and can neither signal nor trace the harness's own commands in its containers, which run as
+# root. The container itself runs as root so that those commands keep Docker's capabilities (an exec as
+# root into a container of another user gets none), SYS_PTRACE added for them to read a process's sockets.
 SPARK_USER = "185:185"
+SPARK_HOME_DIR = "/home/spark"  # its home, and the folder Spark starts in (a driver makes `artifacts/` there)
+AS_SPARK = ["setpriv", "--reuid=185", "--regid=185", "--init-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
-def contained(service: Service) -> None:
-    """A container of the system under test: Spark's unprivileged user, the capabilities above dropped, no
-    privilege gained by exec."""
-    service._kwargs["user"] = SPARK_USER
+def contained(service: Service, command: list[str]) -> None:
+    """A container of the system under test running `command` as Spark's unprivileged user: the
+    capabilities above dropped, no privilege gained by exec."""
     service._kwargs["cap_drop"] = list(DROPPED_CAPABILITIES)
+    service._kwargs["cap_add"] = ["SYS_PTRACE"]  # the harness's root commands only: Spark's bounding set is empty
     service._kwargs["security_opt"] = ["no-new-privileges"]
+    service._kwargs["working_dir"] = SPARK_HOME_DIR
+    service.with_env("HOME", SPARK_HOME_DIR)
+    service.with_command([*AS_SPARK, *command])
 
 
 class SparkMaster(Service):
@@ -57,12 +64,10 @@ class SparkMaster(Service):
 
     def __init__(self, image: str, network: Network, labels: dict[str, str], alias: str = "spark-master") -> None:
         super().__init__(image, alias, network, labels)
-        contained(self)
+        contained(self, ["spark-class", "org.apache.spark.deploy.master.Master", "--host", alias,
+                         "--port", str(MASTER_PORT), "--webui-port", "8080"])
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
-        self.with_command(
-            f"spark-class org.apache.spark.deploy.master.Master --host {alias} --port {MASTER_PORT} --webui-port 8080"
-        )
         self.waiting_for(LogMessageWaitStrategy("I have been elected leader").with_startup_timeout(60))
 
     @property
@@ -79,7 +84,8 @@ class SparkWorker(Service):
         checkpoints: str, package: str, memory: str = "1g",
     ) -> None:
         super().__init__(image, alias, network, labels)
-        contained(self)
+        contained(self, ["spark-class", "org.apache.spark.deploy.worker.Worker", "--host", alias, "--cores", "1",
+                         "--memory", memory, "--work-dir", "/tmp/spark-work", master.url])
         self.with_env("SPARK_DAEMON_MEMORY", DAEMON_MEMORY)
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
@@ -87,10 +93,6 @@ class SparkWorker(Service):
         # the engine's init as PID 1, the Worker's JVM its first child: a process the sink orphans is the
         # init's, never the Worker's, whose own children are its executors (harness.faults.processes)
         self._kwargs["init"] = True
-        self.with_command(
-            f"spark-class org.apache.spark.deploy.worker.Worker --host {alias} --cores 1 --memory {memory} "
-            f"--work-dir /tmp/spark-work {master.url}"
-        )
         self.waiting_for(LogMessageWaitStrategy("Successfully registered with master").with_startup_timeout(60))
 
     def log_text(self) -> str:
@@ -111,7 +113,6 @@ class SparkDriver(Service):
         checkpoints: str, package: str, app_args: list[str], ready: str = QUERY_STARTED,
     ) -> None:
         super().__init__(image, alias, network, labels)
-        contained(self)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_env("PYTHONPATH", SOURCE)
@@ -146,7 +147,7 @@ class SparkDriver(Service):
         for key, value in conf.items():
             command += ["--conf", f"{key}={value}"]
         command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]
-        self.with_command(command)
+        contained(self, command)
         self.waiting_for(LogMessageWaitStrategy(ready).with_startup_timeout(DRIVER_START_TIMEOUT_S)
                          .with_poll_interval(LOG_POLL_S))
 
