@@ -53,6 +53,7 @@ TABLE_SINKS: dict[str, tuple[str, str]] = {
     "bad_delta_blind_append_compacted": ("delta", "passthrough"),
     "bad_iceberg_merge_on_read_adds_twice": ("iceberg", "running_totals"),
     "bad_paimon_primary_key_load_time": ("paimon", "passthrough"),
+    "bad_hudi_merge_on_read_load_time_key": ("hudi", "passthrough"),
 }
 
 

@@ -6,6 +6,7 @@ Precedence, everywhere: a test's marker > the command line > the environment > t
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -42,34 +43,74 @@ class Setting:
         return "harness_" + self.name if self.pytest else None
 
 
+class OutOfRange(argparse.ArgumentTypeError, ValueError):
+    """A setting's value outside what it takes: argparse and pytest print its words (a plain ValueError
+    they replace with "invalid value"), and a reader of the environment catches it as a ValueError."""
+
+
+def whole_number(text: str, flag: str, low: int, high: int | None = None) -> int:
+    """`text` as a whole number from `low` (to `high`), else OutOfRange saying the range."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = None
+    if number is None or number < low or (high is not None and number > high):
+        raise OutOfRange(f"{flag} {text}: a whole number " + (f"between {low} and {high}" if high is not None
+                                                              else f"from {low}"))
+    return number
+
+
+def positive_number(text: str, flag: str, what: str) -> float:
+    """`text` as a finite number above 0, else OutOfRange."""
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not 0 < number < float("inf"):
+        raise OutOfRange(f"{flag} {text}: {what} above 0")
+    return number
+
+
 def broker_count(text: str) -> int:
-    """A number of brokers, 1 to 5 (argparse and pytest turn the ValueError into a usage error)."""
-    count = int(text)
-    if not 1 <= count <= 5:
-        raise ValueError(f"--brokers {count}: between 1 and 5")
-    return count
+    """A number of brokers, 1 to 5."""
+    return whole_number(text, "--brokers", 1, 5)
 
 
 def restart_count(text: str) -> int:
     """Restarts of a failed query, 0 to 10."""
-    count = int(text)
-    if not 0 <= count <= 10:
-        raise ValueError(f"--restarts {count}: between 0 and 10")
-    return count
+    return whole_number(text, "--restarts", 0, 10)
+
+
+def record_count(text: str) -> int:
+    """Records of input a scenario produces: at least one (nothing to check else)."""
+    return whole_number(text, "--records", 1)
+
+
+def stall_seconds(text: str) -> float:
+    return positive_number(text, "--stall-timeout", "a number of seconds")
+
+
+def records_per_second(text: str) -> float:
+    return positive_number(text, "--live-rate", "a number of records per second")
 
 
 def image_age_days(text: str) -> float:
     """Days an image may age before it is rebuilt: a number above 0 (0 would rebuild at every command)."""
-    days = float(text)
-    if not 0 < days < float("inf"):
-        raise ValueError(f"--image-max-age {text}: a number of days above 0")
-    return days
+    return positive_number(text, "--image-max-age", "a number of days")
+
+
+def reports_folder(text: str) -> str:
+    """Where reports go: a folder, or a path where one can be made (a file there is refused before anything
+    starts, rather than found when the first report is written)."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise OutOfRange(f"--reports {text}: a file, not a folder")
+    return text
 
 
 def archive_url(text: str) -> str:
     """An apt archive's URL (scheme://...), or empty for none given: a bare host name would fail deep in a build."""
     if text and not re.fullmatch(r"[a-z][a-z0-9+.-]*://\S+", text):
-        raise ValueError(f"{text!r}: an archive's URL, e.g. http://127.0.0.1:3142/debian")
+        raise OutOfRange(f"{text!r}: an archive's URL, e.g. http://127.0.0.1:3142/debian")
     return text
 
 
@@ -91,18 +132,18 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("store", "volume", "where a table lives: the run's shared volume, or an S3 server in the run that "
             "the system under test reaches through the gate (delta, iceberg; docs/guides/tables.md)",
             choices=("volume", "s3"), pytest=True),
-    Setting("records", "20000", "records of input a scenario produces", int),
+    Setting("records", "20000", "records of input a scenario produces (1 or more)", record_count),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "
-            "(there is no fixed deadline, so larger workloads finish)", float, pytest=True),
+            "(there is no fixed deadline, so larger workloads finish)", stall_seconds, pytest=True),
     Setting("restarts", "3", "times a query that fails on its own is started again on its checkpoint, as a "
             "deployment's supervisor does (after a back-off of 2, 4, 8 ... s); when they run out the row fails "
             "as a crash loop; 0: no supervisor, a failed query fails the row", restart_count, pytest=True),
-    Setting("live_rate", "2000", "records/s of the matrix's live-input rows (the other rows drain a backlog)", float,
-            pytest=True),
+    Setting("live_rate", "2000", "records/s of the matrix's live-input rows (the other rows drain a backlog)",
+            records_per_second, pytest=True),
     Setting("state_store", DEFAULT_STATE_STORE, "the state store provider of a stateful pipeline",
             choices=tuple(sorted(STATE_STORES))),
-    Setting("reports", "reports", "where reports go (relative to the current folder)", pytest=True),
+    Setting("reports", "reports", "where reports go (relative to the current folder)", reports_folder, pytest=True),
     Setting("kafka", versions.KAFKA_VERSIONS[0], f"Kafka broker release (known to work: "
             f"{', '.join(versions.KAFKA_VERSIONS)})", pytest=True),
     Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, or a line (4.1) for its known one (known to "

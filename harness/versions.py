@@ -114,7 +114,11 @@ def stack(spark: str | None = None, iceberg: str | None = None) -> Stack:
         known = ICEBERG_VERSIONS.get(chosen.line, ())
         if not known:
             raise BadInput(f"Iceberg {asked}: no Iceberg release known for Spark {chosen.spark}")
-        return Stack(chosen.kafka, chosen.spark, _pick("Iceberg", asked, known))
+        picked = _pick("Iceberg", asked, known)
+        if picked not in known:  # its jars and their AWS SDK are pinned per release: an unknown one has none
+            raise BadInput(f"Iceberg {picked}: not a release known for Spark {chosen.line} (known to work: "
+                           f"{', '.join(known)})")
+        return Stack(chosen.kafka, chosen.spark, picked)
     return chosen
 
 

@@ -7,6 +7,7 @@ telling an idempotent repeat from a batch applied twice."""
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 
 import pytest
@@ -459,3 +460,29 @@ def test_a_hudi_foreach_batch_upsert_keyed_by_the_record_is_exactly_once(eo_scen
     assert {v["operation"] for v in optimized(result)} == {"CLUSTER"}, "no clustering ran: not the case"
     assert result.exactly_once, result.summary()
     assert len(result.read.records) == RECORDS
+
+
+@pytest.mark.spark("3.5")
+def test_a_hudi_merge_on_read_upsert_is_read_merged_as_spark_reads_it(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    """Updates in log files beside the base files, compacted inline: each file slice merged (hudi-rs), as
+    Spark's snapshot query reads the table; the compaction a rewrite, a replay an idempotent repeat."""
+    from harness.output.hudi import SESSION
+
+    result = eo_scenario(sink="hudi_merge_on_read_upsert", output="hudi", faults=[AT_TABLE_COMMIT], records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    logs = [name for name in eo_scenario.cluster.files.walk(result.where) if ".log." in posixpath.basename(name)]
+    assert logs, "no log file in the table: not the case"
+    assert result.exactly_once, result.summary()
+    assert len(result.read.records) == RECORDS
+    assert_spark_reads_the_same_rows(eo_scenario.cluster, result, "hudi", result.where, SESSION)
+
+
+@pytest.mark.spark("3.5")
+def test_a_hudi_merge_on_read_key_with_its_load_time_keeps_both_loads(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = eo_scenario(sink="bad_hudi_merge_on_read_load_time_key", output="hudi", faults=[AT_TABLE_COMMIT],
+                         records=RECORDS)
+
+    assert_killed_at_the_table_commit(result)
+    anomalies = result.verdict.anomalies
+    assert set(anomalies) == {"duplicate", "batch_committed_twice"}, result.verdict.summary()

@@ -24,6 +24,7 @@ from harness.output.registry import store
 from harness.progress import say
 from harness.report.folders import checked_name
 from harness.run.session import checked_output, checked_store, scenario, session
+from harness.settings import positive_number
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -44,11 +45,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "state_store")
     add_setting(parser, "restarts", metavar="N")
-    parser.add_argument("--input-rate", type=float, default=0.0, metavar="R",
+    parser.add_argument("--input-rate", type=input_rate, default=0.0, metavar="R",
                         help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
                              "not a setting: certify's live rows take --live-rate")
     refuse_renamed(parser)
     parser.set_defaults(func=command)
+
+
+def input_rate(text: str) -> float:
+    """Records/s of live input, or 0 for a backlog."""
+    return 0.0 if text.strip() in ("0", "0.0") else positive_number(text, "--input-rate", "0, or records per second")
 
 
 def schedule(faults: list[str], replay: Path | None, random_steps: int) -> list[FaultStep]:

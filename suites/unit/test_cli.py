@@ -349,3 +349,29 @@ def test_eo_scenario_s_faults_get_the_same_answer_as_run_s() -> None:
         parse_steps(["explode:driver@txn.commit"])
     assert [str(s) for s in parse_steps(["kill:driver@txn.commit", "then kill:driver@txn.first_write"])] == [
         "kill:driver@txn.commit", "then kill:driver@txn.first_write"]
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["run", "--records", "0"], "--records 0: a whole number from 1"),
+    (["run", "--records", "-5"], "--records -5: a whole number from 1"),
+    (["run", "--stall-timeout", "-1"], "--stall-timeout -1: a number of seconds above 0"),
+    (["run", "--input-rate", "-3"], "--input-rate -3: 0, or records per second above 0"),
+    (["certify", "--sink", "s", "--live-rate", "0"], "--live-rate 0: a number of records per second above 0"),
+    (["run", "--brokers", "7"], "--brokers 7: a whole number between 1 and 5"),
+    (["run", "--reports", __file__], "a file, not a folder"),
+], ids=["records-0", "records-negative", "stall-timeout", "input-rate", "live-rate", "brokers", "reports-a-file"])
+def test_a_value_out_of_range_is_refused_saying_the_range(argv: list[str], said: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parser().parse_args(argv)
+    assert stopped.value.code == EXIT_BAD_INPUT
+    assert said in capsys.readouterr().err
+
+
+def test_an_iceberg_release_no_spark_line_knows_is_bad_input_before_anything_starts(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HARNESS_ICEBERG", "")  # main() sets it from the flag: restored after the test
+    status = main(["certify", "--dry-run", "--sink", "transactional", "--iceberg", "1.9.0"])
+    assert status == EXIT_BAD_INPUT
+    assert capsys.readouterr().err.strip().endswith("Iceberg 1.9.0: not a release known for Spark 4.0 "
+                                                    "(known to work: 1.11.0, 1.10.1)")

@@ -156,9 +156,17 @@ def test_no_table_at_the_path_names_where_the_harness_looked() -> None:
         HudiTable(StandInFiles(), TABLE).read(lambda batch: None)
 
 
-def test_a_merge_on_read_table_is_refused() -> None:
+def test_a_merge_on_read_table_is_read_through_hudi_rs_file_slice_by_file_slice() -> None:
+    """hudi-rs merges each file slice (here base files alone: the same rows as the copy-on-write read); the
+    merge of log files is checked against Spark's own read in the suites (suites/test_tables.py)."""
+    pytest.importorskip("hudi")
+    copy_on_write = HudiTable(fixture("batch"), TABLE).read(lambda batch: None)
     files = fixture("batch")
     properties = f"{TABLE}/.hoodie/hoodie.properties"
     files.write(properties, files.read_bytes(properties).replace(b"=COPY_ON_WRITE", b"=MERGE_ON_READ"))
-    with pytest.raises(BadInput, match="merge-on-read: its rows are in log files"):
-        HudiTable(files, TABLE).read(lambda batch: None)
+    table = HudiTable(files, TABLE)
+    merged = table.read(lambda batch: None)
+    assert sorted((r.key(), r.value()) for r in merged.records) == sorted(
+        (r.key(), r.value()) for r in copy_on_write.records) != []
+    first = table.versions_now()[0]
+    assert sum(map(len, table.state_at(first).values())) < len(merged.records)  # as of the first instant

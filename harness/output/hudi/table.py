@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -38,6 +39,7 @@ from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, table_file
+from harness.output.hudi.merge import Slice, merged_slices
 from harness.output.rows import file_rows, read_files
 
 if TYPE_CHECKING:
@@ -114,6 +116,7 @@ class HudiTable:
         self.where = path.rstrip("/")
         self.instants: list[int] = []  # partition (a base file) -> the instant that wrote it
         self._commits: dict[int, tuple[Commit, set[Group]]] = {}  # a completed instant's file never changes
+        self._local: str | None = None  # a merge-on-read table's copy, for hudi-rs
 
     @property
     def keyed(self) -> bool:
@@ -183,10 +186,6 @@ class HudiTable:
             raise BadInput(f"the sink wrote no Hudi table at {self.where} (looked for {self.where}/{META}/"
                            "hoodie.properties on the run's volume): write to the context's table_path") from None
         properties = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and line[0] not in "#!")
-        if properties.get("hoodie.table.type") == "MERGE_ON_READ":
-            raise BadInput(f"Hudi table {self.where} is merge-on-read: its rows are in log files merged with base "
-                           "files, which the harness does not do; write hoodie.datasource.write.table.type "
-                           "COPY_ON_WRITE")
         if int(properties.get("hoodie.table.version", 0)) < 8:
             raise BadInput(f"Hudi table {self.where} is of table version {properties.get('hoodie.table.version')}: "
                            f"the harness reads version 8 and later (Hudi 1.x, its timeline in {TIMELINE}/)")
@@ -228,10 +227,17 @@ class HudiTable:
                            "retained above the batches a run commits to keep every file slice)")
         return sorted(slice_ for group, slice_ in (older | named).items() if group not in replaced)
 
+    @property
+    def merge_on_read(self) -> bool:
+        return self._properties().get("hoodie.table.type") == "MERGE_ON_READ"
+
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """The rows of the latest completed instant: base file i is partition i, a row's index in it its
         offset, the completion time of the instant that wrote it its timestamp (where reports place a
-        record; a base file holds its file group's earlier rows too, copied into it)."""
+        record; a base file holds its file group's earlier rows too, copied into it). A merge-on-read
+        table's file slice i (its base file merged with its log files) is partition i."""
+        if self.merge_on_read:
+            return self._read_merged(on_batch)
         slices = self._slices()
         self.instants = [version for version, _ in slices]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
@@ -247,11 +253,43 @@ class HudiTable:
     def state_at(self, version: int) -> State:
         """The table as of instant `version` (empty before the first): each key's values."""
         state: State = {}
-        for partition, (_, path) in enumerate(self._slices(upto=version)):
-            for batch in self._batches(partition, path, 0):
-                for key, value in zip(batch.keys, batch.values, strict=True):
-                    state.setdefault(key, []).append(value)
+        if self.merge_on_read:
+            columns = [(keys, values) for _, keys, values in self._merged_slices(version)]
+        else:
+            columns = [(batch.keys, batch.values) for partition, (_, path) in enumerate(self._slices(upto=version))
+                       for batch in self._batches(partition, path, 0)]
+        for keys, values in columns:
+            for key, value in zip(keys, values, strict=True):
+                state.setdefault(key, []).append(value)
         return state
+
+    def _read_merged(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
+        slices = self._merged_slices(None)
+        self.instants = [instant for instant, _, _ in slices]
+        committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
+        return read_files(len(slices), lambda p: iter([Records.run(p, 0, slices[p][1], slices[p][2],
+                                                                   committed_ms.get(slices[p][0], 0))]), on_batch)
+
+    def _merged_slices(self, upto: int | None) -> list[Slice]:
+        """A merge-on-read table's file slices as of instant `upto` (the latest without), each its base file
+        merged with its log files by hudi-rs (the log's newer writes of a key over the base file's, its
+        deletes and rollbacks applied) and the instant the slice was made by: its rows as records."""
+        return merged_slices(self._local_copy(), upto, f"Hudi table {self.where}")
+
+    def _local_copy(self) -> str:
+        """The table copied out of the volume through the relay once (hudi-rs reads a folder): a table is
+        read after its run, when nothing writes it."""
+        if self._local is None:
+            import tempfile
+
+            folder = tempfile.mkdtemp(prefix="eo-hudi-")
+            for name in self.files.walk(self.where):
+                target = posixpath.join(folder, name)
+                os.makedirs(posixpath.dirname(target), exist_ok=True)
+                with open(target, "wb") as file:
+                    file.write(self.files.read_bytes(f"{self.where}/{name}"))
+            self._local = folder
+        return self._local
 
     def change_of(self, version: int) -> tuple[State, State]:
         """The table as of the instant before `version` and as of `version` (an instant time is an int: every
