@@ -154,8 +154,8 @@ def _html(certificate: dict) -> str:
         f"sha256 <code>{escape(certificate['pipeline_source_sha256'])}</code></p>"
         + "".join(f"<p>{escape(what)} shipped as {escape(s['name'])}, sha256 <code>{escape(s['sha256'])}</code>"
                   f"{_files(s['files'])}</p>" for what, s in certificate["shipped"].items()) +
-        f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {certificate['brokers']}; "
-        f"seed {certificate['seed']}; versions: "
+        f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {escape(str(certificate['brokers']))}; "
+        f"seed {escape(str(certificate['seed']))}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
         + _spread(certificate.get("spread")) +
         "<h2>Fault classes: what was tried</h2>"

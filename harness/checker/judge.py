@@ -4,10 +4,11 @@ from here, so the same history gets the same outcome wherever it is judged.
 
 A fault that never fired is the anomaly `vacuous` (a fail). A fault whose injection errored, or that
 fired without any recorded effect, or after the point it was to land at (a table's commit: Spark's
-own commit came first, harness.run.table_watch), live input that was not produced while the stream ran, or a
-speculation row where Spark ran no task twice, leaves the
-scenario `ineffective`: it did not try what it says, so it is never a pass, and any anomalies it found
-stay listed but are not the outcome (an injection that failed half way may have caused them).
+own commit came first, harness.run.table_watch), live input that was not produced while the stream ran, a
+speculation row where Spark ran no task twice, or a request of the system under test the gate could not
+read (its points may have passed unseen) leaves the scenario `ineffective`: it did not try what it says,
+so it is never a pass, and any anomalies it found stay listed but are not the outcome (an injection that
+failed half way may have caused them).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
     where the output carries its input's identity (`latency_measured` None: results that are not input
     records, an aggregation's or a state table's rows, have no per-record latency);
     with `speculation`, Spark must have run a copy of a task (the driver's log says so)."""
-    errors, missed, effects, first_batch, produced, copies = [], [], 0, None, None, 0
+    errors, missed, unread, effects, first_batch, produced, copies = [], [], [], 0, None, None, 0
     for event in events:
         kind = event["type"]
         if kind == "fault.error":
@@ -64,6 +65,9 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
             produced = event["t"]
         elif kind == "speculation":
             copies += event.get("copies", 1)
+        elif kind in ("gate.parse_error", "gate.unread"):  # a request on the system under test's route unread
+            unread.append(f"the gate could not read a request of the system under test (api key "
+                          f"{event.get('api_key')}): {event.get('error') or event.get('why')}")
     if unfired and verdict.outcome != UNKNOWN:
         vacuous = Anomaly("vacuous")
         for step in unfired:
@@ -75,7 +79,7 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
         return Judgement(INEFFECTIVE, verdict, tuple(f"fault injection failed: {e}" for e in errors))
     if verdict.outcome == FAIL:
         return Judgement(FAIL, verdict)
-    reasons = list(missed)
+    reasons = list(missed) + list(dict.fromkeys(unread))
     if faults and not effects:
         reasons.append("the fault fired but no effect was recorded")
     if live and not (first_batch is not None and produced is not None and first_batch < produced):

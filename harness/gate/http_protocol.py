@@ -166,6 +166,7 @@ class _Framer:
         self.body_raw = bytearray()
         self.body_data = bytearray()
         self.trailer = bytearray()  # a chunked body's last chunk and trailers, until the empty line
+        self.blank = 0  # empty lines' bytes dropped before the current head
 
     def feed(self, data: bytes) -> list[Part]:
         """The parts `data` completes, in order; a partial head, chunk size line or trailer waits for the next
@@ -220,15 +221,21 @@ class _Framer:
         return self._read_trailer()
 
     def _read_head(self) -> bool:
-        start = _BLANK.match(self.buffer).end()  # RFC 9112 2.2: empty lines before a request are ignored
-        found = _HEAD_END.search(self.buffer, start, start + MAX_HEAD + 4)
+        skipped = _BLANK.match(self.buffer).end()  # RFC 9112 2.2: empty lines before a request are ignored
+        if skipped:  # dropped, so never scanned again, and counted against the head's bound
+            self.blank += skipped
+            del self.buffer[:skipped]
+            if self.blank > MAX_HEAD:
+                raise ProtocolError(f"more than {MAX_HEAD:,} bytes of empty lines before a head")
+        found = _HEAD_END.search(self.buffer, 0, MAX_HEAD + 4)
         if found is None:
-            if len(self.buffer) - start > MAX_HEAD:
+            if len(self.buffer) > MAX_HEAD:
                 raise ProtocolError(f"a head longer than {MAX_HEAD:,} bytes")
             return False
+        self.blank = 0
         raw = bytes(self.buffer[: found.end()])
         del self.buffer[: found.end()]
-        lines = _head_lines(raw[start:])
+        lines = _head_lines(raw)
         self._head(lines[0], _fields(lines[1:]), raw)
         return True
 

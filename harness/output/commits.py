@@ -4,8 +4,12 @@ table is read from."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
+
+from harness.errors import BadInput
 
 
 class Files(Protocol):
@@ -20,10 +24,25 @@ class TableCorrupt(Exception):  # noqa: N818 - what the table is, as the anomaly
     """A file the table's committed state names is not there (a data file of its snapshot, the metadata its
     catalog points at): the table cannot be read. The sink's failure, never the harness's."""
 
-    def __init__(self, where: str, missing: str) -> None:
-        super().__init__(f"{where}: {missing} is named by the committed table and is not there")
+    def __init__(self, where: str, missing: str, error: str | None = None) -> None:
+        super().__init__(f"{where}: {missing} is named by the committed table and is not there" if error is None
+                         else f"{where}: {missing} cannot be read ({error})")
         self.where = where
         self.missing = missing
+        self.error = error
+
+
+@contextmanager
+def parsed(where: str) -> Iterator[None]:
+    """Parse what the sink wrote: the table's files may hold anything, so any error in reading them but the
+    harness's own (bad input it refuses by name, a relay that did not answer) is the table's, `TableCorrupt`."""
+    try:
+        yield
+    except (TableCorrupt, BadInput, OSError):
+        raise
+    except Exception as error:  # noqa: BLE001 - a crafted file raises whatever its parser raises
+        raise TableCorrupt(where, "a file of the committed table", f"{type(error).__name__}: {str(error)[:200]}") \
+            from error
 
 
 def gone(error: OSError) -> bool:

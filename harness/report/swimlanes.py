@@ -87,10 +87,11 @@ def _table_versions(events: list[dict], x, top: float) -> list[str]:  # type: ig
             color = ("#e67e22" if version in idempotent else "#c0392b") if again else \
                 "#16a085" if event.get("point") else "#a3e4d7"
             operation = f" ({escape(str(event['operation']))})" if event.get("operation") else ""
-            repeat = (f"; batch {batch} again, first in version {first[batch]}"
+            repeat = (f"; batch {escape(str(batch))} again, first in version {escape(str(first[batch]))}"
                       f"{': an idempotent repeat' if version in idempotent else ''}") if again else ""
             parts.append(f'<rect x="{x(event["t"]) - 1:.1f}" y="{top + 2}" width="3" height="{LANE - 4}" '
-                         f'fill="{color}"><title>table version {version}{operation}: batch {batch} '
+                         f'fill="{color}"><title>table version {escape(str(version))}{operation}: batch '
+                         f'{escape(str(batch))} '
                          f'({escape(str(event.get("by")))}){", driver held" if event.get("held") else ""}{repeat}'
                          f'</title></rect>')
     return parts

@@ -39,7 +39,7 @@ from harness.gate.points import Observe
 from harness.gate.relay_files import RelayFiles
 from harness.history import History, read_history
 from harness.output.base import Output, Place
-from harness.output.commits import Commit, TableCorrupt
+from harness.output.commits import Commit, TableCorrupt, parsed
 from harness.output.registry import store
 from harness.progress import say
 from harness.report import write_scenario_page
@@ -360,12 +360,14 @@ class Scenario:
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)
         try:
-            commits = output.commits()
+            with parsed(output.where):
+                commits = output.commits()
         except TableCorrupt as corrupt:  # a version names a file that is gone: its history cannot be told
             self._corrupted(corrupt)
             commits = []
         try:  # each rewrite (a compaction) against the table before it: it must move rows, not change them
-            rewrites = rewrites_that_changed_rows(commits, output.change_of, output.unit)
+            with parsed(output.where):
+                rewrites = rewrites_that_changed_rows(commits, output.change_of, output.unit)
         except TableCorrupt as corrupt:  # a table before or after a rewrite names a file that is gone
             self._corrupted(corrupt)
             rewrites = None
@@ -406,7 +408,8 @@ class Scenario:
         recorded (`read.none`) and read as empty, never bad input that would hide the failure. A table that
         names a file that is not there is read as empty and failed (`table_corrupt`)."""
         try:
-            return output.read(on_batch=feed)
+            with parsed(output.where):
+                return output.read(on_batch=feed)
         except TableCorrupt as corrupt:  # the sink's failure: the verdict says so (table_corrupt)
             self._corrupted(corrupt)
             return ReadResult(Records(), {}, {})
@@ -417,11 +420,12 @@ class Scenario:
             return ReadResult(Records(), {}, {})
 
     def _corrupted(self, corrupt: TableCorrupt) -> None:
-        """Record the first file found gone, with the fault before it."""
+        """Record the first file found gone (or that cannot be parsed, and why), with the fault before it."""
         if self._corrupt is None:
             effects = read_history(self.history.path, ("effect",))
             self._corrupt = self.history.record("table.corrupt", where=corrupt.where, missing=corrupt.missing,
-                                                after=effects[-1]["fault"] if effects else None)
+                                                after=effects[-1]["fault"] if effects else None,
+                                                **({"error": corrupt.error} if corrupt.error else {}))
 
     def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
                              unit: str) -> Verdict:
@@ -522,5 +526,6 @@ def with_corrupt_table(verdict: Verdict, corrupt: dict) -> Verdict:
     """A verdict failed for a table that cannot be read: the missing file, and the fault before it, its
     example (what was read, nothing, is not judged record by record)."""
     anomaly = Anomaly("table_corrupt")
-    anomaly.add({"where": corrupt["where"], "missing": corrupt["missing"], "after": corrupt["after"]})
+    anomaly.add({"where": corrupt["where"], "missing": corrupt["missing"], "after": corrupt["after"],
+                 **({"error": corrupt["error"]} if corrupt.get("error") else {})})
     return Verdict(FAIL, NONE, {"table_corrupt": anomaly}, verdict.expected, 0, 0, None, verdict.oracle)

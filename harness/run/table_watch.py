@@ -243,7 +243,9 @@ class TableWatcher:
             self.holds.rest(self.seen, whole)
 
     def _observed(self, version: int, release: Callable[[], None] | None) -> bool:
-        """Record a version (and settle its hold); False when the relay did not answer (it is let go)."""
+        """Record a version (and settle its hold); False when the relay did not answer (it is let go). A
+        version that cannot be parsed (the sink writes the table: anything may be there) is recorded as
+        unreadable, holding no batch, and the watcher goes on to the next."""
         seen = time.monotonic()
         held = release is not None
         try:
@@ -259,6 +261,12 @@ class TableWatcher:
             if release is not None:
                 release()
             return False
+        except Exception as error:  # noqa: BLE001 - what the sink wrote can be anything: never the watcher's end
+            self.history.record(POINT, version=version, batch=None, by="", held=held, point=False,
+                                unreadable=f"{type(error).__name__}: {str(error)[:200]}")
+            if release is not None:
+                release()
+            return True
         planned, committed = self.folder.planned(listing), self.folder.committed(listing)
         batch, by = commit.batch, commit.said_by
         # a version of no data (CREATE TABLE) holds no batch, nor does a rewrite (a compaction moves rows)

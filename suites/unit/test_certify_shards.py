@@ -251,3 +251,11 @@ def test_a_crafted_shard_adds_no_attribute_to_the_merged_page(tmp_path: Path) ->
     page.feed((tmp_path / "merged" / "index.html").read_text())
     assert {(tag, name) for tag, name, _ in page.found} <= {("meta", "charset"), ("td", "class"), ("a", "href")}
     assert ("td", "class", crafted) in page.found and ("td", "class", crafted.replace(" ", "-")) in page.found
+
+
+def test_a_crafted_shard_s_brokers_and_seed_are_text_on_the_merged_page(tmp_path: Path) -> None:
+    markup = "<img src=x onerror=alert(1)>"
+    folder = write_shard(tmp_path / "shard", 1, 1, brokers=markup, seed=markup)
+    merge([folder], tmp_path / "merged")
+    page = (tmp_path / "merged" / "index.html").read_text()
+    assert "<img" not in page and page.count("&lt;img src=x onerror=alert(1)&gt;") == 2

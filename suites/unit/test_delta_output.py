@@ -372,3 +372,16 @@ def test_a_table_whose_snapshot_names_a_missing_file_is_corrupt_and_fails() -> N
     event = {"where": TABLE, "missing": raised.value.missing, "after": "drop:sender@s3.put#2"}
     verdict = with_corrupt_table(Verdict(FAIL, EXACTLY_ONCE, {}, 10, 0, 0), event)
     assert verdict.outcome == FAIL and verdict.anomalies["table_corrupt"].examples == [event]
+
+
+@pytest.mark.parametrize("garbage", [b'{"add":{}}\n', b"[" * 100_000, b"\x1f\x8b\x08\x00garbage"],
+                         ids=["add-without-path", "deep-json", "gzip-bytes"])
+def test_a_log_entry_that_cannot_be_parsed_is_the_table_s_corruption_not_a_crash(garbage: bytes) -> None:
+    from harness.output.commits import TableCorrupt, parsed
+
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    files.write(log_path(1), garbage)
+    with pytest.raises(TableCorrupt, match="cannot be read") as raised, parsed(TABLE):
+        DeltaTable(files, TABLE).commits()
+    assert raised.value.error and raised.value.where == TABLE

@@ -140,6 +140,17 @@ def test_a_fail_outweighs_a_fault_without_effect_and_an_injection_error_outweigh
     assert judgement.outcome == INEFFECTIVE and "no such container" in judgement.summary()
 
 
+@pytest.mark.parametrize("unread", [
+    {"type": "gate.parse_error", "api_key": 26, "error": "ValueError('truncated')"},
+    {"type": "gate.unread", "api_key": 0, "why": "a Produce that names topics by id"},
+], ids=["parse-error", "unread"])
+def test_a_request_the_gate_could_not_read_makes_a_passing_row_ineffective(unread: dict) -> None:
+    """Its points may have passed the gate unseen: the row did not try what it says."""
+    judgement = judge(output(), [*FIRED, unread], [FAULT])
+    assert judgement.outcome == INEFFECTIVE and "the gate could not read a request" in judgement.summary()
+    assert judge(output(FAIL, lost=2), [*FIRED, unread], [FAULT]).outcome == FAIL
+
+
 def test_live_input_must_be_produced_while_the_stream_ran() -> None:
     before = [{"type": "input.produced", "t": 1.0}, {"type": "batch.planned", "t": 2.0}]
     during = [{"type": "batch.planned", "t": 1.0}, {"type": "input.produced", "t": 2.0}]

@@ -424,3 +424,34 @@ def test_a_rewritten_file_fails_the_verdict_and_breaks_every_guarantee_with_its_
     failed = with_rewritten_files(passed, [file], {file["file"]: "its data file was overwritten"}.get)
     assert (failed.outcome, failed.guarantee) == (FAIL, NONE)
     assert failed.anomalies["file_rewritten"].examples == [{**file, "explanation": "its data file was overwritten"}]
+
+
+GARBAGE = [b'{"add":{}}\n', b"[" * 100_000, b"\x1f\x8b\x08\x00garbage", b'{"txn":{"version":"x"}}']
+
+
+@pytest.mark.parametrize("garbage", GARBAGE, ids=["add-without-path", "deep-json", "gzip-bytes", "txn-not-a-number"])
+def test_a_version_the_watcher_cannot_parse_is_recorded_unreadable_and_it_goes_on(tmp_path, garbage: bytes) -> None:  # type: ignore[no-untyped-def]
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0, 1], [])
+    files.write(log_path(0), garbage)
+    files.write(log_path(1), entry(add("b.parquet"), committed_at(1500)))
+    watch.poll(final=True)
+    history.close()
+    recorded = read_history(tmp_path / "history.jsonl", ("table.committed",))
+    assert [(e["version"], e["point"], "unreadable" in e) for e in recorded] == [(0, False, True), (1, True, False)]
+
+
+def test_markup_the_sink_wrote_into_a_commit_is_escaped_in_the_lanes() -> None:
+    """A commit identifier (Paimon's, copied as given), an operation, a writer's name: the sink's to choose,
+    never markup in the report."""
+    from harness.report.swimlanes import swimlanes_svg
+
+    markup = "<img src=x onerror=alert(1)>"
+    events = [{"t": 1.0, "type": "scenario.start"},
+              {"t": 2.0, "type": "table.committed", "version": 2, "batch": markup, "by": markup, "held": True,
+               "operation": markup, "point": True},
+              {"t": 3.0, "type": "table.committed", "version": 3, "batch": markup, "by": "txn", "point": False}]
+    svg = swimlanes_svg(events, {}, {})
+    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg
