@@ -11,7 +11,8 @@ from harness.catalog.sinks.hudi_merge_on_read_upsert import OPTIONS as MERGE_ON_
 
 OUTPUT = "hudi"  # the output it writes (harness.output): run and certify it with --output hudi
 OPTIONS = {**MERGE_ON_READ, "hoodie.datasource.write.recordkey.field": "value,loaded_at",
-           "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator"}
+           "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+           "hoodie.datasource.write.partitionpath.field": ""}  # unpartitioned: the key generator asks for it
 
 
 def upsert(frame, table: str) -> None:  # type: ignore[no-untyped-def]
