@@ -99,14 +99,19 @@ class DriverSupervisor:
     def replace(self, kill: Callable[[], None]) -> None:
         """End the driver with `kill` (the nemesis's kill, or the supervisor's back-off for a driver that
         already exited) and start a new spark-submit on the same checkpoint. Replacements take turns: a
-        kill while one runs then kills the driver that replaced it."""
+        kill while one runs then kills the driver that replaced it. Only the first driver's failure to
+        load the sink is bad input: a later one (an import that fails after a fault, a marker the sink
+        prints) is the query's failure, which `check` counts against the restarts."""
         with self._replacing:
             self.restarting.set()
             try:
                 kill()
                 self.retire()
                 self.restarts += 1
-                self.start()
+                try:
+                    self.start()
+                except BadInput as error:  # the sink ran before: what a later driver says of it is its failure
+                    self.history.record("driver.start_failed", restart=self.restarts, detail=str(error)[:300])
             finally:
                 self.restarting.clear()
 
@@ -139,7 +144,7 @@ class DriverSupervisor:
         if self.restarting.is_set() or driver is not self.driver:
             return None  # the nemesis's kill, landed as this looked: its replacement restarts the query, at once
         failure = query_failure(driver.log_text())
-        if failure.exception.rsplit(".", 1)[-1] in IMPORT_FAILURES:
+        if failure.exception.rsplit(".", 1)[-1] in IMPORT_FAILURES and not self.restarts and not self.failures:
             raise BadInput(f"sink '{self.sink}' or pipeline '{self.pipeline}' failed importing in the Spark image: "
                            f"{failure} (its Python packages: {image_packages()}; ship pure-Python modules with "
                            "the sink as a zipped package)")

@@ -236,6 +236,19 @@ def test_a_query_that_fails_importing_a_module_is_bad_input_naming_the_image_s_p
     assert read_history(tmp_path / "history.jsonl", ("query.restart",)) == []
 
 
+def test_an_import_failure_after_a_restart_is_the_query_s_failure_not_bad_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sink loaded and ran before: a ModuleNotFoundError it raises after a fault (a driver the nemesis
+    replaced) is its failure, counted against the restarts, never bad input that would end the row exit 2."""
+    message = "ModuleNotFoundError: No module named 'mysql'"
+    monkeypatch.setattr(Exiting, "log", f"HARNESS-QUERY-FAILED {json.dumps({'message': message})}\n")
+    supervisor, history = supervised(tmp_path, failing=10, restarts=1, monkeypatch=monkeypatch)
+    supervisor.restarts = 1  # the nemesis replaced the first driver
+    stops = [supervisor.check(batch=2) for _ in range(2)]
+    history.close()
+    assert stops[0] is None and stops[1] is not None and stops[1]["anomaly"] == CRASH_LOOP
+
+
 def test_a_stopped_query_fails_the_verdict_with_its_anomaly_never_unknown() -> None:
     failures = [{"t": 1.0, "exception": "E", "message": "m", "batch": 2, "failure": 1}]
     verdict = close_verdict({}, ReadResult([], {}, {}), {"reason": "the query failed", "anomaly": CRASH_LOOP,
