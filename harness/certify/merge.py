@@ -31,6 +31,9 @@ SHARED = (("sink_source_sha256", "sink source (sha256)"), ("pipeline_source_sha2
           ("matrix", "matrix (quick or full)"), ("restarts", "restarts"))
 
 SHARD_KEYS = ("index", "count", "observation", "workload")  # what `certify --shard` adds
+# a scenario row's fields the merge reads, and their JSON types (a shard is a file anyone may have written)
+SCENARIO_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "faults": list, "outcome": str,
+                                                       "anomalies": dict, "seconds": (int, float), "report": str}
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,21 @@ def read_shard(folder: Path) -> ShardCertificate:
     lacking += [f"shard.{key}" for key in SHARD_KEYS if key not in certificate["shard"]]
     if lacking:
         raise BadInput(f"{path}: a shard's certificate without {', '.join(lacking)} (written by another version?)")
+    _check_scenarios(path, certificate["scenarios"])
     return ShardCertificate(folder, certificate)
+
+
+def _check_scenarios(path: Path, scenarios: object) -> None:
+    """Bad input, naming the row and field, for a scenario row the merge could not read as written."""
+    if not isinstance(scenarios, list) or not all(isinstance(row, dict) for row in scenarios):
+        raise BadInput(f"{path}: its scenarios are not a list of rows")
+    for n, row in enumerate(scenarios):
+        for field, kind in SCENARIO_FIELDS.items():
+            value = row.get(field)
+            if not isinstance(value, kind) or isinstance(value, bool) or (
+                    field == "faults" and not all(isinstance(step, str) for step in value)):
+                raise BadInput(f"{path}: scenario {n} ({str(row.get('name'))[:60]!r}) has a malformed "
+                               f"{field}: {json.dumps(value)[:80]}")
 
 
 def merge(folders: list[Path], out: Path | None) -> int:

@@ -22,6 +22,7 @@ transaction over several (the pointer swap). Other requests are named by kind fo
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -430,8 +431,9 @@ def s3_location(request: Request, domain: str | None = None) -> tuple[str, str]:
 
 
 def name_s3(request: Request, domain: str | None = None) -> Named:
-    """An S3 request's kind; a PUT of a commit object (or the completion of its multipart upload) is the
-    point `s3.put`."""
+    """An S3 request's kind; a write of a commit object is the point `s3.put`, by what it writes, however it
+    is sent: a PUT, the completion of its multipart upload, or a copy onto it (`x-amz-copy-source`); its key
+    as written or as a server that stores objects as files resolves it (`_delta_log/x/../N.json`)."""
     bucket, key = s3_location(request, domain)
     query = dict(parse_qsl(urlsplit(request.target).query, keep_blank_values=True))
     method = request.method
@@ -451,7 +453,9 @@ def name_s3(request: Request, domain: str | None = None) -> Named:
     if method == "DELETE" and "uploadId" in query:
         return Named("s3.abort_upload", None, where)
     if method == "PUT" and request.header("x-amz-copy-source"):
-        return Named("s3.copy", None, {**where, "source": unquote(request.header("x-amz-copy-source") or "")})
+        source = unquote(request.header("x-amz-copy-source") or "")
+        commit = commit_object(key)
+        return Named("s3.copy", S3_PUT if commit else None, {**where, "source": source, **(commit or {})})
     multipart = method == "POST" and "uploadId" in query
     if method != "PUT" and not multipart:
         kind = {"GET": "s3.get", "HEAD": "s3.head", "DELETE": "s3.delete"}.get(method, f"s3.{method.lower()}")
@@ -466,7 +470,15 @@ def name_s3(request: Request, domain: str | None = None) -> Named:
 
 
 def commit_object(key: str) -> dict | None:
-    """A table's commit object's format and version, None for any other key."""
+    """A table's commit object's format and version, None for any other key: as written, or with its dot
+    segments resolved (a server that keeps objects as files stores `a/x/../b` at `a/b`)."""
+    found = _commit_object(key)
+    if found is None and any(segment in (".", "..") for segment in key.split("/")):
+        found = _commit_object(posixpath.normpath(key).lstrip("/"))
+    return found
+
+
+def _commit_object(key: str) -> dict | None:
     delta = _DELTA_COMMIT.fullmatch(key)
     if delta:
         return {"format": "delta", "version": int(delta["version"])}

@@ -253,6 +253,17 @@ def test_a_crafted_shard_adds_no_attribute_to_the_merged_page(tmp_path: Path) ->
     assert ("td", "class", crafted) in page.found and ("td", "class", crafted.replace(" ", "-")) in page.found
 
 
+@pytest.mark.parametrize(("field", "value"), [("seconds", "12"), ("anomalies", []), ("faults", [1]),
+                                              ("report", None), ("outcome", True)])
+def test_a_shard_row_with_a_malformed_field_is_bad_input_naming_it(tmp_path: Path, field: str, value: object) -> None:
+    folder = write_shard(tmp_path / "shard", 1, 1)
+    certificate = json.loads((folder / "certificate.json").read_text())
+    certificate["scenarios"][1][field] = value
+    (folder / "certificate.json").write_text(json.dumps(certificate))
+    with pytest.raises(BadInput, match=f"scenario 1 .* has a malformed {field}"):
+        merge([folder], tmp_path / "merged")
+
+
 def test_a_crafted_shard_s_brokers_and_seed_are_text_on_the_merged_page(tmp_path: Path) -> None:
     markup = "<img src=x onerror=alert(1)>"
     folder = write_shard(tmp_path / "shard", 1, 1, brokers=markup, seed=markup)

@@ -186,6 +186,23 @@ def test_catalog_routes_with_a_prefix_a_multi_level_namespace_and_a_transaction(
         name_catalog(request("POST", "/v1/namespaces/db/tables/t"), b"{not json")
 
 
+@pytest.mark.parametrize(("method", "target", "headers", "kind"), [
+    ("PUT", "/bkt/tbl/_delta_log/00000000000000000007.json", (("x-amz-copy-source", "/bkt/tbl/staged.json"),),
+     "s3.copy"),
+    ("POST", "/bkt/tbl/_delta_log/00000000000000000007.json?uploadId=u1", (), "s3.complete_upload"),
+    ("PUT", "/bkt/tbl/_delta_log/x/../00000000000000000007.json", (), "s3.put"),
+    ("PUT", "/bkt/tbl/_delta_log/./00000000000000000007.json", (), "s3.put"),
+], ids=["copy-onto-it", "multipart-completion", "dot-dot-segment", "dot-segment"])
+def test_a_commit_object_written_any_way_is_the_commit_point(method: str, target: str, headers: tuple,
+                                                              kind: str) -> None:
+    """By what it writes, not how: a copy onto the commit's key, a multipart completion, a key whose dot
+    segments a server that keeps objects as files resolves to the commit's."""
+    named = name_s3(Request(method, target, "HTTP/1.1", headers, b""))
+    assert (named.kind, named.point, named.details["version"]) == (kind, S3_PUT, 7)
+    copy_elsewhere = Request("PUT", "/bkt/tbl/other.json", "HTTP/1.1", (("x-amz-copy-source", "/bkt/a"),), b"")
+    assert name_s3(copy_elsewhere).point is None
+
+
 def test_s3_virtual_hosted_requests_and_conditional_puts() -> None:
     key = "tbl/_delta_log/00000000000000000012.json"
     virtual = Request("PUT", f"/{key}", "HTTP/1.1", (("Host", "bkt.s3.us-east-1.amazonaws.com"),
