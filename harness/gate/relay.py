@@ -44,6 +44,10 @@ SERVICE_PORT = 9000
 ROOT = "/checkpoints"  # the run's checkpoint volume; files outside it are refused
 CHUNK = 65536
 LINE_LIMIT = 2**20  # the longest line the service port reads: a file written through it is base64 in one line
+# The largest file the relay reads for the harness: Spark's checkpoint files and a table's log entries are
+# kilobytes, its data files megabytes. What the sink writes past it is refused, never read whole into memory.
+MAX_READ = 256 * 2**20
+REPLY_LIMIT = MAX_READ // 3 * 4 + 2**16  # a read's reply line: the file in base64, and its JSON around it
 READY = "HARNESS-RELAY-READY"
 UNCLAIMED_S = 30.0  # a client the harness has not claimed by then is closed
 # A service connection says the secret in its first line, which the harness sends as it connects: one that has
@@ -247,9 +251,12 @@ def read_file(path: str) -> bytes:
     finally:
         os.close(folder)
     with os.fdopen(file, "rb") as opened:
-        if not stat.S_ISREG(os.fstat(file).st_mode):
+        status = os.fstat(file)
+        if not stat.S_ISREG(status.st_mode):
             raise ValueError(f"{path} is not a regular file: refused")
-        return opened.read()
+        if status.st_size > MAX_READ:
+            raise ValueError(f"{path} is {status.st_size:,} bytes, over the relay's limit of {MAX_READ:,}: refused")
+        return opened.read(MAX_READ + 1)[:MAX_READ]
 
 
 def write_file(path: str, data: bytes) -> None:
@@ -278,7 +285,7 @@ def write_file(path: str, data: bytes) -> None:
 async def serve_files(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     while line := await reader.readline():
         try:
-            reply = file_request(json.loads(line))
+            reply = await asyncio.to_thread(file_request, json.loads(line))  # off the loop every link shares
         except (OSError, ValueError, KeyError) as error:
             reply = {"error": f"{type(error).__name__}: {error}"}
         writer.write(json.dumps(reply).encode() + b"\n")

@@ -8,7 +8,7 @@ import json
 import socket
 import threading
 
-from harness.gate.relay import LINE_LIMIT, keep_alive
+from harness.gate.relay import LINE_LIMIT, REPLY_LIMIT, keep_alive
 
 PATH_ROOM = 4096  # the request's path and JSON around the data
 MAX_WRITE = (LINE_LIMIT - PATH_ROOM) // 4 * 3  # the largest file one write carries (base64 takes 4 bytes per 3)
@@ -35,9 +35,11 @@ class RelayFiles:
                         self._connection.sendall(f"{self.secret} files\n".encode())
                         self._replies = self._connection.makefile("rb")
                     self._connection.sendall(json.dumps(request).encode() + b"\n")
-                    line = self._replies.readline()  # type: ignore[union-attr]
+                    line = self._replies.readline(REPLY_LIMIT)  # type: ignore[union-attr]
                     if not line:
                         raise ConnectionError("the relay closed the connection")
+                    if not line.endswith(b"\n"):  # never more than a read's reply: the connection is out of step
+                        raise ConnectionError(f"a reply of the relay longer than {REPLY_LIMIT:,} bytes")
                     break
                 except OSError:
                     self.close()

@@ -38,6 +38,20 @@ def test_files_written_walked_and_read_through_the_service_port(relay_ports, tmp
     files.close()
 
 
+def test_a_file_over_the_read_limit_is_refused_not_read_whole(relay_ports, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sink writes the volume: a 200 MB `offsets/7` took the relay to 1 GiB and blocked its loop."""
+    monkeypatch.setattr(relay, "ROOT", str(tmp_path.resolve()))
+    monkeypatch.setattr(relay, "MAX_READ", 1000)
+    (tmp_path / "query" / "offsets").mkdir(parents=True)
+    (tmp_path / "query" / "offsets" / "7").write_bytes(b"x" * 1001)
+    files = RelayFiles("127.0.0.1", relay_ports[1], SECRET)
+    with pytest.raises(OSError, match="1,001 bytes, over the relay's limit of 1,000"):
+        files.read_bytes(f"{tmp_path.resolve()}/query/offsets/7")
+    assert files.walk(f"{tmp_path.resolve()}/query") == ["offsets/7"]  # the connection goes on
+    files.close()
+
+
 def test_a_client_is_closed_while_no_harness_is_attached(relay_ports) -> None:
     with socket.create_connection(("127.0.0.1", relay_ports[0]), timeout=5) as client:
         assert client.recv(1) == b""  # nobody could route it: closed, not left hanging
