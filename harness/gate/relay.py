@@ -80,7 +80,8 @@ class Relay:
         self.targets = targets  # the hosts a `connect` may reach: the run's own containers, nothing else
         self.waiting: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self.control: asyncio.StreamWriter | None = None
-        self.unauthenticated = 0  # service connections whose first line has not come yet
+        # service connections whose first line has not come yet, oldest first
+        self.unauthenticated: dict[asyncio.StreamWriter, None] = {}
 
     async def on_client(self, broker: int | str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.control is None:  # no harness: nobody can route this client
@@ -94,22 +95,25 @@ class Relay:
         if self.waiting.pop(number, None) is not None:
             writer.close()
 
-    async def first_line(self, reader: asyncio.StreamReader) -> list[str]:
-        """A service connection's first line, in words; none when UNAUTHENTICATED_MAX others are waiting for
-        theirs, or it does not come whole within FIRST_LINE_S and LINE_LIMIT."""
-        if self.unauthenticated >= UNAUTHENTICATED_MAX:
-            return []
-        self.unauthenticated += 1
+    async def first_line(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> list[str]:
+        """A service connection's first line, in words; none when it does not come whole within FIRST_LINE_S
+        and LINE_LIMIT. When UNAUTHENTICATED_MAX others wait for theirs, the oldest of them is closed: the
+        harness says its line as it connects, so strangers who hold connections silent cannot keep it out."""
+        if len(self.unauthenticated) >= UNAUTHENTICATED_MAX:
+            oldest = next(iter(self.unauthenticated))
+            del self.unauthenticated[oldest]
+            oldest.close()
+        self.unauthenticated[writer] = None
         try:
             line = await asyncio.wait_for(reader.readline(), FIRST_LINE_S)
         except (TimeoutError, ValueError, ConnectionError):  # ValueError: a line over LINE_LIMIT
             return []
         finally:
-            self.unauthenticated -= 1
+            self.unauthenticated.pop(writer, None)
         return line.decode(errors="replace").split()
 
     async def on_service(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        words = await self.first_line(reader)
+        words = await self.first_line(reader, writer)
         if not words or not hmac.compare_digest(words[0].encode(), self.secret.encode()):
             writer.close()  # not the harness of this run
             return
