@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
-from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX
+from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, rows_for
 from harness.certify.pool import MOST_CLUSTERS, certify_spread, spread_note, worker_engines
 from harness.certify.room import Sizing, shape_key
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
@@ -20,7 +20,8 @@ from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
 from harness.cluster.engine import engine_socket_url
 from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK, BadInput
-from harness.faults.space import MIN_BROKERS, Observation
+from harness.faults.space import MIN_BROKERS, TABLE, Observation
+from harness.output.registry import store
 from harness.report.folders import certificate_dir
 from harness.run.session import checked_output, checked_store, session
 from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
@@ -46,7 +47,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     checked_output(sink, run.output)
     checked_store(run.output, run.store)
     if dry_run:
-        print_plan(sink, pipeline, quick)
+        print_plan(sink, pipeline, quick, run.output, run.store)
         if shard is not None:
             print(f"shard {shard.name}: its own baseline, then rows i of the plan after it where i % {shard.count} "
                   f"== {shard.index - 1}")
@@ -128,15 +129,21 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None,
     return folder, seen, rows
 
 
-def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool) -> None:
+def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool, output: str = "kafka", where: str = "volume") -> None:
     """The rows a certification would run: the baseline first, then those that apply to the kind of sink
-    it shows (transactional or plain), and the state rows when the pipeline keeps state."""
-    print(f"{sink.spec} with pipeline {pipeline.name}, {'quick' if quick else 'full'} matrix: the baseline shows the "
+    it shows (transactional or plain for Kafka; a table sink's for a table `output` on `where`, its commit
+    points as its store assumes them), and the state rows when the pipeline keeps state."""
+    table = store(output).table
+    print(f"{sink.spec} with pipeline {pipeline.name} into the {output} output"
+          f"{f' ({where})' if table else ''}, {'quick' if quick else 'full'} matrix: the baseline shows the "
           "fault space\n(the sink's kind, who sends its requests, its transaction timeout, whether the pipeline "
           "keeps state);\nits rows are among these, their durations set from the timeout it shows "
           "(`eo-harness space` prints them):")
     brokers = from_environment("brokers")
-    rows = MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else [])
+    if table:  # the table's commit points as its store assumes them: no Kafka write point applies
+        rows = [BASELINE, *rows_for(Observation.assumed(TABLE, True, brokers, output, where), quick=False)]
+    else:
+        rows = [row for row in MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else []) if row.applies_to != TABLE]
     for row in [r for r in rows if r.quick or not quick]:
         applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
                                                                                      f"{row.applies_to} sinks")

@@ -11,7 +11,7 @@ from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import PASS
 from harness.cli.options import add_setting
 from harness.faults.space import Observation, space
-from harness.run.session import checked_output, session
+from harness.run.session import checked_output, checked_store, session
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -21,6 +21,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "sink")
     add_setting(parser, "pipeline")
     add_setting(parser, "output")
+    add_setting(parser, "store")
     add_setting(parser, "records")
     add_setting(parser, "seed")
     add_setting(parser, "stall_timeout", metavar="S")
@@ -39,7 +40,9 @@ def table(seen: Observation) -> str:
 def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     checked_output(resolve_sink(args.sink), args.output)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, output=args.output)
+    checked_store(args.output, args.store)
+    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, output=args.output,
+                    store=args.store)
     with session() as opened:
         row, result = run_row(opened.cluster, run, BASELINE)
     print_row(row, 1, 1)

@@ -63,14 +63,15 @@ class Observation:
                    counts, brokers, output)
 
     @classmethod
-    def assumed(cls, kind: str, stateful: bool, brokers: int = 1, output: str = "delta") -> Observation:
+    def assumed(cls, kind: str, stateful: bool, brokers: int = 1, output: str = "delta",
+                where: str = "volume") -> Observation:
         """What a sink of this kind would show, its senders' roles unknown (a dry run: no baseline yet); a
-        table sink's, for its `output`, as its store assumes it (Delta's driver commits the table; PostgreSQL's
-        commits go by the gate)."""
+        table sink's, for its `output` with its table on `where`, as its store assumes it (Delta's driver
+        commits the table, on S3 by a PUT; PostgreSQL's commits go by the gate)."""
         if kind == TABLE:
             from harness.output.registry import store
 
-            return cls(store(output).assumed_senders(), None, stateful, brokers=brokers, output=output)
+            return cls(store(output).assumed_senders(where), None, stateful, brokers=brokers, output=output)
         points = (*TRANSACTION_POINTS,) if kind == TRANSACTIONAL else ("produce", "produce.sent")
         return cls({p: frozenset() for p in points}, None, stateful, brokers=brokers)
 

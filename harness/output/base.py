@@ -150,9 +150,9 @@ class Store(Protocol):
         """The images (harness.cluster.images, by name) of the servers it starts for a table on `where` (the
         `store` setting), beside every cluster's: a run builds or pulls those only."""
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
-        """The commit points a sink of this store reaches and their senders' roles, as a dry run assumes them
-        (no baseline yet): empty roles where they are not known."""
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
+        """The commit points a sink of this store reaches with its table on `where` (the `store` setting) and
+        their senders' roles, as a dry run assumes them (no baseline yet): empty roles where not known."""
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:
         """The fault classes its own commit points add to a table sink's space (harness.faults.space)."""

@@ -82,7 +82,7 @@ class KafkaStore:
     def images(self, where: str) -> tuple[str, ...]:
         return ()  # the cluster's Kafka
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {}  # a Kafka sink's points are drawn from its kind (harness.faults.space.Observation.assumed)
 
     def fault_classes(self, seen: object) -> list:

@@ -164,3 +164,22 @@ def test_a_postgres_sinks_space_is_drawn_from_the_roles_that_sent_its_commits() 
 def test_an_observation_keeps_its_output_through_a_shards_certificate() -> None:
     seen = Observation.from_events([pg_commit("executors")], stateful=False, output="postgres")
     assert Observation.from_dict(seen.to_dict()) == seen and Observation.from_dict(seen.to_dict()).kind == TABLE
+
+
+@pytest.mark.parametrize(("output", "point"), [("iceberg", "catalog.commit"), ("delta", "s3.put")])
+def test_a_dry_run_names_the_rows_certify_runs_for_a_table_on_s3(output: str, point: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """What a baseline on S3 shows (the driver commits the table, through the gate's HTTP point), the dry run
+    assumes: its plan names every row the real certification draws from it, and no Kafka or PostgreSQL row."""
+    from harness.certify.certification import print_plan
+    from harness.subject.code_spec import resolve_sink
+    from harness.subject.pipeline import load_pipeline
+
+    baseline = Observation({"table.committed": frozenset({"driver"}), point: frozenset({"driver"})}, None, False,
+                           output=output)
+    for quick in (True, False):
+        print_plan(resolve_sink(f"{output}_streaming"), load_pipeline("passthrough"), quick, output, "s3")
+        plan = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+        drawn = {row.name for row in rows_for(baseline, quick)}
+        assert drawn <= plan and any(point in name for name in drawn), (drawn - plan)
+        assert not any("txn." in name or "pg.commit" in name or "produce" in name for name in plan), plan

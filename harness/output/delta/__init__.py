@@ -61,8 +61,9 @@ class DeltaStore:
     def images(self, where: str) -> tuple[str, ...]:
         return object_store.IMAGES if where == "s3" else ()  # a table on the volume needs no server
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
-        return {"table.committed": frozenset({"driver"})}  # Delta commits on the driver
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
+        driver = frozenset({"driver"})  # Delta commits on the driver: on S3 by the PUT of its log entry
+        return {"table.committed": driver, **({"s3.put": driver} if where == "s3" else {})}
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:
         """The table's commit is every table's point (harness.faults.space); on S3 its HTTP commits add theirs."""

@@ -56,7 +56,7 @@ class HudiStore:
     def images(self, where: str) -> tuple[str, ...]:
         return ()  # its table on the volume needs no server
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Hudi's Spark writes complete on the driver
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:

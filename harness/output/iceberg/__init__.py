@@ -80,8 +80,9 @@ class IcebergStore:
     def images(self, where: str) -> tuple[str, ...]:
         return REST_IMAGES if where == "s3" else ()  # the Hadoop catalog on the volume needs no server
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
-        return {"table.committed": frozenset({"driver"})}  # Iceberg's Spark writes commit on the driver
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
+        driver = frozenset({"driver"})  # Iceberg's Spark writes commit on the driver: on S3 in the REST catalog
+        return {"table.committed": driver, **({"catalog.commit": driver} if where == "s3" else {})}
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:
         """The table's commit is every table's point (harness.faults.space); on S3 its HTTP commits add theirs."""

@@ -64,7 +64,7 @@ class PaimonStore:
     def images(self, where: str) -> tuple[str, ...]:
         return ()  # its table on the volume needs no server
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Paimon's Spark writes commit on the driver
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:

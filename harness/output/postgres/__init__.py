@@ -43,7 +43,7 @@ class PostgresStore:
     def images(self, where: str) -> tuple[str, ...]:
         return IMAGES
 
-    def assumed_senders(self) -> dict[str, frozenset[str]]:
+    def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {point: frozenset() for point in ("table.committed", *self.points)}  # who commits: the sink's choice
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:
