@@ -219,8 +219,9 @@ def eo_session(request: pytest.FixtureRequest) -> Iterator[Session]:
 
 
 @pytest.fixture(scope="session")
-def cluster(eo_session: Session) -> Cluster:
-    """The session's running cluster."""
+def eo_cluster(eo_session: Session) -> Cluster:
+    """The session's running cluster (named for the harness, as pytest plugins name their fixtures: a project's
+    own `cluster` fixture is its own)."""
     return eo_session.cluster
 
 
@@ -262,7 +263,7 @@ def _cluster_for(request: pytest.FixtureRequest) -> Cluster:
               if (marker := request.node.get_closest_marker(name)) is not None and marker.args}
     stack = versions.stack(marked.get("spark"), marked.get("iceberg"))
     if brokers == settings.from_pytest(request.config, "brokers") and stack == versions.stack():
-        running = request.getfixturevalue("cluster")
+        running = request.getfixturevalue("eo_cluster")
     else:
         running = request.getfixturevalue("_other_sizes").of(brokers, stack)
     request.node.stash[USED] = running
@@ -276,27 +277,27 @@ def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     if not request.node.stash.get(FAILED, False):
         return
     running = request.node.stash.get(USED, None)
-    if running is None and "cluster" in request.fixturenames:
-        running = request.getfixturevalue("cluster")
+    if running is None and "eo_cluster" in request.fixturenames:
+        running = request.getfixturevalue("eo_cluster")
     if running is not None:
         running.save_logs(run_report_dir(running.run_id) / request.node.name / "logs")
 
 
 @pytest.fixture
-def live_rate(request: pytest.FixtureRequest) -> float:
+def eo_live_rate(request: pytest.FixtureRequest) -> float:
     """Records per second of live input (the matrix's live rows), produced while the stream runs."""
     return setting(request, "live_rate")
 
 
 @pytest.fixture
-def stall_timeout(request: pytest.FixtureRequest) -> float:
+def eo_stall_timeout(request: pytest.FixtureRequest) -> float:
     """Seconds without progress (input consumed, a batch planned, a fault, a restart) before a scenario
     stops waiting and is `incomplete`: there is no fixed deadline, so larger workloads finish."""
     return setting(request, "stall_timeout")
 
 
 @pytest.fixture
-def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callable[..., ScenarioResult]:
+def eo_scenario(request: pytest.FixtureRequest, eo_stall_timeout: float) -> Callable[..., ScenarioResult]:
     """Run one scenario on the session's cluster (on one of n brokers with `@pytest.mark.brokers(n)`) and
     return its ScenarioResult (`.exactly_once`, `.outcome`, `.summary()`, `.verdict`, `.events()`); its
     report folder is named after the test id. Unset arguments take the harness's defaults (harness.settings).
@@ -317,7 +318,7 @@ def eo_scenario(request: pytest.FixtureRequest, stall_timeout: float) -> Callabl
         n = next(calls)  # a test's second scenario gets a name of its own
         name = test_id if n == 1 else f"{test_id}-{n}"
         parse_steps([str(step) for step in faults])  # a class or row name: bad input saying which steps to write
-        result = scenario(running, name, faults=faults, stall_timeout=stall_timeout, **options).run()
+        result = scenario(running, name, faults=faults, stall_timeout=eo_stall_timeout, **options).run()
         request.node.user_properties.append((OUTCOME, result.outcome))
         return result
 

@@ -38,7 +38,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def sink_spaces(cluster: Cluster) -> dict[str, dict[str, MatrixScenario]]:
+def sink_spaces(eo_cluster: Cluster) -> dict[str, dict[str, MatrixScenario]]:
     """A sink's rows by name, drawn from its baseline's fault space (cached per session)."""
     return {}
 
@@ -79,22 +79,22 @@ def check_row(result: ScenarioResult, expected: str) -> None:
             assert "lost" not in result.verdict.anomalies, result.summary()
 
 
-def test_sink_scenario(cluster: Cluster, sink_spaces: dict[str, dict[str, MatrixScenario]],
-                       sink_scenario: tuple[str, str], stall_timeout: float, live_rate: float,
+def test_sink_scenario(eo_cluster: Cluster, sink_spaces: dict[str, dict[str, MatrixScenario]],
+                       sink_scenario: tuple[str, str], eo_stall_timeout: float, eo_live_rate: float,
                        record_property: Callable[[str, object], None]) -> None:
     sink, scenario = sink_scenario
-    run = MatrixRun(sink, stall_timeout=stall_timeout, rate=live_rate)
+    run = MatrixRun(sink, stall_timeout=eo_stall_timeout, rate=eo_live_rate)
     row = BASELINE
     if scenario != BASELINE.name:
-        found = rows_of(cluster, run, sink_spaces, None).get(scenario)
-        if found is None and scenario in BROKER_ROWS and len(cluster.kafka.brokers) < MIN_BROKERS:
+        found = rows_of(eo_cluster, run, sink_spaces, None).get(scenario)
+        if found is None and scenario in BROKER_ROWS and len(eo_cluster.kafka.brokers) < MIN_BROKERS:
             record_property(UNTRIED, scenario)  # applicable to production Kafka: the session exits 4
-            pytest.skip(f"{scenario} needs --brokers {MIN_BROKERS}: this session has {len(cluster.kafka.brokers)}")
+            pytest.skip(f"{scenario} needs --brokers {MIN_BROKERS}: this session has {len(eo_cluster.kafka.brokers)}")
         if found is None:
             pytest.skip(f"{scenario} is not in the fault space {sink}'s baseline showed")
         row = found  # its faults timed by what the baseline showed (the sink's transaction timeout)
-    result = run_row(cluster, run, row, f"{short_name(sink)}-{scenario}")
+    result = run_row(eo_cluster, run, row, f"{short_name(sink)}-{scenario}")
     record_property(OUTCOME, result.outcome)
     if scenario == BASELINE.name:
-        rows_of(cluster, run, sink_spaces, result)
+        rows_of(eo_cluster, run, sink_spaces, result)
     check_row(result, PASS)

@@ -19,6 +19,22 @@ FAR = "ci-far"  # the isolated engine of the suites
 
 
 @pytest.fixture(scope="session")
+def cluster(eo_cluster: Cluster) -> Cluster:
+    """The plugin's session cluster, under the short name these suites use (a project names its own)."""
+    return eo_cluster
+
+
+@pytest.fixture
+def stall_timeout(eo_stall_timeout: float) -> float:
+    return eo_stall_timeout
+
+
+@pytest.fixture
+def live_rate(eo_live_rate: float) -> float:
+    return eo_live_rate
+
+
+@pytest.fixture(scope="session")
 def far_engine() -> Iterator[dict[str, str]]:
     """An engine that is really elsewhere (harness.cluster.isolated_engine: reachable only over TCP with TLS,
     its networks and file system out of this host's reach), with the harness's images copied in from the
