@@ -16,7 +16,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected 
 FAILED = pytest.StashKey[bool]()
 USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
 SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
+ENVIRONMENT = pytest.StashKey[dict[str, str]]()  # the settings as the harness's processes read them
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -82,28 +83,32 @@ def _bad_input(message: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Markers, and the settings checked (bad input stops the session before anything starts); what the
+    harness's processes read of them is put in the environment only for a session that runs tests that
+    start clusters (`pytest_collection_modifyitems`), which also get SIGTERM handled as Ctrl-C."""
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
-    terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
     for old, instead in settings.RENAMED.items():
         if config.getoption(f"renamed_{old}") is not None:
             _bad_input(instead)
     renamed = settings.renamed_in_environment()
     if renamed:
         _bad_input(renamed)
-    os.environ[settings.SETTINGS["reports"].env] = str(Path(settings.from_pytest(config, "reports")).resolve())
+    environment = {settings.SETTINGS["reports"].env: str(Path(settings.from_pytest(config, "reports")).resolve())}
     if settings.given(config, "sink") and settings.given(config, "brokers") is None:
-        os.environ[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
-    for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
-                 "image_max_age", "debian_mirror", "debian_security_mirror", "output", "store"):  # scenarios
+        environment[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
+    with _environment(dict(environment)):  # a full matrix's brokers, as the settings below read it
+        for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
+                     "image_max_age", "debian_mirror", "debian_security_mirror", "output", "store"):  # scenarios
+            try:
+                environment[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
+            except ValueError as error:
+                _bad_input(str(error))
+    with _environment(environment):  # the versions as the session's clusters will read them
         try:
-            os.environ[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
-        except ValueError as error:
+            why = store(settings.from_pytest(config, "output")).unsupported(versions.stack())
+        except HarnessError as error:
             _bad_input(str(error))
-    try:
-        why = store(settings.from_pytest(config, "output")).unsupported(versions.stack())
-    except HarnessError as error:
-        _bad_input(str(error))
     if why:  # the session's output, on the session's Spark line (a test's own `spark(line)` marker is its own)
         _bad_input(f"output {settings.from_pytest(config, 'output')}: {why}")
     if settings.given(config, "sink"):
@@ -115,7 +120,50 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as error:
         _bad_input(str(error))
     if hosts:
-        os.environ["DOCKER_HOST"] = hosts[_worker_index(config) % len(hosts)]
+        environment["DOCKER_HOST"] = hosts[_worker_index(config) % len(hosts)]
+    config.stash[ENVIRONMENT] = environment
+
+
+CLUSTER_MARKERS = ("chaos", "smoke", "integration", "gate")  # tests that start clusters
+CLUSTER_FIXTURES = {"eo_scenario", "eo_cluster", "eo_session"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Chaos tests start clusters: in a run that did not ask for them by a marker expression (`-m chaos`) or
+    a sink's matrix (`--sink`), they are skipped, saying how to run them. A session that runs tests that start
+    clusters gets the harness's settings in its environment and SIGTERM handled as Ctrl-C (so an interrupted
+    run removes what it started); one that runs none is left as it was."""
+    asked = bool(config.getoption("markexpr", "")) or settings.given(config, "sink") is not None
+    if not asked:
+        skip = pytest.mark.skip(reason="a chaos test starts clusters: run it with -m chaos")
+        for item in items:
+            if item.get_closest_marker("chaos") is not None:
+                item.add_marker(skip)
+    if any(_starts_clusters(item) for item in items):
+        os.environ.update(config.stash[ENVIRONMENT])
+        terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
+
+
+def _starts_clusters(item: pytest.Item) -> bool:
+    if item.get_closest_marker("skip") is not None:
+        return False
+    return (any(item.get_closest_marker(name) is not None for name in CLUSTER_MARKERS)
+            or bool(CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ()))))
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """`values` in the environment for the block, the environment as it was after it."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def sink_args(args: list[str], source: pytest.Config.ArgsSource) -> list[str]:
