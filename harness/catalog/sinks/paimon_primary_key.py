@@ -4,18 +4,12 @@ Paimon's commit and Spark's commit log) writes the same keys again and changes n
 Paimon reads it, its files merged by key (deduplicate: the newest write of a key). Expected: exactly-once
 under every fault, a replay an idempotent repeat."""
 
+from harness.catalog.sinks.paimon_streaming import create_table
+
 OUTPUT = "paimon"  # the output it writes (harness.output): run and certify it with --output paimon
 PROPERTIES = "'primary-key' = 'value', 'bucket' = '2'"
 
 
-def create_table(frame, name: str, properties: str = PROPERTIES) -> None:  # type: ignore[no-untyped-def]
-    """The table, with the stream's columns and a primary key, made once (a restarted query finds it)."""
-    spark = frame.sparkSession
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {name.rpartition('.')[0]}")
-    columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in frame.schema.fields)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns}) TBLPROPERTIES ({properties})")
-
-
 def sink(frame, context):  # type: ignore[no-untyped-def]
-    create_table(frame, context.table_name)
+    create_table(frame, context.table_name, PROPERTIES)
     return frame.writeStream.format("paimon").option("path", context.table_path)

@@ -6,12 +6,14 @@ the `upstream` test suites/test_upstream.py runs it under that fault."""
 OUTPUT = "paimon"  # the output it writes (harness.output): run and certify it with --output paimon
 
 
-def create_table(frame, name: str) -> None:  # type: ignore[no-untyped-def]
-    """The table, an append table with the stream's columns, made once (a restarted query finds it)."""
+def create_table(frame, name: str, properties: str = "") -> None:  # type: ignore[no-untyped-def]
+    """The table with the stream's columns (an append table unless `properties` give it a primary key), made
+    once (a restarted query finds it)."""
     spark = frame.sparkSession
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {name.rpartition('.')[0]}")
     columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in frame.schema.fields)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} ({columns})"
+              + (f" TBLPROPERTIES ({properties})" if properties else ""))
 
 
 def sink(frame, context):  # type: ignore[no-untyped-def]
