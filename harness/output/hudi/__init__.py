@@ -1,7 +1,7 @@
-"""Apache Hudi as a store: a copy-on-write table beside the query's checkpoint on the run's volume, its
-timeline and the latest file slices read through the relay (harness.output.hudi.table), the driver held at
-each completed write. Spark 3.5 only: `hudi-spark3.5-bundle_2.12` 1.2.0 is the Hudi bundle that resolves
-here (there is none for Spark 4.0)."""
+"""Apache Hudi as a store: a copy-on-write or merge-on-read table beside the query's checkpoint on the run's
+volume, its timeline and the latest file slices read through the relay (harness.output.hudi.table; a
+merge-on-read table's slices merged by hudi-rs), the driver held at each completed write. Spark 3.5 only:
+`hudi-spark3.5-bundle_2.12` 1.2.0 is the Hudi bundle that resolves here (there is none for Spark 4.0)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ class HudiStore:
     points: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     stores = ("volume",)
-    description = ("hudi (a copy-on-write Hudi table on the run's volume, its timeline and latest file slices; "
-                   "Spark 3.5)")
+    description = ("hudi (a copy-on-write or merge-on-read Hudi table on the run's volume, its timeline and "
+                   "latest file slices, merged; Spark 3.5)")
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.line not in RELEASES:

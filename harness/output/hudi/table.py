@@ -1,7 +1,7 @@
-"""An Apache Hudi table as an output (copy-on-write, as Spark 3.5 with Hudi 1.2 writes it: table version 9,
-timeline layout 2): the latest completed instant's file slices as the timeline's commit metadata names
-them, never a listing of data files alone (a file a failed or zombie writer left behind is in no completed
-instant).
+"""An Apache Hudi table as an output (copy-on-write or merge-on-read, as Spark 3.5 with Hudi 1.2 writes it:
+table version 9, timeline layout 2): the latest completed instant's file slices as the timeline's commit
+metadata names them, never a listing of data files alone (a file a failed or zombie writer left behind is in
+no completed instant).
 
 The timeline is `.hoodie/timeline/`: an instant is requested (`<t>.commit.requested`), inflight
 (`<t>.inflight`), then completed as `<requested time>_<completion time>.<action>` (InstantFileNameGeneratorV2;
@@ -17,10 +17,12 @@ Hudi's Spark streaming sink (HoodieStreamingSink.addBatch, 1.2) names its micro-
 the identifier is `hoodie.datasource.write.streaming.checkpoint.identifier`, `default_single_writer` unless
 set): the key it reads back to skip a batch already committed. It records no query id.
 
-Not with hudi-rs (`hudi` 0.5.0), though it reads such a table: it opens a folder, so each read would need a
-local copy of the whole table, and the watcher's polls and the history's evidence (completion times, which
-it does not give, and the checkpoint) need the timeline parsed here regardless. Only copy-on-write is read:
-a merge-on-read table keeps rows in log files that a merge with the base files resolves, which is refused.
+A copy-on-write table is not read with hudi-rs (`hudi` 0.5.0), though it reads such a table: it opens a
+folder, so each read would need a local copy of the whole table, and the watcher's polls and the history's
+evidence (completion times, which it does not give, and the checkpoint) need the timeline parsed here
+regardless. A merge-on-read table keeps updates in log files that a merge with the base files resolves
+(Hudi's own record merging, deletes and rollbacks): after the run it is copied out once and each file slice
+is read merged by hudi-rs (harness.output.hudi.merge).
 """
 
 from __future__ import annotations

@@ -43,7 +43,8 @@ class PaimonStore:
     points: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     stores = ("volume",)
-    description = "paimon (a Paimon append table in a filesystem catalog on the run's volume; Spark 3.5)"
+    description = ("paimon (a Paimon append or primary-key table in a filesystem catalog on the run's volume, read "
+                   "merged; Spark 3.5)")
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.line not in RELEASES:
