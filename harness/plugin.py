@@ -99,7 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
         environment[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
     with _environment(dict(environment)):  # a full matrix's brokers, as the settings below read it
         for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
-                     "image_max_age", "debian_mirror", "debian_security_mirror", "output", "store"):  # scenarios
+                     "image_max_age", "debian_mirror", "debian_security_mirror",
+                     "output", "store", "pipeline"):  # the scenarios
             try:
                 environment[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
             except ValueError as error:

@@ -123,7 +123,7 @@ RENAMED_ENV = {"HARNESS_RATE": "HARNESS_RATE is no longer read: write HARNESS_LI
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("pipeline", "passthrough", "a catalog name (passthrough, fraud_windows, ...), a dotted module or "
-            "path/to/pipeline.py; without a model, checked against fault-free runs of itself"),
+            "path/to/pipeline.py; without a model, checked against fault-free runs of itself", pytest=True),
     Setting("sink", "transactional", "a catalog name (transactional, builtin_kafka, ...), a dotted module or "
             "file.py:sink", pytest=True),
     Setting("output", NAMES[0], "where the sink writes and the harness reads what is committed: the output "

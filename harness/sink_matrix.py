@@ -19,22 +19,34 @@ from harness.certify.rows import MatrixRun, row_scenario, ways_of
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
-from harness.faults.space import MIN_BROKERS
+from harness.faults.space import MIN_BROKERS, TABLE, Observation
+from harness.output.registry import store
 from harness.plugin import OUTCOME, UNTRIED
 from harness.run.scenario import ScenarioResult
 from harness.subject.code_spec import is_file
 
 pytestmark = pytest.mark.chaos
-# the matrix of the passthrough pipeline (the broker rows run with --brokers 3, else they are skipped)
-STATELESS = [row for row in MATRIX + SPLIT_BY_ROLE + BROKER_MATRIX if not row.stateful]
-BROKER_ROWS = {row.name for row in BROKER_MATRIX}
+BROKER_ROWS = {row.name for row in BROKER_MATRIX}  # run with --brokers 3, else skipped
+
+
+def matrix_rows(output: str, where: str) -> list[MatrixScenario]:
+    """Every row a sink into `output` (a table on `where`) can get, as `certify` draws them: every kind's
+    rows, those split by role, the broker rows, the state rows (a stateless pipeline's baseline leaves them
+    out: skipped), and a table's commit points on its store (an S3 PUT, a REST catalog's commit)."""
+    rows = {row.name: row for row in MATRIX + SPLIT_BY_ROLE + BROKER_MATRIX}
+    if store(output).table:
+        for row in rows_for(Observation.assumed(TABLE, True, MIN_BROKERS, output, where), quick=False):
+            rows.setdefault(row.name, row)
+    return list(rows.values())
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sink_scenario" in metafunc.fixturenames:
         sink = settings.given(metafunc.config, "sink")
-        metafunc.parametrize("sink_scenario", [(sink, row.name) for row in STATELESS],
-                             ids=[f"{sink}::{row.name}" for row in STATELESS])
+        config = metafunc.config
+        rows = matrix_rows(settings.from_pytest(config, "output"), settings.from_pytest(config, "store"))
+        metafunc.parametrize("sink_scenario", [(sink, row.name) for row in rows],
+                             ids=[f"{sink}::{row.name}" for row in rows])
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from harness.progress import say
 from harness.report.folders import run_report_dir
 from harness.run.scenario import Scenario, ScenarioResult
 from harness.run.session import TRACEBACK, keep_traceback, scenario
-from harness.settings import SETTINGS, from_environment
+from harness.settings import from_environment
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class MatrixRun:
     timeout and the live rows' rate (the others drain a backlog)."""
 
     sink: str
-    pipeline: str = SETTINGS["pipeline"].default
+    pipeline: str = field(default_factory=lambda: from_environment("pipeline"))
     seed: int = field(default_factory=lambda: from_environment("seed"))
     records: int = field(default_factory=lambda: from_environment("records"))
     stall_timeout: float = field(default_factory=lambda: from_environment("stall_timeout"))

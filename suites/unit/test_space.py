@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.certify.certificate import NOT_TRIED, coverage, verdict
-from harness.certify.matrix import BASELINE, MATRIX, SPLIT_BY_ROLE, rows_for
+from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, rows_for
 from harness.certify.rows import Row
 from harness.faults.space import ABOVE_MARGIN_S, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL, parse_step
@@ -183,3 +183,29 @@ def test_a_dry_run_names_the_rows_certify_runs_for_a_table_on_s3(output: str, po
         drawn = {row.name for row in rows_for(baseline, quick)}
         assert drawn <= plan and any(point in name for name in drawn), (drawn - plan)
         assert not any("txn." in name or "pg.commit" in name or "produce" in name for name in plan), plan
+
+
+def table_places() -> list[tuple[str, str]]:
+    from harness.output.registry import table_stores
+
+    return [(table.name, where) for table in table_stores() for where in table.stores]
+
+
+@pytest.mark.parametrize(("output", "where"), [("kafka", "volume"), *table_places()])
+def test_certify_its_dry_run_and_pytest_sink_plan_the_same_rows(output: str, where: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Every row certify draws from a baseline (as a dry run assumes it, stateful or not) is named by the dry
+    run and is a test id of `pytest --sink`, for every output and store."""
+    from harness.certify.certification import print_plan
+    from harness.sink_matrix import matrix_rows
+    from harness.subject.code_spec import resolve_sink
+    from harness.subject.pipeline import load_pipeline
+
+    kinds = (TRANSACTIONAL, PLAIN) if output == "kafka" else (TABLE,)
+    drawn = {row.name for kind in kinds for stateful in (False, True) for brokers in (1, 3)
+             for row in rows_for(Observation.assumed(kind, stateful, brokers, output, where), quick=False)}
+    print_plan(resolve_sink("transactional"), load_pipeline("passthrough"), False, output, where)
+    planned = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+    ids = {row.name for row in matrix_rows(output, where)}
+    assert drawn - {row.name for row in BROKER_MATRIX} <= planned, drawn - planned
+    assert drawn <= ids, drawn - ids
