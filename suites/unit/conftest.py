@@ -46,5 +46,16 @@ def _relay(**ports: object):  # type: ignore[no-untyped-def]
     yield tuple(server.sockets[0].getsockname()[1] for server in servers)
     for server in servers:
         loop.call_soon_threadsafe(server.close)
+    asyncio.run_coroutine_threadsafe(_cancel_connections(), loop).result(timeout=5)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(timeout=5)
+    loop.close()
+
+
+async def _cancel_connections() -> None:
+    """End the connections a test left open while the loop still runs (else their coroutines are finalized
+    on a closed loop, and pytest warns of an exception it could not raise)."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
