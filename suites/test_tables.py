@@ -446,6 +446,7 @@ def test_an_iceberg_merge_on_read_upsert_that_adds_applies_the_replayed_batch_tw
                  AT_TABLE_COMMIT, pipeline="running_totals", output="iceberg")
 
     assert_killed_at_the_table_commit(result)
+    assert {v["operation"] for v in optimized(result)} == {"replace"}, "no compaction ran: not the case"
     anomalies = result.verdict.anomalies
     assert set(anomalies) == {"wrong_value", "batch_committed_twice"}, result.verdict.summary()
     assert [e["batch"] for e in anomalies["batch_committed_twice"].examples] == [2]

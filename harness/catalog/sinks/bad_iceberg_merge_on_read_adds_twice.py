@@ -1,6 +1,7 @@
 """KNOWN BAD: `bad_iceberg_merge_adds_twice` on a merge-on-read table, for the iceberg output and the
 running_totals pipeline: a state table (one row per user, `TABLE = "state"`) in format version 2 with
-`write.merge.mode` merge-on-read, so each MERGE deletes the rows it replaces by position.
+`write.merge.mode` merge-on-read, so each MERGE deletes the rows it replaces by position, compacted every
+other batch as the reference is (`rewrite_data_files`).
 
 Bug: as `bad_iceberg_merge_adds_twice`, the MERGE adds each batch's sums and its record of what it saw is a
 second commit: a batch replayed between them is added twice. Must produce: `wrong_value` and
@@ -9,7 +10,7 @@ second commit: a batch replayed between them is added twice. Must produce: `wron
 """
 
 from harness.catalog.sinks.bad_iceberg_merge_adds_twice import AddSums
-from harness.catalog.sinks.iceberg_merge_on_read_upsert import PROPERTIES
+from harness.catalog.sinks.iceberg_merge_on_read_upsert import PROPERTIES, compact
 
 OUTPUT = "iceberg"  # the output it writes (harness.output): run and certify it with --output iceberg
 TABLE = "state"  # one row per key: judged on each key's row against its final value (harness.checker.state_table)
@@ -17,6 +18,11 @@ TABLE = "state"  # one row per key: judged on each key's row against its final v
 
 class MergeOnReadAddSums(AddSums):
     properties = PROPERTIES
+
+    def __call__(self, frame, batch_id: int) -> None:  # type: ignore[no-untyped-def]
+        super().__call__(frame, batch_id)
+        if batch_id % 2 == 1:
+            compact(frame.sparkSession, self.table)
 
 
 def sink(frame, context):  # type: ignore[no-untyped-def]

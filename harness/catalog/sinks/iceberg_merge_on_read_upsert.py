@@ -35,9 +35,13 @@ class MergeOnReadUpsert:
                   "WHEN NOT MATCHED THEN INSERT (key, value) VALUES (s.key, s.value)")
         spark.catalog.dropTempView(self.view)
         if batch_id % 2 == 1:
-            catalog, _, table = self.table.partition(".")
-            spark.sql(f"CALL {catalog}.system.rewrite_data_files(table => '{table}', "
-                      "options => map('min-input-files', '2'))")
+            compact(spark, self.table)
+
+
+def compact(spark, table_name: str) -> None:  # type: ignore[no-untyped-def]
+    """Iceberg's compaction of the table's small files (and of its deletes into them): a `replace` snapshot."""
+    catalog, _, table = table_name.partition(".")
+    spark.sql(f"CALL {catalog}.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))")
 
 
 def sink(frame, context):  # type: ignore[no-untyped-def]
