@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from harness.checker.verdict import EFFECTIVELY_ONCE, FAIL, UNKNOWN, Anomaly, Verdict, classify
+from harness.checker.verdict import Anomaly, Verdict, with_anomaly
 from harness.output.commits import Commit
 
 NAME = "batch_committed_twice"
@@ -83,10 +83,4 @@ def _example(batch: int, found: list[Commit], said: dict[int, str], unit: str, a
 
 def with_commit_history(verdict: Verdict, anomaly: Anomaly | None) -> Verdict:
     """The verdict with the history's anomaly: a fail on its evidence (a crashed checker stays unknown)."""
-    if anomaly is None:
-        return verdict
-    anomalies = {**verdict.anomalies, NAME: anomaly}
-    crashed = verdict.outcome == UNKNOWN and "incomplete" not in verdict.anomalies
-    return Verdict(UNKNOWN if crashed else FAIL, classify(anomalies, verdict.guarantee == EFFECTIVELY_ONCE),
-                   anomalies, verdict.expected, verdict.observed, verdict.distinct,
-                   verdict.error if crashed else None, verdict.oracle)
+    return with_anomaly(verdict, anomaly)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
 from harness.checker.ledger import shown
-from harness.checker.verdict import FAIL, UNKNOWN, Anomaly, Verdict, classify
+from harness.checker.verdict import Anomaly
 from harness.output.commits import Commit
 
 NAME = "rewrite_changed_rows"
@@ -48,12 +48,3 @@ def rewrites_that_changed_rows(commits: Iterable[Commit], change_of: Callable[[i
                                     f"{sum(added.values())}"}, weight=sum(dropped.values()) + sum(added.values()))
     return anomaly if anomaly.count else None
 
-
-def with_rewrites(verdict: Verdict, anomaly: Anomaly | None) -> Verdict:
-    """The verdict with the rewrites' anomaly: a fail on its evidence (a crashed checker stays unknown)."""
-    if anomaly is None:
-        return verdict
-    anomalies = {**verdict.anomalies, NAME: anomaly}
-    crashed = verdict.outcome == UNKNOWN and "incomplete" not in verdict.anomalies
-    return Verdict(UNKNOWN if crashed else FAIL, classify(anomalies), anomalies, verdict.expected, verdict.observed,
-                   verdict.distinct, verdict.error if crashed else None, verdict.oracle)

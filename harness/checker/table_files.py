@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.checker.verdict import FAIL, UNKNOWN, Anomaly, Verdict, classify
+from harness.checker.verdict import Anomaly, Verdict, with_anomaly
 
 NAME = "file_rewritten"
 
@@ -21,7 +21,4 @@ def with_rewritten_files(verdict: Verdict, rewritten: list[dict], why: Callable[
     for file in rewritten:
         said = why(file["file"])
         anomaly.add({**file, **({"explanation": said} if said else {})})
-    anomalies = {**verdict.anomalies, NAME: anomaly}
-    crashed = verdict.outcome == UNKNOWN and "incomplete" not in verdict.anomalies
-    return Verdict(UNKNOWN if crashed else FAIL, classify(anomalies), anomalies, verdict.expected, verdict.observed,
-                   verdict.distinct, verdict.error if crashed else None, verdict.oracle)
+    return with_anomaly(verdict, anomaly)

@@ -131,3 +131,15 @@ def classify(anomalies: Mapping[str, Anomaly], changelog: bool = False) -> str:
     if "incomplete" in anomalies:
         return UNDECIDED
     return EXACTLY_ONCE
+
+
+def with_anomaly(verdict: Verdict, anomaly: Anomaly | None) -> Verdict:
+    """The verdict with one more anomaly found beside the checkers' (the store's history, a rewrite, a file
+    written again): a fail on its evidence, its guarantee named again (a crashed checker stays unknown)."""
+    if anomaly is None:
+        return verdict
+    anomalies = {**verdict.anomalies, anomaly.name: anomaly}
+    crashed = verdict.outcome == UNKNOWN and "incomplete" not in verdict.anomalies
+    return Verdict(UNKNOWN if crashed else FAIL, classify(anomalies, verdict.guarantee == EFFECTIVELY_ONCE),
+                   anomalies, verdict.expected, verdict.observed, verdict.distinct,
+                   verdict.error if crashed else None, verdict.oracle)

@@ -17,9 +17,9 @@ from harness.checker.compose import OutputCheck
 from harness.checker.judge import Judgement, judge
 from harness.checker.oracle import Oracle
 from harness.checker.repeats import repeats, with_idempotent_repeats
-from harness.checker.rewrites import rewrites_that_changed_rows, with_rewrites
+from harness.checker.rewrites import rewrites_that_changed_rows
 from harness.checker.table_files import with_rewritten_files
-from harness.checker.verdict import FAIL, NONE, PASS, Anomaly, Verdict
+from harness.checker.verdict import FAIL, NONE, PASS, Anomaly, Verdict, with_anomaly
 from harness.client.client_log import kept_in
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Records, in_produce_order
@@ -379,7 +379,7 @@ class Scenario:
             verdict = self._with_repeats(verdict, commits, running, output)
         else:
             verdict = self._with_commit_history(verdict, commits, running, output.unit)
-        verdict = with_rewrites(verdict, rewrites)
+        verdict = with_anomaly(verdict, rewrites)
         # objects written twice: recorded by the gate for a table on S3 only, read back where there is a
         # verdict to explain (the history holds every send: not parsed again for nothing)
         again = (overwrites(read_history(self.history.path, ("scenario.start", "s3.overwrite")))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from harness.checker.commits import batches_committed_twice
-from harness.checker.rewrites import NAME, rewrites_that_changed_rows, with_rewrites
-from harness.checker.verdict import EXACTLY_ONCE, FAIL, NONE, PASS, Verdict
+from harness.checker.rewrites import NAME, rewrites_that_changed_rows
+from harness.checker.verdict import EXACTLY_ONCE, FAIL, NONE, PASS, Verdict, with_anomaly
 from harness.history import History, read_history
 from harness.output.commits import Commit
 from harness.output.delta.log import parse_commit
@@ -83,7 +83,7 @@ def test_a_rewrite_that_moves_rows_passes_and_one_that_drops_or_doubles_rows_is_
     assert (example["version"], example["rows_before"], example["rows_after"]) == (2, 3, 3)
     assert example["dropped"] == [{"key": "k2", "value": "v3"}] and example["added"] == [{"key": "k1", "value": "v2"}]
     assert example["explanation"].startswith("table version 2 (OPTIMIZE) only moves rows by its own record")
-    failed = with_rewrites(Verdict(PASS, EXACTLY_ONCE, {}, 3, 3, 3), anomaly)
+    failed = with_anomaly(Verdict(PASS, EXACTLY_ONCE, {}, 3, 3, 3), anomaly)
     assert failed.outcome == FAIL and failed.guarantee == NONE
 
 
