@@ -54,7 +54,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def input_rate(text: str) -> float:
     """Records/s of live input, or 0 for a backlog."""
-    return 0.0 if text.strip() in ("0", "0.0") else positive_number(text, "--input-rate", "0, or records per second")
+    try:
+        backlog = float(text) == 0
+    except ValueError:
+        backlog = False
+    return 0.0 if backlog else positive_number(text, "--input-rate", "0, or records per second")
 
 
 def schedule(faults: list[str], replay: Path | None, random_steps: int) -> list[FaultStep]:

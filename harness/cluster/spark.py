@@ -43,9 +43,11 @@ DROPPED_CAPABILITIES = ("NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "NET_BIND_S
 # kill, sh), and can neither signal nor trace the harness's own commands in its containers, which run as
 # root. The container itself runs as root so that those commands keep Docker's capabilities (an exec as
 # root into a container of another user gets none), SYS_PTRACE added for them to read a process's sockets.
-SPARK_USER = "185:185"
+SPARK_UID = 185  # harness/images/spark/Dockerfile makes the user
+SPARK_USER = f"{SPARK_UID}:{SPARK_UID}"
 SPARK_HOME_DIR = "/home/spark"  # its home, and the folder Spark starts in (a driver makes `artifacts/` there)
-AS_SPARK = ["setpriv", "--reuid=185", "--regid=185", "--init-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+AS_SPARK = ["setpriv", f"--reuid={SPARK_UID}", f"--regid={SPARK_UID}", "--init-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--"]
 
 
 def contained(service: Service, command: list[str]) -> None:

@@ -258,9 +258,11 @@ def read_file(path: str) -> bytes:
         status = os.fstat(file)
         if not stat.S_ISREG(status.st_mode):
             raise ValueError(f"{path} is not a regular file: refused")
-        if status.st_size > MAX_READ:
-            raise ValueError(f"{path} is {status.st_size:,} bytes, over the relay's limit of {MAX_READ:,}: refused")
-        return opened.read(MAX_READ + 1)[:MAX_READ]
+        data = opened.read(MAX_READ + 1) if status.st_size <= MAX_READ else b""
+        if status.st_size > MAX_READ or len(data) > MAX_READ:  # too big, or grown past the limit since its stat
+            raise ValueError(f"{path} is {max(status.st_size, len(data)):,} bytes, over the relay's limit of "
+                             f"{MAX_READ:,}: refused")
+        return data
 
 
 def write_file(path: str, data: bytes) -> None:

@@ -32,6 +32,7 @@ import json
 import os
 import posixpath
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -118,7 +119,7 @@ class HudiTable:
         self.where = path.rstrip("/")
         self.instants: list[int] = []  # partition (a base file) -> the instant that wrote it
         self._commits: dict[int, tuple[Commit, set[Group]]] = {}  # a completed instant's file never changes
-        self._local: str | None = None  # a merge-on-read table's copy, for hudi-rs
+        self._local: tempfile.TemporaryDirectory[str] | None = None  # a merge-on-read table's copy, for hudi-rs
 
     @property
     def keyed(self) -> bool:
@@ -280,18 +281,15 @@ class HudiTable:
 
     def _local_copy(self) -> str:
         """The table copied out of the volume through the relay once (hudi-rs reads a folder): a table is
-        read after its run, when nothing writes it."""
+        read after its run, when nothing writes it. The copy goes with this object."""
         if self._local is None:
-            import tempfile
-
-            folder = tempfile.mkdtemp(prefix="eo-hudi-")
+            self._local = tempfile.TemporaryDirectory(prefix="eo-hudi-")
             for name in self.files.walk(self.where):
-                target = posixpath.join(folder, name)
+                target = posixpath.join(self._local.name, name)
                 os.makedirs(posixpath.dirname(target), exist_ok=True)
                 with open(target, "wb") as file:
                     file.write(self.files.read_bytes(f"{self.where}/{name}"))
-            self._local = folder
-        return self._local
+        return self._local.name
 
     def change_of(self, version: int) -> tuple[State, State]:
         """The table as of the instant before `version` and as of `version` (an instant time is an int: every
