@@ -6,14 +6,13 @@ restarted query runs batch N again and appends it a second time. Must produce: `
 `batch_committed_twice` (kill-driver-table.committed: `kill:driver@table.committed:2`).
 """
 
+from harness.catalog.sinks.paimon_streaming import create_table
+
 OUTPUT = "paimon"  # the output it writes (harness.output): run and certify it with --output paimon
 
 
 def append(frame, table: str) -> None:  # type: ignore[no-untyped-def]
-    spark = frame.sparkSession
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {table.rpartition('.')[0]}")
-    columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in frame.schema.fields)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+    create_table(frame, table)
     frame.writeTo(table).append()
 
 

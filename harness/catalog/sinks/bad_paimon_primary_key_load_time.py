@@ -7,6 +7,8 @@ log has it, the table's merge keeps both loads. Must produce: `duplicate` and `b
 (kill-driver-table.committed: `kill:driver@table.committed:2`).
 """
 
+from harness.catalog.sinks.paimon_streaming import create_table
+
 OUTPUT = "paimon"  # the output it writes (harness.output): run and certify it with --output paimon
 
 
@@ -14,10 +16,7 @@ def upsert(frame, table: str) -> None:  # type: ignore[no-untyped-def]
     from pyspark.sql import functions as F
 
     loaded = frame.withColumn("loaded_at", F.current_timestamp())
-    spark = frame.sparkSession
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {table.rpartition('.')[0]}")
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {table} (key STRING, value STRING, loaded_at TIMESTAMP) "
-              "TBLPROPERTIES ('primary-key' = 'value,loaded_at', 'bucket' = '2')")
+    create_table(loaded, table, "'primary-key' = 'value,loaded_at', 'bucket' = '2'")
     loaded.writeTo(table).append()
 
 
