@@ -14,12 +14,12 @@ from collections.abc import Callable
 import pytest
 
 from harness import settings
-from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for
+from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for, table_rows
 from harness.certify.rows import MatrixRun, row_scenario, ways_of
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
-from harness.faults.space import MIN_BROKERS, TABLE, Observation
+from harness.faults.space import MIN_BROKERS
 from harness.output.registry import store
 from harness.plugin import OUTCOME, UNTRIED
 from harness.run.scenario import ScenarioResult
@@ -35,7 +35,7 @@ def matrix_rows(output: str, where: str) -> list[MatrixScenario]:
     out: skipped), and a table's commit points on its store (an S3 PUT, a REST catalog's commit)."""
     rows = {row.name: row for row in MATRIX + SPLIT_BY_ROLE + BROKER_MATRIX}
     if store(output).table:
-        for row in rows_for(Observation.assumed(TABLE, True, MIN_BROKERS, output, where), quick=False):
+        for row in table_rows(output, where, MIN_BROKERS):
             rows.setdefault(row.name, row)
     return list(rows.values())
 

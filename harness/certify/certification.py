@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
-from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, rows_for
+from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, table_rows
 from harness.certify.pool import MOST_CLUSTERS, certify_spread, spread_note, worker_engines
 from harness.certify.room import Sizing, shape_key
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
@@ -141,7 +141,7 @@ def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool, output: str = "k
           "(`eo-harness space` prints them):")
     brokers = from_environment("brokers")
     if table:  # the table's commit points as its store assumes them: no Kafka write point applies
-        rows = [BASELINE, *rows_for(Observation.assumed(TABLE, True, brokers, output, where), quick=False)]
+        rows = [BASELINE, *table_rows(output, where, brokers)]
     else:
         rows = [row for row in MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else []) if row.applies_to != TABLE]
     for row in [r for r in rows if r.quick or not quick]:

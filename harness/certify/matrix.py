@@ -53,6 +53,12 @@ def rows_for(seen: Observation, quick: bool) -> list[MatrixScenario]:
     return [row_of(fault, seen.kind) for fault in space(seen) if fault.tried and (fault.quick or not quick)]
 
 
+def table_rows(output: str, where: str, brokers: int) -> list[MatrixScenario]:
+    """Every row a table sink into `output` on `where` (the `store` setting) can get, its commit points as its
+    store assumes them: the plan a dry run prints and `pytest --sink` lists before any baseline."""
+    return rows_for(Observation.assumed(TABLE, True, brokers, output, where), quick=False)
+
+
 def _assumed(brokers: int = 1) -> list[Observation]:
     """A sink of every kind with a stateful pipeline, as a dry run assumes it: table sinks of every table output."""
     return [*(Observation.assumed(kind, stateful=True, brokers=brokers) for kind in (TRANSACTIONAL, PLAIN)),
