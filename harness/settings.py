@@ -28,6 +28,7 @@ class Setting:
     type: Callable[[str], Any] = str
     choices: tuple[str, ...] | None = None
     pytest: bool = False  # also a pytest option with an ini key (the plugin's settings)
+    many: bool = False  # a list: the flag given again adds one (as spark-submit's --conf); one per line elsewhere
 
     @property
     def flag(self) -> str:
@@ -132,6 +133,18 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("store", "volume", "where a table lives: the run's shared volume, or an S3 server in the run that "
             "the system under test reaches through the gate (delta, iceberg; docs/guides/tables.md)",
             choices=("volume", "s3"), pytest=True),
+    Setting("py_package", "", "a Python package the sink imports, as a pip requirement (name, name==1.2): fetched on "
+            "the host as a wheel for the Spark image's Python and platform, with its dependencies, and shipped to the "
+            "driver and every executor (docs/guides/your-sink.md); give the flag again for another", many=True,
+            pytest=True),
+    Setting("requirements", "", "a requirements file, or a project's pyproject.toml (its [project] dependencies), "
+            "whose packages ship as --py-package's do", pytest=True),
+    Setting("packages", "", "Maven coordinates group:artifact:version, comma-separated, as spark-submit's --packages: "
+            "resolved on the host with their runtime dependencies (those the Spark image has are not shipped again) "
+            "and put on the class path of the driver and every executor", pytest=True),
+    Setting("conf", "", "a Spark setting of the sink, key=value, as spark-submit's --conf; give the flag again for "
+            "another; a setting the harness owns (the master, the checkpoint, the faults' timing) is refused",
+            many=True, pytest=True),
     Setting("records", "20000", "records of input a scenario produces (1 or more)", record_count),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "
@@ -193,8 +206,8 @@ def given(config: PytestConfig, name: str) -> str | None:
     """A setting as a pytest run gives it (command line > environment > ini), None when it is not given."""
     setting = SETTINGS[name]
     for found in (config.getoption(name), os.environ.get(setting.env), setting.ini and config.getini(setting.ini)):
-        if found not in (None, ""):
-            return str(found)
+        if found not in (None, "", []):
+            return "\n".join(found) if isinstance(found, list) else str(found)
     return None
 
 

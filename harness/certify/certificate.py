@@ -25,6 +25,7 @@ from harness.subject.pipeline import Pipeline
 from harness.versions import SPARK_VERSIONS, Stack
 
 NOT_TRIED = "not tried"
+NO_DEPENDENCIES = {"python": [], "jars": [], "provided_by_image": [], "conf": {}}  # a sink shipped alone
 CERTIFICATE = "certificate.json"  # never overwritten: a folder holds one certification's
 
 def coverage(seen: Observation, rows: list[Row]) -> list[dict]:
@@ -61,11 +62,12 @@ def shard_verdict(shard: dict, rows: list[Row], quick: bool) -> str:
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
                       rows: list[Row], restarts: int, shard: dict | None = None,
-                      spread: list[str] | None = None, store: str = "volume") -> dict:
+                      spread: list[str] | None = None, store: str = "volume", dependencies: dict | None = None) -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
     certificate as written. A shard's (`shard`: its index, count, observation and workload) certifies
     nothing alone and carries what `certify merge` checks and draws the space from. `spread`: how a run
-    decided its clusters (each row says its cluster and the rows beside it)."""
+    decided its clusters (each row says its cluster and the rows beside it). `dependencies`: what shipped with
+    the sink besides its code (harness.subject.bundle), part of what is certified."""
     classes = coverage(seen, rows)
     certificate = {
         "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind, "output": seen.output,
@@ -74,6 +76,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
         "shipped": {what: code.shipment.to_dict() for what, code in (("sink", sink), ("pipeline", pipeline.code))
                     if code.shipment is not None},  # the bytes every row ran, hashed once, every file of a package
+        "dependencies": dependencies or NO_DEPENDENCIES,
         "verdict": shard_verdict(shard, rows, quick) if shard else verdict(classes, rows, quick),
         "certified": certified(classes, rows) and shard is None,
         "matrix": "quick" if quick else "full", "seed": seed,
@@ -157,13 +160,25 @@ def _html(certificate: dict) -> str:
         f"<p>matrix: {escape(certificate['matrix'])}; Kafka brokers: {escape(str(certificate['brokers']))}; "
         f"seed {escape(str(certificate['seed']))}; versions: "
         f"{escape(_versions(certificate['versions']))}</p>"
-        + _spread(certificate.get("spread")) +
+        + _dependencies(certificate.get("dependencies") or NO_DEPENDENCIES) + _spread(certificate.get("spread")) +
         "<h2>Fault classes: what was tried</h2>"
         "<table><tr><th>class</th><th>what it tries</th><th>row</th><th>outcome</th></tr>"
         f"{classes}</table><h2>Scenarios</h2>"
         "<table><tr><th>scenario</th><th>faults</th><th>outcome</th><th>anomalies</th><th>time</th><th>evidence</th></tr>"
         f"{rows}</table></body></html>"
     )
+
+
+def _dependencies(shipped: dict) -> str:
+    """What shipped with the sink besides its code, in a paragraph (nothing when nothing did)."""
+    items = [f"Python package {w['name']} {w['version']} ({w['file']}, sha256 {w['sha256']})"
+             for w in shipped["python"]]
+    items += [f"jar {j['coordinate']} ({j['file']}, sha256 {j['sha256']})" for j in shipped["jars"]]
+    items += [f"provided by the image, not shipped: {p}" for p in shipped["provided_by_image"]]
+    items += [f"Spark setting {key}={value}" for key, value in shipped["conf"].items()]
+    if not items:
+        return "<p>dependencies shipped with the sink: none</p>"
+    return "<p>dependencies shipped with the sink:</p><ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>"
 
 
 def _spread(spread: dict | None) -> str:

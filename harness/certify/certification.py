@@ -18,6 +18,7 @@ from harness.certify.shards import Shard, shard_of
 from harness.certify.worker import CertifyJob
 from harness.checker.judge import EXIT_STATUS, INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS, UNKNOWN
+from harness.cluster import images
 from harness.cluster.engine import engine_socket_url
 from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK, BadInput
 from harness.faults.space import MIN_BROKERS, TABLE, Observation
@@ -25,6 +26,7 @@ from harness.output.registry import store
 from harness.report.folders import certificate_dir
 from harness.run.session import checked_output, checked_store, session
 from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
+from harness.subject.bundle import resolved
 from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.pipeline import Pipeline, load_pipeline
 from harness.subject.shipment import check_unchanged, shipments
@@ -70,7 +72,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
             check_unchanged(code.shipment, what, code.spec)
     certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts,
                                     shard_section(shard, seen, run) if shard else None,
-                                    sizing.notes if sizing else None, run.store)
+                                    sizing.notes if sizing else None, run.store, shipped_dependencies(run))
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)
@@ -83,6 +85,13 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
         print(f"not certified, exit {EXIT_NOT_EVERY_CLASS}: {len(untried)} applicable classes not tried "
               f"({', '.join(untried)}); certificate.json says why for each (a broker class needs --brokers 3)")
     return status
+
+
+def shipped_dependencies(run: MatrixRun) -> dict | None:
+    """What shipped with the sink in every row (as its workers resolved it, from the cache), None for nothing."""
+    if not run.dependencies:
+        return None
+    return resolved(run.dependencies, images.current().spark.tag).to_dict()
 
 
 def certification_status(outcomes: list[str], quick: bool, certified: bool) -> int:
@@ -113,7 +122,7 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None,
     """Every row (of the shard) in turn on one cluster in this process: the certificate folder, what the
     baseline showed, the rows."""
     rows: list[Row] = []
-    with session(output=run.output, store=run.store) as opened:
+    with session(output=run.output, store=run.store, dependencies=run.dependencies) as opened:
         folder = out or certificate_dir(opened.cluster.run_id)
         baseline, result = run_row(opened.cluster, run, BASELINE)
         rows.append(baseline)

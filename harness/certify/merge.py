@@ -27,7 +27,8 @@ from harness.report.folders import certificate_dir
 
 # what every shard of one certification shares: (certificate key, in words)
 SHARED = (("sink_source_sha256", "sink source (sha256)"), ("pipeline_source_sha256", "pipeline source (sha256)"),
-          ("shipped", "shipped code"), ("versions", "versions"), ("seed", "seed"), ("brokers", "brokers"),
+          ("shipped", "shipped code"), ("dependencies", "shipped dependencies"),
+          ("versions", "versions"), ("seed", "seed"), ("brokers", "brokers"),
           ("matrix", "matrix (quick or full)"), ("restarts", "restarts"))
 
 SHARD_KEYS = ("index", "count", "observation", "workload")  # what `certify --shard` adds

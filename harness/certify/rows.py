@@ -19,6 +19,8 @@ from harness.report.folders import run_report_dir
 from harness.run.scenario import Scenario, ScenarioResult
 from harness.run.session import TRACEBACK, keep_traceback, scenario
 from harness.settings import from_environment
+from harness.subject.dependencies import Dependencies
+from harness.subject.dependencies import from_environment as environment_dependencies
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class MatrixRun:
     restarts: int = field(default_factory=lambda: from_environment("restarts"))
     output: str = field(default_factory=lambda: from_environment("output"))  # kafka or delta (harness.output)
     store: str = field(default_factory=lambda: from_environment("store"))  # where a table lives: volume or s3
+    dependencies: Dependencies = field(default_factory=environment_dependencies)  # what ships with the sink
 
 
 @dataclass
@@ -61,7 +64,7 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
                     state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
-                    restarts=run.restarts, output=run.output, store=run.store)
+                    restarts=run.restarts, output=run.output, store=run.store, dependencies=run.dependencies)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:

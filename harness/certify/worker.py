@@ -51,7 +51,8 @@ class CertifyJob:
     def session(self, worker: Worker) -> Iterator[RunRow]:
         """The worker's session (images built one at a time on a machine, its cluster, its run folder)."""
         adopt(self.shipments)
-        with session(run_id=worker.run_id, output=self.run.output, store=self.run.store) as opened:
+        with session(run_id=worker.run_id, output=self.run.output, store=self.run.store,
+                     dependencies=self.run.dependencies) as opened:
             yield partial(self._run, opened.cluster)
 
     def _run(self, cluster: Cluster, row: MatrixScenario) -> tuple[Row, Observation]:

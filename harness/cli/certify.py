@@ -4,14 +4,16 @@ shard of it (`--shard K/N`), and `certify merge DIR...` joining the shards' cert
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 from harness.certify.certification import certify
 from harness.certify.merge import merge
 from harness.certify.rows import MatrixRun
 from harness.certify.shards import Shard
-from harness.cli.options import add_setting, refuse_renamed
+from harness.cli.options import add_dependency_settings, add_setting, refuse_renamed
 from harness.errors import BadInput
+from harness.subject.dependencies import from_settings
 
 MERGE = "merge"
 
@@ -35,6 +37,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
+    add_dependency_settings(parser)
     refuse_renamed(parser)
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="spread the rows after the baseline over N worker processes, each with its own cluster "
@@ -55,7 +58,8 @@ def command(args: argparse.Namespace) -> int:
     if args.sink is None:
         raise BadInput("certify needs --sink (or `certify merge DIR...` to join shards' certificates)")
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts, output=args.output, store=args.store)
+                    restarts=args.restarts, output=args.output, store=args.store,
+                    dependencies=from_settings(partial(getattr, args)))
     shard = Shard.parse(args.shard) if args.shard is not None else None
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts, shard)
 

@@ -8,13 +8,14 @@ import argparse
 import re
 import statistics
 import time
+from functools import partial
 
 from harness.certify.pool import spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row
 from harness.certify.tally import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
-from harness.cli.options import add_setting, refuse_renamed
+from harness.cli.options import add_dependency_settings, add_setting, refuse_renamed
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.labels import new_run_id
 from harness.errors import EXIT_INFRASTRUCTURE, EXIT_OK, BadInput, HarnessError, InfrastructureError
@@ -25,6 +26,7 @@ from harness.progress import say
 from harness.report.folders import reports_root
 from harness.run.session import checked_output, session
 from harness.subject.code_spec import resolve_sink
+from harness.subject.dependencies import from_settings
 from harness.subject.pipeline import load_pipeline
 from harness.subject.shipment import shipments
 
@@ -56,6 +58,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
+    add_dependency_settings(parser)
     refuse_renamed(parser)
     parser.set_defaults(func=command)
 
@@ -64,12 +67,13 @@ def command(args: argparse.Namespace) -> int:
     load_pipeline(args.pipeline)
     checked_output(resolve_sink(args.sink), args.output)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts, output=args.output, store=args.store)
+                    restarts=args.restarts, output=args.output, store=args.store,
+                    dependencies=from_settings(partial(getattr, args)))
     store = CoverageStore(reports_root())
     started = time.time()
     stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure
     if args.workers == 1 and not args.docker_hosts:
-        with session(output=run.output, store=run.store) as opened:
+        with session(output=run.output, store=run.store, dependencies=run.dependencies) as opened:
             try:
                 explored = [(explore(opened.cluster, run, args.budget, store, args.stop_at_first), opened.folder)]
             except BaselineFailed as failed:

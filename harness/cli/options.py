@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.settings import RENAMED, SETTINGS, help_text
+from harness.subject import dependencies
 
 # Settings every command takes, before or after its name: `eo-harness --brokers 3 certify` or `certify --brokers 3`.
 GLOBAL = ("reports", "kafka", "spark", "iceberg", "brokers", "registry", "image_max_age", "debian_mirror",
@@ -31,12 +32,29 @@ def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = Fal
                        help=f"{setting.help} (env {setting.env}; required unless that is set)")
     if setting.choices:
         options["choices"] = setting.choices
-    parser.add_argument(setting.flag, action=SettingOption, **{**options, **overrides})
+    parser.add_argument(setting.flag, action=SettingList if setting.many else SettingOption, **{**options, **overrides})
 
 
 class SettingOption(argparse._StoreAction):
     """An option made from the settings table: the reference pages tell it from a command's own option of
     the same name (`check --output TOPIC` is not the `output` setting)."""
+
+
+class SettingList(SettingOption):
+    """A list setting's flag: the first given replaces the environment's value, each one after adds a line."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given = getattr(namespace, f"_{self.dest}_given", False)
+        before = getattr(namespace, self.dest) if given else ""
+        setattr(namespace, self.dest, f"{before}\n{values}" if before else values)
+        setattr(namespace, f"_{self.dest}_given", True)
+
+
+def add_dependency_settings(parser: argparse.ArgumentParser) -> None:
+    """The settings that ship a sink's packages, jars and Spark settings with it."""
+    for name, metavar in zip(dependencies.SETTINGS, ("REQUIREMENT", "FILE", "COORDINATES", "KEY=VALUE"), strict=True):
+        add_setting(parser, name, metavar=metavar)
 
 
 def add_global_settings(parser: argparse.ArgumentParser, default: object) -> None:

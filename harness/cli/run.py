@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 from harness.checker.judge import EXIT_STATUS
 from harness.cli.console import table
-from harness.cli.options import add_setting, refuse_renamed
+from harness.cli.options import add_dependency_settings, add_setting, refuse_renamed
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput
 from harness.evidence import write_evidence
@@ -26,6 +27,7 @@ from harness.report.folders import checked_name
 from harness.run.session import checked_output, checked_store, scenario, session
 from harness.settings import positive_number
 from harness.subject.code_spec import resolve_sink
+from harness.subject.dependencies import from_settings
 from harness.subject.pipeline import load_pipeline
 
 
@@ -45,6 +47,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "state_store")
     add_setting(parser, "restarts", metavar="N")
+    add_dependency_settings(parser)
     parser.add_argument("--input-rate", type=input_rate, default=0.0, metavar="R",
                         help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
                              "not a setting: certify's live rows take --live-rate")
@@ -77,7 +80,8 @@ def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
     """Whether the sink writes in transactions, seen at the gate in a fault-free run (as certify does)."""
     baseline = scenario(cluster, f"{args.name}-baseline", pipeline=args.pipeline, sink=args.sink,
                         records=args.records, seed=args.seed, stall_timeout=args.stall_timeout,
-                        state_store=args.state_store, output=args.output, store=args.store).run()
+                        state_store=args.state_store, output=args.output, store=args.store,
+                        dependencies=args.dependencies).run()
     kind = baseline.sink_kind
     say(f"sink {args.sink}: observed kind '{kind}' in its baseline; drawing {kind} fault points")
     return kind
@@ -89,7 +93,8 @@ def command(args: argparse.Namespace) -> int:
     checked_output(resolve_sink(args.sink), args.output)
     checked_store(args.output, args.store)
     steps = schedule(args.fault, args.schedule, args.random_faults)
-    with session(output=args.output, store=args.store) as opened:
+    args.dependencies = from_settings(partial(getattr, args))
+    with session(output=args.output, store=args.store, dependencies=args.dependencies) as opened:
         if args.random_faults:
             kind = observed_kind(opened.cluster, args)
             steps = random_schedule(args.seed, args.random_faults, transactional=kind == TRANSACTIONAL,
@@ -97,7 +102,7 @@ def command(args: argparse.Namespace) -> int:
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
                               rate=args.input_rate, restarts=args.restarts, output=args.output,
-                              store=args.store)
+                              store=args.store, dependencies=args.dependencies)
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))

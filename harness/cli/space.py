@@ -4,15 +4,17 @@ with the row that tries it (what `certify` runs, and what its certificate accoun
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from harness.certify.matrix import BASELINE
 from harness.certify.rows import MatrixRun, print_row, run_row
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import PASS
-from harness.cli.options import add_setting
+from harness.cli.options import add_dependency_settings, add_setting
 from harness.faults.space import Observation, space
 from harness.run.session import checked_output, checked_store, session
 from harness.subject.code_spec import resolve_sink
+from harness.subject.dependencies import from_settings
 from harness.subject.pipeline import load_pipeline
 
 
@@ -25,6 +27,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "records")
     add_setting(parser, "seed")
     add_setting(parser, "stall_timeout", metavar="S")
+    add_dependency_settings(parser)
     parser.set_defaults(func=command)
 
 
@@ -42,8 +45,8 @@ def command(args: argparse.Namespace) -> int:
     checked_output(resolve_sink(args.sink), args.output)
     checked_store(args.output, args.store)
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, output=args.output,
-                    store=args.store)
-    with session() as opened:
+                    store=args.store, dependencies=from_settings(partial(getattr, args)))
+    with session(output=run.output, store=run.store, dependencies=run.dependencies) as opened:
         row, result = run_row(opened.cluster, run, BASELINE)
     print_row(row, 1, 1)
     if result is None or row.outcome != PASS:

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -186,7 +187,8 @@ def image_environment(machine: str | None = None) -> dict[str, str]:
             "platform_system": "Linux", "platform_machine": machine or platform.machine()}
 
 
-def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True) -> None:
+def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True,
+                 provided: Mapping[str, str] | None = None) -> None:
     """Download wheels for the images' interpreter (versions.IMAGE_PYTHON on Debian's glibc), whatever
     Python the host runs, with the dependencies that interpreter needs. A package published only as source
     (pyspark) is built into a wheel here, which must be pure Python to install there. `deps=False`: the
@@ -194,13 +196,20 @@ def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = Tr
 
     pip chooses each wheel for the images (`--python-version`, `--platform`), but judges dependencies'
     environment markers by the host's Python (a host on 3.13 would skip psycopg's typing-extensions),
-    so the dependencies are walked here, each one's markers judged for the images' interpreter."""
+    so the dependencies are walked here, each one's markers judged for the images' interpreter.
+
+    `provided`: packages (canonical name: version) the image has already, neither fetched nor walked; a
+    requirement their version does not meet is a conflict."""
     dest.mkdir(parents=True, exist_ok=True)
     chosen: dict[str, Path] = {}
     pending = [Requirement(text) for text in requirements]
     while pending:
         requirement = pending.pop(0)
         name = canonicalize_name(requirement.name)
+        if provided and name in provided:
+            if not requirement.specifier.contains(provided[name], prereleases=True):
+                raise ImageBuildFailed(f"{requirement} is needed, and the image has {name} {provided[name]}")
+            continue
         if name not in chosen:
             chosen[name] = _fetch_one(requirement, dest, log)
             if deps:
@@ -275,3 +284,22 @@ def _installs(wheel: Path, tags: frozenset[Tag]) -> bool:
 
 def _image_python() -> str:
     return ".".join(map(str, versions.IMAGE_PYTHON))
+
+
+def fetch_maven_coordinates(coordinates: list[str], dest: Path, log: Path) -> None:
+    """Resolve Maven coordinates (group:artifact:version) and their runtime dependencies into `dest`, in the
+    repository's layout (group/path/artifact/version/file.jar), so that each jar's coordinate can be read
+    back from where it lies."""
+    work = dest.parent
+    work.mkdir(parents=True, exist_ok=True)
+    dependencies = "".join(
+        f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>"
+        "</dependency>" for group, artifact, version in (c.split(":") for c in coordinates))
+    pom = work / "pom.xml"
+    pom.write_text('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+                   "<groupId>eo-harness</groupId><artifactId>sink-dependencies</artifactId><version>1</version>"
+                   f"<packaging>pom</packaging><dependencies>{dependencies}</dependencies></project>\n")
+    command = ["mvn", "-B", "-q", "-f", str(pom), "-s", str(_maven_settings(work)), "dependency:copy-dependencies",
+               f"-DoutputDirectory={dest}", "-DincludeScope=runtime", "-Dmdep.useRepositoryLayout=true"]
+    with _MAVEN:
+        run_logged(command, log, "maven " + " ".join(coordinates))

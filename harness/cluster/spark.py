@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from docker.errors import APIError, NotFound
@@ -14,6 +15,7 @@ from harness.cluster.service import LOG_POLL_S, Service
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
 SOURCE = "/opt/eo"  # on the Python path; the harness package (a volume) is mounted at SOURCE/harness
+DEPENDENCIES = "/opt/eo-deps"  # the sinks' dependencies (a volume: harness.cluster.dependency_volume)
 DAEMON_MEMORY = "256m"
 EXECUTOR_LOGS = (
     'for f in /tmp/spark-work/*/*/stderr /tmp/spark-work/*/*/stdout; do [ -f "$f" ] && '
@@ -61,6 +63,23 @@ def contained(service: Service, command: list[str]) -> None:
     service.with_command([*AS_SPARK, *command])
 
 
+@dataclass(frozen=True)
+class Submit:
+    """What a run adds to spark-submit for its sink: the folder of its dependencies (python/ on the Python path
+    of the driver and every executor's Python worker, jars/ on both JVMs' class path; harness.cluster.
+    dependency_volume), and its own Spark settings (each a `--conf`, checked: harness.subject.dependencies)."""
+
+    folder: str | None = None
+    conf: tuple[tuple[str, str], ...] = ()
+
+    def python_path(self) -> str:
+        return f"{SOURCE}:{self.folder}/python" if self.folder else SOURCE
+
+    def settings(self) -> dict[str, str]:
+        jars = {f"spark.{side}.extraClassPath": f"{self.folder}/jars/*" for side in ("driver", "executor")}
+        return {**dict(self.conf), **(jars if self.folder else {})}
+
+
 class SparkMaster(Service):
     """The standalone master."""
 
@@ -83,7 +102,7 @@ class SparkWorker(Service):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: str, package: str, memory: str = "1g",
+        checkpoints: str, package: str, dependencies: str, memory: str = "1g",
     ) -> None:
         super().__init__(image, alias, network, labels)
         contained(self, ["spark-class", "org.apache.spark.deploy.worker.Worker", "--host", alias, "--cores", "1",
@@ -92,6 +111,7 @@ class SparkWorker(Service):
         self.with_env("SPARK_DAEMON_JAVA_OPTS", JVM_OPTIONS)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
+        self.with_volume_mapping(dependencies, DEPENDENCIES, "ro")
         # the engine's init as PID 1, the Worker's JVM its first child: a process the sink orphans is the
         # init's, never the Worker's, whose own children are its executors (harness.faults.processes)
         self._kwargs["init"] = True
@@ -112,12 +132,14 @@ class SparkDriver(Service):
 
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
-        checkpoints: str, package: str, app_args: list[str], ready: str = QUERY_STARTED,
+        checkpoints: str, package: str, dependencies: str, app_args: list[str], submit: Submit = Submit(),
+        ready: str = QUERY_STARTED,
     ) -> None:
         super().__init__(image, alias, network, labels)
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
-        self.with_env("PYTHONPATH", SOURCE)
+        self.with_volume_mapping(dependencies, DEPENDENCIES, "ro")
+        self.with_env("PYTHONPATH", submit.python_path())
         # the engine's init as PID 1, so that the driver's JVM is not: a PID namespace's init ignores every
         # signal it has no handler for, SIGSTOP too, and the app stops its JVM at a table commit
         # (harness.driver.table_hold); the init passes the nemesis's SIGTERM on, a SIGKILL ends them all
@@ -135,7 +157,7 @@ class SparkDriver(Service):
             # every executor on one machine: a free one takes a task at once rather than leave it up to 3 s
             # for the busy executor that holds its cached block (a first batch's uneven first tasks)
             "spark.locality.wait": "0s",
-            "spark.executorEnv.PYTHONPATH": SOURCE,
+            "spark.executorEnv.PYTHONPATH": submit.python_path(),
             "spark.sql.streaming.stopTimeout": "10s",
             # an executor that stops answering (paused, cut off) is given up after 20 s and its tasks
             # retried elsewhere: the zombie scenarios need that to happen well within a scenario
@@ -146,7 +168,7 @@ class SparkDriver(Service):
             "spark.executor.extraJavaOptions": JVM_OPTIONS,
         }
         command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", "512m"]
-        for key, value in conf.items():
+        for key, value in {**submit.settings(), **conf}.items():
             command += ["--conf", f"{key}={value}"]
         command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]
         contained(self, command)

@@ -17,13 +17,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.network import Network
 
 from harness.cluster import images, labels
 from harness.cluster.brokers import KafkaCluster
+from harness.cluster.dependency_volume import install
 from harness.cluster.engine import docker_client, engine_host
 from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
@@ -31,7 +32,7 @@ from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import VOLUME as RELAY_VOLUME
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
-from harness.cluster.spark import CHECKPOINTS, SPARK_USER, SparkDriver, SparkMaster, SparkWorker
+from harness.cluster.spark import CHECKPOINTS, SPARK_USER, SparkDriver, SparkMaster, SparkWorker, Submit
 from harness.cluster.toxiproxy import API_PORT, ToxiproxyServer
 from harness.errors import InfrastructureError
 from harness.gate.points import Peer
@@ -42,6 +43,9 @@ from harness.output.registry import stores
 from harness.progress import say
 from harness.settings import from_environment
 from harness.versions import Stack
+
+if TYPE_CHECKING:
+    from harness.subject.bundle import Bundle
 
 # One toxiproxy link per role and broker, so that one role's link, or every link to one broker, can be cut
 # alone; and one per broker for replication (the other brokers fetch from it there), so that a leader's
@@ -95,6 +99,8 @@ class Cluster:
         self.sut_network = Network(docker_network_kw={"labels": self.labels, "internal": True})
         self.package = f"{self.run_id}-package"  # the volume drivers and executors import the harness from
         self.checkpoints = f"{self.run_id}-checkpoints"  # the volume of every query's checkpoint, read via the relay
+        self.dependencies = f"{self.run_id}-dependencies"  # the volume of the sinks' dependencies, installed on use
+        self._installed: dict[str, str] = {}  # a bundle's digest -> its folder in that volume
         count = brokers if brokers is not None else from_environment("brokers")
         self.secret = secrets.token_hex(16)  # the run's: its relay and reaper obey only this process
         self.files: RelayFiles | None = None
@@ -110,7 +116,7 @@ class Cluster:
         self.workers = [
             SparkWorker(
                 self.images.spark.tag, self.sut_network, self.labels, f"spark-worker-{n}", self.master,
-                self.checkpoints, self.package,
+                self.checkpoints, self.package, self.dependencies,
             ).with_memory_limit("1800m")
             for n in range(1, workers + 1)
         ]
@@ -139,6 +145,7 @@ class Cluster:
             self.reaper = Reaper(self.images.base.tag, self.labels, reaper_engine(), self.secret).start()
             package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
+            docker_client().volumes.create(self.dependencies, labels=self.labels)
             self.network.create()
             self.sut_network.create()
             self.relay.start()
@@ -242,13 +249,24 @@ class Cluster:
         """A scenario's checkpoint folder, as the containers (and the relay) see it; Spark makes it."""
         return f"{CHECKPOINTS}/{name}"
 
-    def new_driver(self, name: str, app_args: list[str]) -> SparkDriver:
+    def submit(self, bundle: Bundle) -> Submit:
+        """What a driver adds to spark-submit for a sink's dependencies: their files installed in this
+        cluster's dependencies volume on first use (each bundle once, for every later scenario)."""
+        if not bundle.files:
+            return Submit(conf=bundle.conf)
+        with self._attach_lock:
+            if bundle.digest not in self._installed:
+                say(f"installing the sink's dependencies ({len(bundle.wheels)} wheels, {len(bundle.jars)} jars)")
+                self._installed[bundle.digest] = install(self.dependencies, bundle, self.images.spark.tag, self.labels)
+        return Submit(self._installed[bundle.digest], bundle.conf)
+
+    def new_driver(self, name: str, app_args: list[str], submit: Submit = Submit()) -> SparkDriver:
         """A driver container (not yet started) for one Spark application."""
         # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
             self.images.spark.tag, self.sut_network, self.labels, f"driver-{hostname}", self.master,
-            self.checkpoints, self.package, app_args,
+            self.checkpoints, self.package, self.dependencies, app_args, submit,
         )
         driver.with_memory_limit(DRIVER_MEMORY)
         self.drivers.append(driver)

@@ -47,7 +47,8 @@ def work(worker: Worker, job: ExploreJob, results: Queue) -> None:
     speak_as(worker.name)
     adopt(job.shipments)
     try:
-        with session(run_id=worker.run_id, output=job.run.output, store=job.run.store) as opened:
+        with session(run_id=worker.run_id, output=job.run.output, store=job.run.store,
+                     dependencies=job.run.dependencies) as opened:
             found = explore(opened.cluster, job.run, job.budget_s, CoverageStore(job.store), job.stop_at_first,
                             worker=worker.name)
         results.put((worker.index, found, str(opened.folder)))

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.cluster.spark import SparkDriver
+from harness.cluster.spark import SparkDriver, Submit
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError, NotReady
 from harness.history import History
@@ -50,10 +50,12 @@ class DriverSupervisor:
     nemesis's and the supervisor's), `failures` the query's own failures."""
 
     def __init__(self, cluster: Cluster, name: str, args: list[str], history: History, logs: Path,
-                 pipeline: str, sink: str, max_restarts: int = 3) -> None:
+                 pipeline: str, sink: str, max_restarts: int = 3, submit: Submit = Submit()) -> None:
+        """`submit`: what every spark-submit adds for the sink (its dependencies' folder, its settings)."""
         self.cluster = cluster
         self.name = name
         self.args = args
+        self.submit = submit
         self.history = history
         self.logs = logs
         self.pipeline, self.sink = pipeline, sink  # named when the driver cannot load them
@@ -67,7 +69,7 @@ class DriverSupervisor:
     def start(self) -> None:
         """Start the driver until its query runs."""
         submitted = time.time()
-        self.driver = self.cluster.new_driver(self.name, self.args)
+        self.driver = self.cluster.new_driver(self.name, self.args, self.submit)
         try:
             self.driver.start()
         except NotReady as error:

@@ -27,6 +27,7 @@ from harness.client.scenario_input import ScenarioInput
 from harness.client.topics import create_topics, unique_name
 from harness.client.workload import InputRecord, SendLog, Workload
 from harness.cluster.dump_log import dump_topic
+from harness.cluster.spark import Submit
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import STATE_STORES
 from harness.errors import BadInput, InfrastructureError
@@ -53,7 +54,9 @@ from harness.run.leadership import LeadershipWatch
 from harness.run.phases import phases
 from harness.run.table_watch import POINT as TABLE_POINT
 from harness.run.table_watch import GateHolds
+from harness.subject.bundle import Bundle
 from harness.subject.code_spec import STATE_TABLE, CodeSpec
+from harness.subject.dependencies import check_not_owned
 from harness.subject.pipeline import Pipeline
 
 
@@ -80,6 +83,7 @@ class ScenarioResult:
     where: str = ""  # the output's topic or table path
     table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
     store: str = "volume"  # where a table lived: the run's volume, or its S3 server (s3)
+    dependencies: dict | None = None  # what shipped with the sink (harness.subject.bundle), None when nothing
 
     @property
     def outcome(self) -> str:
@@ -134,6 +138,7 @@ class ScenarioResult:
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "phases": self.phases,
             "versions": self.stack.described(self.output, self.store),
+            **({"dependencies": self.dependencies} if self.dependencies else {}),
         }
 
 
@@ -193,13 +198,15 @@ class Scenario:
         restarts: int = 3,
         output: str = "kafka",
         table_store: str = "volume",
+        bundle: Bundle | None = None,
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
         records/s while the stream runs (0: a backlog first). `speculation`: Spark runs copies of slow tasks.
         `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor).
         `output`: where the sink writes and the harness reads (harness.output: kafka or delta); `table_store`: where
-        its table lives (the run's volume, or its S3 server)."""
+        its table lives (the run's volume, or its S3 server). `bundle`: what ships with the sink, resolved
+        (harness.subject.bundle): its packages and jars, its Spark settings."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -220,6 +227,7 @@ class Scenario:
         self.restarts = restarts
         self.output = output
         self.table_store = table_store
+        self.bundle = bundle
         self.report_dir = scenario_dir(cluster.run_id, name)
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -257,7 +265,7 @@ class Scenario:
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
                             output=self.output, store=self.table_store,
-                            rate=self.rate,
+                            rate=self.rate, **({"dependencies": self.bundle.to_dict()} if self.bundle else {}),
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
@@ -301,7 +309,7 @@ class Scenario:
         folder = CheckpointFolder(files, checkpoint)
         watcher = BatchWatcher(folder, self.history)
         supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
-                                      self.pipeline.name, self.sink.spec, self.restarts)
+                                      self.pipeline.name, self.sink.spec, self.restarts, self._submit(output))
         nemesis = Nemesis(self.cluster, self.history, supervisor.current, supervisor.replace)
         # where the driver cannot be held at a table's commits (on object storage), their answers are held
         at_gate = GateHolds() if hold is None and store(self.output).table and self.table_store != "volume" else None
@@ -399,6 +407,7 @@ class Scenario:
             self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
             output=output.name, where=output.where, table=self.sink.table if store(output.name).table else "",
             stack=self.cluster.images.stack, store=self.table_store,
+            dependencies=self.bundle.to_dict() if self.bundle else None,
         )
         return result
 
@@ -496,6 +505,15 @@ class Scenario:
         consumed = folder.consumed(input_topic, lag=1 if folder.stateful() else 0)
         inputs = in_produce_order(CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records)
         return (InputRecord.read(r) for r in inputs if r.offset() < consumed.get(r.partition(), 0))
+
+    def _submit(self, output: Output) -> Submit:
+        """The sink's dependencies installed on the cluster, and its settings, checked against the output's
+        own (a table's catalog and extensions are the harness's)."""
+        if self.bundle is None:
+            return Submit()
+        for key, _ in self.bundle.conf:
+            check_not_owned(key, output.spark_settings(), output.name)
+        return self.cluster.submit(self.bundle)
 
     @staticmethod
     def _ship(code: CodeSpec, files: RelayFiles, checkpoint: str) -> str:

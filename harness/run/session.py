@@ -25,7 +25,10 @@ from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.oracles import oracle_for
 from harness.run.scenario import Scenario
+from harness.subject.bundle import Bundle, resolved
 from harness.subject.code_spec import STATE_TABLE, CodeSpec, resolve_sink
+from harness.subject.dependencies import Dependencies
+from harness.subject.dependencies import from_environment as environment_dependencies
 from harness.subject.pipeline import Pipeline, load_pipeline
 
 CLUSTER_LOGS = "cluster-logs"  # every container's log, in the run's folder, when the session ends
@@ -38,10 +41,10 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
              rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
              partitions: int = 4, max_offsets_per_trigger: int | None = None,
              speculation: bool = False, restarts: int | None = None, output: str | None = None,
-             store: str | None = None) -> Scenario:
+             store: str | None = None, dependencies: Dependencies | None = None) -> Scenario:
     """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
     Unset numbers and the output (kafka, delta) come from the environment (HARNESS_RECORDS, HARNESS_OUTPUT, ...)
-    or their defaults (harness.settings)."""
+    or their defaults (harness.settings), as do the sink's `dependencies` (HARNESS_PY_PACKAGE, ...)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
     output = checked_output(code, output or settings.from_environment("output"),
@@ -59,7 +62,14 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
                     max_offsets_per_trigger, state_store, rate, speculation,
                     restarts if restarts is not None else settings.from_environment("restarts"),
-                    output, table_store)
+                    output, table_store, bundle_of(cluster, dependencies))
+
+
+def bundle_of(cluster: Cluster, dependencies: Dependencies | None) -> Bundle | None:
+    """What ships with the sink on `cluster`'s Spark image (the environment's dependencies unless given),
+    None when nothing does."""
+    given = dependencies if dependencies is not None else environment_dependencies()
+    return resolved(given, cluster.images.spark.tag) if given else None
 
 
 def checked_output(code: CodeSpec, output: str, stack: versions.Stack | None = None) -> str:
@@ -99,17 +109,22 @@ class Session:
 @contextmanager
 def session(run_id: str | None = None, workers: int = 2, brokers: int | None = None,
             spark: str | None = None, iceberg: str | None = None, output: str | None = None,
-            store: str | None = None) -> Iterator[Session]:
+            store: str | None = None, dependencies: Dependencies | None = None) -> Iterator[Session]:
     """The images its runs start built where missing, a cluster started; on the way out, whatever happened, the
     cluster's logs saved, the run's index written and the cluster removed. An unforeseen error's traceback is
     kept in the run's folder (`error.traceback_file`), so a front end can say it in one line. `workers`: Spark
     workers (0: Kafka and toxiproxy only, for the benchmarks of the reader and the gate); `brokers`: Kafka
     brokers (default: the `brokers` setting); `spark`, `iceberg`: releases other than the settings'; `output`,
     `store`: what its scenarios write into (default: the settings'), whose servers' images are had with the
-    cluster's (a scenario into another output has its images where its store starts them)."""
+    cluster's (a scenario into another output has its images where its store starts them). The sink's
+    `dependencies` (default: the environment's) are resolved once the images are had, before the cluster
+    starts: one that does not resolve is bad input before any container runs."""
     stack = versions.stack(spark, iceberg)
     images.build_for(output or settings.from_environment("output"), store or settings.from_environment("store"),
                      stack)
+    given = dependencies if dependencies is not None else environment_dependencies()
+    if given:
+        resolved(given, images.current(stack).spark.tag)
     with Cluster(workers=workers, run_id=run_id, brokers=brokers, stack=stack) as cluster:
         folder = run_report_dir(cluster.run_id)
         folder.mkdir(parents=True, exist_ok=True)
