@@ -4,6 +4,11 @@ sink given with `--sink`, and logs kept for every failed test.
 
 Settings resolve in one place, `setting()`: marker > command line > environment > ini.
 
+JUnit (`--junitxml`, pytest's default junit_family xunit2): the sink matrix's rows have a class name
+(`harness.sink_matrix`), a test's harness properties (`eo_outcome`, `eo_untried`) are on the <testsuite>
+named after the test (xunit2 has no <properties> in a <testcase>), and a cluster that cannot start is an
+error row saying why.
+
 The exit status follows the harness's contract (harness.errors.EXIT_CODES): pytest's 1 becomes 3 when every
 failed test failed only on unknown scenarios (the harness's or the infrastructure's failure), and the
 sink matrix's 0 becomes 4 when it could not try the broker classes.
@@ -18,9 +23,10 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
+from _pytest.junitxml import xml_key  # the JUnit file's writer: record_testsuite_property's own way to it
 
 from harness import settings, versions
 from harness.checker.verdict import UNKNOWN
@@ -54,10 +60,14 @@ MARKERS = {
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
 OPTIONS = tuple(name for name, s in settings.SETTINGS.items() if s.pytest)
-OUTCOME = "eo_outcome"  # a test's user property: the outcome of a scenario it ran
-UNTRIED = "eo_untried"  # a sink matrix row's user property: an applicable class this session could not try
+OUTCOME = "eo_outcome"  # a test's property: the outcome of a scenario it ran
+UNTRIED = "eo_untried"  # a sink matrix row's property: an applicable class this session could not try
+NOT_STARTED = "eo_not_started"  # a test's property: the exit status of a cluster it asked for that did not start
+PROPERTIES = "eo_properties"  # a test report's attribute: the (name, value) properties of its test so far
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
+RECORDED = pytest.StashKey[list[tuple[str, str]]]()  # a test's properties (record)
+CANNOT_START = pytest.StashKey[int]()  # a session's cluster that could not start: its exit status
 USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
 SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
 ENVIRONMENT = pytest.StashKey[dict[str, str]]()  # the settings as the harness's processes read them
@@ -182,6 +192,43 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["harness_session"] = node.config.stash[SESSION]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """The sink matrix's ids start `harness/sink_matrix.py::` wherever the harness is installed: pytest names
+    a file outside the project after nothing (`::test_sink_scenario[...]`), so its JUnit rows had
+    `classname=""`."""
+    if module_path != SINK_MATRIX:
+        return None
+    return pytest.Module.from_parent(parent, path=module_path, nodeid=f"harness/{SINK_MATRIX.name}")
+
+
+def record(item: pytest.Item, name: str, value: object) -> None:
+    """A property of the test: on its reports (the exit status reads them, in pytest-xdist's controller too)
+    and in the JUnit file. Not `record_property`: pytest writes those inside the <testcase>, which its
+    default junit_family (xunit2) has no place for, and warns on every row."""
+    item.stash.setdefault(RECORDED, []).append((name, str(value)))
+
+
+class JunitProperties:
+    """Writes each test's properties on the JUnit file's <testsuite> (xunit2's place for them, as
+    `record_testsuite_property` does), named `<property> <test id>`, from the process that writes the file
+    (record_testsuite_property is a no-op in pytest-xdist's workers: their reports reach the controller)."""
+
+    def __init__(self, xml: Any) -> None:
+        self.xml = xml
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":  # every test has one, carrying every property it recorded
+            for name, value in getattr(report, PROPERTIES, ()):
+                self.xml.add_global_property(f"{name} {report.nodeid}", value)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    xml = session.config.stash.get(xml_key, None)
+    if xml is not None:
+        session.config.pluginmanager.register(JunitProperties(xml), "eo_harness_junit")
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The exit contract's status; in the controller of a pytest-xdist run, one index over the scenarios
     of every worker's run."""
@@ -201,7 +248,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say why a sink matrix that passed is not a certification (its status becomes 4)."""
-    untried = [v for r in terminalreporter.stats.get("skipped", ()) for k, v in getattr(r, "user_properties", ())
+    untried = [v for r in terminalreporter.stats.get("skipped", ()) for k, v in getattr(r, PROPERTIES, ())
                if k == UNTRIED]
     if untried:
         terminalreporter.write_line(f"harness: not certified: {len(untried)} applicable rows need --brokers "
@@ -210,10 +257,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 def contract_status(status: int, stats: dict[str, list[Any]]) -> int:
     """pytest's status in the harness's terms: failures that are all unknown scenarios are the harness's
-    own (3); a sink matrix that passed but skipped classes it could not try is not a certification (4)."""
+    own (3); a sink matrix that passed but skipped classes it could not try is not a certification (4); a
+    cluster that could not start is its error's (2 or 3), though pytest stopped the session for it."""
     def properties(kind: str, name: str) -> list[list[Any]]:
-        return [[v for k, v in getattr(r, "user_properties", ()) if k == name] for r in stats.get(kind, ())]
+        return [[v for k, v in getattr(r, PROPERTIES, ()) if k == name] for r in stats.get(kind, ())]
 
+    not_started = [int(v) for p in properties("error", NOT_STARTED) + properties("failed", NOT_STARTED) for v in p]
+    if not_started:
+        return max(not_started)
     failed = properties("failed", OUTCOME) + properties("error", OUTCOME)
     if status == pytest.ExitCode.TESTS_FAILED and failed and all(f and set(f) == {UNKNOWN} for f in failed):
         return EXIT_INFRASTRUCTURE
@@ -252,7 +303,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if report.failed:
         item.stash[FAILED] = True
+        if CANNOT_START in item.session.stash and not any(k == NOT_STARTED for k, _ in item.stash.get(RECORDED, ())):
+            record(item, NOT_STARTED, item.session.stash[CANNOT_START])
+    setattr(report, PROPERTIES, list(item.stash.get(RECORDED, ())))
     return report
+
+
+def _cannot_start(session: pytest.Session | None, error: HarnessError) -> NoReturn:
+    """A cluster that could not start: the test that asked for it is an error row saying why (in the JUnit
+    file too; pytest.exit left it empty), and the session stops there with the error's exit status
+    (contract_status)."""
+    if session is not None:
+        session.stash[CANNOT_START] = error.exit_status
+        session.shouldstop = f"harness: error: {error}"
+    raise pytest.fail.Exception(f"harness: error: {error}", pytrace=False) from None  # the reason alone
 
 
 @pytest.fixture(scope="session")
@@ -263,7 +327,7 @@ def eo_session(request: pytest.FixtureRequest) -> Iterator[Session]:
         try:
             opened = stack.enter_context(session(run_id=_run_id(request.config)))
         except HarnessError as error:
-            pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
+            _cannot_start(request.session, error)
         yield opened
 
 
@@ -279,8 +343,8 @@ class OtherSizes:
     time a test's `brokers(n)`, `spark(line)` or `iceberg(version)` marker asks for it and removed at the
     session's end."""
 
-    def __init__(self, config: pytest.Config, stack: ExitStack) -> None:
-        self.config, self.stack, self.clusters = config, stack, {}
+    def __init__(self, config: pytest.Config, stack: ExitStack, session: pytest.Session | None = None) -> None:
+        self.config, self.stack, self.session, self.clusters = config, stack, session, {}
 
     def of(self, brokers: int, stack: versions.Stack) -> Cluster:
         if (brokers, stack) not in self.clusters:
@@ -293,7 +357,7 @@ class OtherSizes:
                     run_id=_run_id(self.config, brokers, "-".join(other) or None), brokers=brokers, spark=stack.spark,
                     iceberg=stack.iceberg_asked or None))
             except HarnessError as error:
-                pytest.exit(f"harness: error: {error}", returncode=error.exit_status)
+                _cannot_start(self.session, error)
             self.clusters[brokers, stack] = opened.cluster
         return self.clusters[brokers, stack]
 
@@ -301,7 +365,7 @@ class OtherSizes:
 @pytest.fixture(scope="session")
 def _other_sizes(request: pytest.FixtureRequest) -> Iterator[OtherSizes]:
     with ExitStack() as stack:
-        yield OtherSizes(request.config, stack)
+        yield OtherSizes(request.config, stack, request.session)
 
 
 def _cluster_for(request: pytest.FixtureRequest) -> Cluster:
@@ -323,7 +387,7 @@ def _cluster_for(request: pytest.FixtureRequest) -> Cluster:
 def _logs_of_failed_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     """Keep every container's log in the test's report folder when a test that uses the cluster fails."""
     yield
-    if not request.node.stash.get(FAILED, False):
+    if not request.node.stash.get(FAILED, False) or CANNOT_START in request.session.stash:
         return
     running = request.node.stash.get(USED, None)
     if running is None and "eo_cluster" in request.fixturenames:
@@ -368,7 +432,7 @@ def eo_scenario(request: pytest.FixtureRequest, eo_stall_timeout: float) -> Call
         name = test_id if n == 1 else f"{test_id}-{n}"
         parse_steps([str(step) for step in faults])  # a class or row name: bad input saying which steps to write
         result = scenario(running, name, faults=faults, stall_timeout=eo_stall_timeout, **options).run()
-        request.node.user_properties.append((OUTCOME, result.outcome))
+        record(request.node, OUTCOME, result.outcome)
         return result
 
     run.cluster = running  # type: ignore[attr-defined]  # the cluster it runs on: a test may read the volume

@@ -9,7 +9,6 @@ a request (a sink whose driver and executors both commit) included.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 import pytest
 
@@ -21,7 +20,7 @@ from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
 from harness.faults.space import MIN_BROKERS
 from harness.output.registry import store
-from harness.plugin import OUTCOME, UNTRIED
+from harness.plugin import OUTCOME, UNTRIED, record
 from harness.run.scenario import ScenarioResult
 from harness.subject.code_spec import is_file
 
@@ -93,20 +92,20 @@ def check_row(result: ScenarioResult, expected: str) -> None:
 
 def test_sink_scenario(eo_cluster: Cluster, sink_spaces: dict[str, dict[str, MatrixScenario]],
                        sink_scenario: tuple[str, str], eo_stall_timeout: float, eo_live_rate: float,
-                       record_property: Callable[[str, object], None]) -> None:
+                       request: pytest.FixtureRequest) -> None:
     sink, scenario = sink_scenario
     run = MatrixRun(sink, stall_timeout=eo_stall_timeout, rate=eo_live_rate)
     row = BASELINE
     if scenario != BASELINE.name:
         found = rows_of(eo_cluster, run, sink_spaces, None).get(scenario)
         if found is None and scenario in BROKER_ROWS and len(eo_cluster.kafka.brokers) < MIN_BROKERS:
-            record_property(UNTRIED, scenario)  # applicable to production Kafka: the session exits 4
+            record(request.node, UNTRIED, scenario)  # applicable to production Kafka: the session exits 4
             pytest.skip(f"{scenario} needs --brokers {MIN_BROKERS}: this session has {len(eo_cluster.kafka.brokers)}")
         if found is None:
             pytest.skip(f"{scenario} is not in the fault space {sink}'s baseline showed")
         row = found  # its faults timed by what the baseline showed (the sink's transaction timeout)
     result = run_row(eo_cluster, run, row, f"{short_name(sink)}-{scenario}")
-    record_property(OUTCOME, result.outcome)
+    record(request.node, OUTCOME, result.outcome)
     if scenario == BASELINE.name:
         rows_of(eo_cluster, run, sink_spaces, result)
     check_row(result, PASS)

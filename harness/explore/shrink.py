@@ -21,6 +21,7 @@ from harness.errors import BadInput
 from harness.faults.spec import BATCH_POINTS, parse_step
 from harness.progress import say
 from harness.run.scenario import ScenarioResult, batch_size
+from harness.subject.dependencies import Dependencies
 
 MIN_RECORDS = 1_000
 IGNORED = {"vacuous"}  # the judge's, not the sink's: a fault that did not fire is no reproduction
@@ -46,6 +47,7 @@ class Replay:
     store: str | None = None  # where its table lived (`--store`; None: a topic, or the default)
     spark: str | None = None  # the releases it ran on (its result's `versions`): its replays run on them too
     iceberg: str | None = None
+    dependencies: Dependencies | None = None  # what shipped with its sink, as it was asked for
 
     @classmethod
     def from_report(cls, folder: Path) -> Replay:
@@ -64,7 +66,8 @@ class Replay:
                    workload["records"], workload["seed"], partitions, start["rate"], start["state_store"],
                    start["speculation"], None if given == batch_size(workload["records"], partitions) else given,
                    start.get("brokers", 1), start.get("restarts"), start.get("output", "kafka"), start.get("store"),
-                   ran.get("spark"), ran.get("iceberg") if start.get("output") == "iceberg" else None)
+                   ran.get("spark"), ran.get("iceberg") if start.get("output") == "iceberg" else None,
+                   _dependencies(start.get("dependencies_asked")))
 
     def options(self) -> dict[str, object]:
         """Keyword arguments of `scenario()` (and of the `eo_scenario` fixture)."""
@@ -74,7 +77,8 @@ class Replay:
                 "max_offsets_per_trigger": self.max_offsets_per_trigger,
                 **({"restarts": self.restarts} if self.restarts is not None else {}),
                 **({"output": self.output} if self.output != "kafka" else {}),
-                **({"store": self.store} if self.store else {})}
+                **({"store": self.store} if self.store else {}),
+                **({"dependencies": self.dependencies} if self.dependencies else {})}
 
     def describe(self) -> str:
         partitions = f"{self.partitions} partition{'s' if self.partitions != 1 else ''}"
@@ -98,6 +102,13 @@ class Replay:
             out.append((f"partitions {self.partitions} -> {self.partitions // 2}",
                         replace(self, partitions=self.partitions // 2)))
         return out
+
+
+def _dependencies(asked: dict | None) -> Dependencies | None:
+    """What a history says shipped with its sink, as it was asked for (None: nothing, or an older history)."""
+    if not asked:
+        return None
+    return Dependencies(tuple(asked["python"]), tuple(asked["packages"]), tuple(sorted(asked["conf"].items())))
 
 
 def _without(faults: tuple[str, ...], index: int) -> tuple[str, ...]:
@@ -183,7 +194,7 @@ def reproducer(found: Shrunk, source: Path) -> tuple[str, str]:
     smallest = found.smallest
     assert smallest is not None
     options = smallest.options()
-    identity = json.dumps({**options, "brokers": smallest.brokers}, sort_keys=True)
+    identity = json.dumps({**options, "brokers": smallest.brokers}, sort_keys=True, default=repr)
     short = hashlib.sha256(identity.encode()).hexdigest()[:8]
     sink, pipeline = options.pop("sink"), options.pop("pipeline")
     arguments = ",\n                         ".join(f"{k}={v!r}" for k, v in options.items())
@@ -201,7 +212,7 @@ reaches the fault's point (a plain sink made transactional sends no plain produc
 the reproducer no longer applies to it, which is not a pass."""
 
 import pytest
-
+{"from harness.subject.dependencies import Dependencies" + chr(10) if smallest.dependencies else ""}
 SINK = {sink!r}
 PIPELINE = {pipeline!r}
 

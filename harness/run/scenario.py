@@ -265,7 +265,7 @@ class Scenario:
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
                             output=self.output, store=self.table_store,
-                            rate=self.rate, **({"dependencies": self.bundle.to_dict()} if self.bundle else {}),
+                            rate=self.rate, **self._shipped(),
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
                             input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
@@ -505,6 +505,12 @@ class Scenario:
         consumed = folder.consumed(input_topic, lag=1 if folder.stateful() else 0)
         inputs = in_produce_order(CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records)
         return (InputRecord.read(r) for r in inputs if r.offset() < consumed.get(r.partition(), 0))
+
+    def _shipped(self) -> dict:
+        """What shipped with the sink as the history records it: resolved, and as asked (what a replay gives)."""
+        if self.bundle is None:
+            return {}
+        return {"dependencies": self.bundle.to_dict(), "dependencies_asked": self.bundle.asked.to_dict()}
 
     def _submit(self, output: Output) -> Submit:
         """The sink's dependencies installed on the cluster, and its settings, checked against the output's

@@ -44,6 +44,7 @@ class Bundle:
     jars: tuple[dict, ...] = ()  # {"coordinate", "file", "sha256"}
     provided: tuple[str, ...] = ()  # "name version" the image has, asked for and not shipped
     conf: tuple[tuple[str, str], ...] = field(default=())
+    asked: Dependencies = field(default_factory=Dependencies)  # as given: what a replay gives again
 
     @property
     def files(self) -> bool:
@@ -70,7 +71,7 @@ def resolved(dependencies: Dependencies, image: str) -> Bundle:
 
 def _resolve(dependencies: Dependencies, image: str) -> Bundle:
     if not (dependencies.python or dependencies.packages):
-        return Bundle(_digest({"conf": dependencies.conf}), conf=dependencies.conf)
+        return Bundle(_digest({"conf": dependencies.conf}), conf=dependencies.conf, asked=dependencies)
     python, jars = image_contents(image)
     key = _digest({"python": dependencies.python, "packages": dependencies.packages, "image": image_id(image),
                    "interpreter": versions.IMAGE_PYTHON, "machine": platform.machine()})
@@ -79,7 +80,7 @@ def _resolve(dependencies: Dependencies, image: str) -> Bundle:
         _fetch(dependencies, folder, python, jars)
     manifest = json.loads((folder / MANIFEST).read_text())
     return Bundle(key, folder, tuple(manifest["wheels"]), tuple(manifest["jars"]), tuple(manifest["provided"]),
-                  dependencies.conf)
+                  dependencies.conf, dependencies)
 
 
 def _fetch(dependencies: Dependencies, folder: Path, python: dict[str, str], image_jars: list[str]) -> None:

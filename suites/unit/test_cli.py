@@ -161,7 +161,7 @@ def test_the_certification_exit_contract() -> None:
 
 def test_the_plugin_exits_by_the_same_contract() -> None:
     def report(*properties: tuple[str, object]) -> SimpleNamespace:
-        return SimpleNamespace(user_properties=list(properties))
+        return SimpleNamespace(**{plugin.PROPERTIES: list(properties)})
 
     unknown, failed = report((plugin.OUTCOME, UNKNOWN)), report((plugin.OUTCOME, FAIL))
     assert plugin.contract_status(1, {"failed": [unknown, unknown]}) == EXIT_INFRASTRUCTURE
