@@ -51,6 +51,21 @@ def _commands_of(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command by the exit contract. A reader of its output that went away (`| head -1`) ends it
+    quietly, as Python's docs advise for SIGPIPE: stdout goes to /dev/null, so Python's own flush at exit has
+    nothing to fail on (it said "Exception ignored ... BrokenPipeError" and exited 120). Its status is 3, not
+    Python's 1 (anomalies, in the contract): what the command had to say was not all said."""
+    try:
+        try:
+            return _command(argv)
+        finally:
+            sys.stdout.flush()  # what is still buffered, after argparse's --help (a SystemExit) too
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INFRASTRUCTURE
+
+
+def _command(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     renamed = renamed_in_environment()
     if renamed:
@@ -70,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
-    except BrokenPipeError:  # the reader of our output went away (`| head`): nothing left to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_INFRASTRUCTURE
+    except BrokenPipeError:  # the reader of the output went away (`| head`): main() ends quietly
+        raise
     except Exception as error:  # noqa: BLE001 - a bug or a failure no one foresaw: one line, not "anomalies"
         print(f"harness: unexpected error: {type(error).__name__}: {error} ({_kept(error)})", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
