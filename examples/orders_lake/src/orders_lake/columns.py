@@ -1,18 +1,14 @@
 """The columns the lake keeps beside each order: an Avro copy of the record for the warehouse's loaders
-(Spark's `to_avro`, from the spark-avro jar) and a JSON audit line made on the executors with orjson."""
+(Spark's `to_avro`, from the spark-avro jar) and the audit line (orders_lake.audit, on the executors)."""
 
 from __future__ import annotations
 
-import orjson
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import to_avro
 from pyspark.sql.types import StringType
 
-
-def audit(key: bytes | None, value: bytes | None) -> str:
-    """One JSON line naming the record (sizes only: the payload stays in `value`)."""
-    return orjson.dumps({"key_bytes": len(key or b""), "value_bytes": len(value or b"")}).decode()
+from orders_lake.audit import audit
 
 
 def with_lake_columns(frame: DataFrame) -> DataFrame:

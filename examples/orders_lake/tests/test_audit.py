@@ -2,7 +2,7 @@
 
 import orjson
 
-from orders_lake.columns import audit
+from orders_lake.audit import audit
 
 
 def test_audit_names_the_record_by_its_sizes(cluster: dict[str, str]) -> None:
