@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -41,6 +42,7 @@ from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.scenario import ScenarioResult
 from harness.run.session import Session, scenario, session
+from harness.subject import dependencies
 
 MARKERS = {
     "unit": "pure logic, no Docker",
@@ -81,7 +83,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         if name == "sink":
             help_text = (f"run this sink's whole certification matrix, a test id per scenario (alone unless test "
                          f"paths are given, then beside them); {help_text}")
-        group.addoption(setting.flag, dest=name, default=None, help=help_text)
+        group.addoption(setting.flag, dest=name, default=None, help=help_text,
+                        **({"action": "append"} if setting.many else {}))
         parser.addini(setting.ini, help_text, default="")
     for old in settings.RENAMED:
         group.addoption(f"--{old}", dest=f"renamed_{old}", default=None, help=argparse.SUPPRESS)
@@ -110,11 +113,15 @@ def pytest_configure(config: pytest.Config) -> None:
     with _environment(dict(environment)):  # a full matrix's brokers, as the settings below read it
         for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
                      "image_max_age", "debian_mirror", "debian_security_mirror",
-                     "output", "store", "pipeline"):  # the scenarios
+                     "output", "store", "pipeline", *dependencies.SETTINGS):  # the scenarios, the sink's dependencies
             try:
                 environment[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
             except ValueError as error:
                 _bad_input(str(error))
+        try:  # what ships with the sink, checked now (a file named is read, a setting the harness owns refused)
+            dependencies.from_settings(partial(settings.given, config))
+        except HarnessError as error:
+            _bad_input(str(error))
     with _environment(environment):  # the versions as the session's clusters will read them
         try:
             why = store(settings.from_pytest(config, "output")).unsupported(versions.stack())
