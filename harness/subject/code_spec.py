@@ -86,6 +86,7 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     module, _, named = spec.partition(":")
     if module.isidentifier() and module in catalog(what):
         module = f"{CATALOG}.{what}s.{module}"
+    _project_on_path(module.split(".")[0])
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -102,6 +103,18 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
     source_text(origin, what, spec)
     return CodeSpec(spec, module, named or attribute, origin, shipped=True, package=package,
                     shipment=read_once(package or origin, what, spec))
+
+
+def _project_on_path(top: str) -> None:
+    """Put the folder holding the top-level package `top` first on sys.path: the current folder, as `python -m
+    harness` has it (`eo-harness`, a console script, has its bin folder there instead), or the current folder's
+    src/ (a src-layout project keeps its package there, importable only once installed)."""
+    for folder in (Path.cwd(), Path.cwd() / "src"):
+        if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+                importlib.invalidate_caches()
+            return
 
 
 def source_text(path: Path, what: str, spec: str) -> str:
