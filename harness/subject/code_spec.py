@@ -81,7 +81,7 @@ def locate(spec: str, what: str, attribute: str = "") -> CodeSpec:
         if not path.is_file():
             raise BadInput(f"{what} '{spec}': no such file {path}")
         _check_unshadowed(spec, what, path)
-        source_text(path, what, spec)
+        _check_no_siblings(path, source_text(path, what, spec), what, spec)
         return CodeSpec(spec, path.stem, named or attribute, path, shipped=True, shipment=read_once(path, what, spec))
     module, _, named = spec.partition(":")
     if module.isidentifier() and module in catalog(what):
@@ -155,6 +155,32 @@ def _check_unshadowed(spec: str, what: str, path: Path) -> None:
     if found is not None and (found.origin is None or Path(found.origin).resolve() != path):
         raise BadInput(f"{what} '{spec}': its name '{path.stem}' is a module's ({found.origin or 'built in'}); "
                        "rename the file")
+
+
+def _check_no_siblings(path: Path, text: str, what: str, spec: str) -> None:
+    """A file is shipped alone (harness.subject.shipment): a module beside it that it imports is not on the
+    driver, so it is refused here in one line rather than found by a ModuleNotFoundError in Spark's driver."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return  # said where a sink is checked, or a pipeline imported
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        for top in (name.split(".")[0] for name in names):
+            sibling = path.parent / f"{top}.py"
+            if not sibling.is_file() and not (sibling := path.parent / top).is_dir():
+                continue
+            named = f":{spec.partition(':')[2]}" if ":" in spec else ""
+            package = path.parent.name
+            raise BadInput(f"{what} '{spec}' imports {top} ({sibling}), which a file {what} does not ship (it ships "
+                           f"alone): make {path.parent} a package (add __init__.py), import {top} from it (from "
+                           f"{package} import {top}) and name the {what} as its module from the folder above it "
+                           f"(--{what} {package}.{path.stem}{named})")
 
 
 def import_code(code: CodeSpec, what: str) -> ModuleType:
