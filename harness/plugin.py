@@ -30,6 +30,8 @@ import pytest
 from _pytest.junitxml import xml_key  # the JUnit file's writer: record_testsuite_property's own way to it
 
 from harness import settings, versions
+from harness.certify.recorded import OBSERVED, ROW, write_from_properties
+from harness.certify.rows import MatrixRun
 from harness.checker.verdict import UNKNOWN
 from harness.cluster.engine import docker_hosts
 from harness.cluster.labels import new_run_id
@@ -73,6 +75,7 @@ CANNOT_START = pytest.StashKey[int]()  # a session's cluster that could not star
 USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
 SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
 ENVIRONMENT = pytest.StashKey[dict[str, str]]()  # the settings as the harness's processes read them
+CERTIFIED = pytest.StashKey[tuple[Path, dict]]()  # a sink matrix's certificate: its folder, and what it says
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -237,14 +240,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The exit contract's status; in the controller of a pytest-xdist run, one index over the scenarios
-    of every worker's run."""
+    """The exit contract's status; a sink matrix's certificate; in the controller of a pytest-xdist run, one
+    index over the scenarios of every worker's run."""
     config = session.config
     if getattr(config, "workerinput", None) is not None:
         return
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         session.exitstatus = contract_status(int(session.exitstatus), reporter.stats)
+        if settings.given(config, "sink"):
+            _certificate(config, reporter.stats)
     if not config.pluginmanager.hasplugin("dsession"):
         return
     folder = run_report_dir(config.stash[SESSION])
@@ -253,8 +258,29 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         write_index(folder, parts)
 
 
+def _certificate(config: pytest.Config, stats: dict[str, list[Any]]) -> None:
+    """The sink matrix's certificate, as `certify` writes it, from the rows its tests recorded (in any worker),
+    in the session's folder; kept for the summary."""
+    recorded = [(k, v) for reports in stats.values() for r in reports for k, v in getattr(r, PROPERTIES, ())
+                if k in (ROW, OBSERVED)]
+    folder = run_report_dir(config.stash[SESSION]) / "certificate"
+    with _environment(config.stash.get(ENVIRONMENT, {})):
+        run = MatrixRun(str(settings.given(config, "sink")))
+        written = write_from_properties(dict.fromkeys(recorded), folder, run)
+    if written is not None:
+        config.stash[CERTIFIED] = (folder, written)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say why a sink matrix that passed is not a certification (its status becomes 4)."""
+    """A sink matrix's certificate, and its verdict in certify's words; why one that passed is not a
+    certification (its status becomes 4)."""
+    config = getattr(terminalreporter, "config", None)
+    written = config.stash.get(CERTIFIED, None) if config is not None else None
+    if written is not None:
+        folder, certificate = written
+        terminalreporter.write_line(f"harness: {certificate['sink']} with pipeline {certificate['pipeline']}: "
+                                    f"{certificate['verdict']}; certificate: {folder}/certificate.json, "
+                                    f"{folder}/index.html")
     untried = [v for r in terminalreporter.stats.get("skipped", ()) for k, v in getattr(r, PROPERTIES, ())
                if k == UNTRIED]
     if untried:

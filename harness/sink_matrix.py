@@ -9,11 +9,13 @@ a request (a sink whose driver and executors both commit) included.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
 from harness import settings
 from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for, table_rows
+from harness.certify.recorded import row_properties
 from harness.certify.rows import MatrixRun, row_scenario, ways_of
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import FAIL, PASS
@@ -104,8 +106,11 @@ def test_sink_scenario(eo_cluster: Cluster, sink_spaces: dict[str, dict[str, Mat
         if found is None:
             pytest.skip(f"{scenario} is not in the fault space {sink}'s baseline showed")
         row = found  # its faults timed by what the baseline showed (the sink's transaction timeout)
+    started = time.monotonic()
     result = run_row(eo_cluster, run, row, f"{short_name(sink)}-{scenario}")
     record(request.node, OUTCOME, result.outcome)
+    for name, value in row_properties(row, result, time.monotonic() - started):  # for the session's certificate
+        record(request.node, name, value)
     if scenario == BASELINE.name:
         rows_of(eo_cluster, run, sink_spaces, result)
     check_row(result, PASS)

@@ -1,22 +1,20 @@
-"""A sink's dependencies (harness.subject.bundle) installed into the cluster's dependencies volume, which
-drivers and workers mount read-only: each bundle once, in a folder named by its digest, its wheels
-installed by the image's own pip (no index: the wheels are all there is) and compiled by its Python, its
-jars beside them. Copied in through the engine's API, as the harness package is (harness.cluster.package_volume):
-no host path has to exist in the engine, and no container reaches a package index."""
+"""A sink's dependencies (their wheels and jars: harness.subject.bundle) installed into the cluster's
+dependencies volume, which drivers and workers mount read-only: each set once, in a folder named by its
+digest, its wheels installed by the image's own pip (no index: the wheels are all there is) and compiled by
+its Python, its jars beside them. Copied in through the engine's API, as the harness package is
+(harness.cluster.package_volume): no host path has to exist in the engine, and no container reaches a
+package index."""
 
 from __future__ import annotations
 
 import io
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.cluster.engine import docker_client
 from harness.cluster.spark import DEPENDENCIES as MOUNT  # read-only there; read-write for the installer
 from harness.errors import InfrastructureError
-
-if TYPE_CHECKING:
-    from harness.subject.bundle import Bundle
 
 INSTALL_TIMEOUT_S = 300
 INSTALL = """set -e
@@ -34,26 +32,27 @@ cd .. && mv {digest}.in {digest}
 """
 
 
-def bundle_tar(bundle: Bundle) -> bytes:
-    """The bundle's wheels (under wheels/) and jars (at the top) as a tar, under `<digest>.in/`."""
-    assert bundle.folder is not None
+def files_tar(digest: str, wheels: Sequence[Path], jars: Sequence[Path]) -> bytes:
+    """The wheels (under wheels/) and jars (at the top) as a tar, under `<digest>.in/`."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for wheel in bundle.wheels:
-            archive.add(bundle.folder / "wheels" / wheel["file"], arcname=f"{bundle.digest}.in/wheels/{wheel['file']}")
-        for jar in bundle.jars:
-            archive.add(bundle.folder / "jars" / jar["file"], arcname=f"{bundle.digest}.in/{jar['file']}")
+        for wheel in wheels:
+            archive.add(wheel, arcname=f"{digest}.in/wheels/{wheel.name}")
+        for jar in jars:
+            archive.add(jar, arcname=f"{digest}.in/{jar.name}")
     return buffer.getvalue()
 
 
-def install(volume: str, bundle: Bundle, image: str, labels: dict[str, str]) -> str:
-    """Install `bundle` into `volume` with the Spark image `image`; returns its folder as the containers see it."""
+def install(volume: str, digest: str, wheels: Sequence[Path], jars: Sequence[Path], image: str,
+            labels: dict[str, str]) -> str:
+    """Install the set `digest` (its wheels and jars) into `volume` with the Spark image `image`; returns its
+    folder as the containers see it."""
     client = docker_client()
-    installer = client.containers.create(image, ["sh", "-c", INSTALL.format(mount=MOUNT, digest=bundle.digest)],
+    installer = client.containers.create(image, ["sh", "-c", INSTALL.format(mount=MOUNT, digest=digest)],
                                          volumes={volume: {"bind": MOUNT, "mode": "rw"}}, labels=labels,
-                                         name=f"{volume}-{bundle.digest[:12]}", network_disabled=True)
+                                         name=f"{volume}-{digest[:12]}", network_disabled=True)
     try:
-        installer.put_archive(MOUNT, bundle_tar(bundle))
+        installer.put_archive(MOUNT, files_tar(digest, wheels, jars))
         installer.start()
         status = installer.wait(timeout=INSTALL_TIMEOUT_S)["StatusCode"]
         if status != 0:
@@ -62,4 +61,4 @@ def install(volume: str, bundle: Bundle, image: str, labels: dict[str, str]) -> 
                                       f"{output}")
     finally:
         installer.remove(force=True)
-    return str(Path(MOUNT) / bundle.digest)
+    return str(Path(MOUNT) / digest)

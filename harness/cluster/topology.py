@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.network import Network
@@ -43,9 +43,6 @@ from harness.output.registry import stores
 from harness.progress import say
 from harness.settings import from_environment
 from harness.versions import Stack
-
-if TYPE_CHECKING:
-    from harness.subject.bundle import Bundle
 
 # One toxiproxy link per role and broker, so that one role's link, or every link to one broker, can be cut
 # alone; and one per broker for replication (the other brokers fetch from it there), so that a leader's
@@ -249,16 +246,15 @@ class Cluster:
         """A scenario's checkpoint folder, as the containers (and the relay) see it; Spark makes it."""
         return f"{CHECKPOINTS}/{name}"
 
-    def submit(self, bundle: Bundle) -> Submit:
-        """What a driver adds to spark-submit for a sink's dependencies: their files installed in this
-        cluster's dependencies volume on first use (each bundle once, for every later scenario)."""
-        if not bundle.files:
-            return Submit(conf=bundle.conf)
+    def install_dependencies(self, digest: str, wheels: list[Path], jars: list[Path]) -> str:
+        """A sink's dependencies (the set `digest`: its wheels and jars) installed in this cluster's
+        dependencies volume on first use, once for every later scenario; their folder in the containers."""
         with self._attach_lock:
-            if bundle.digest not in self._installed:
-                say(f"installing the sink's dependencies ({len(bundle.wheels)} wheels, {len(bundle.jars)} jars)")
-                self._installed[bundle.digest] = install(self.dependencies, bundle, self.images.spark.tag, self.labels)
-        return Submit(self._installed[bundle.digest], bundle.conf)
+            if digest not in self._installed:
+                say(f"installing the sink's dependencies ({len(wheels)} wheels, {len(jars)} jars)")
+                self._installed[digest] = install(self.dependencies, digest, wheels, jars, self.images.spark.tag,
+                                                  self.labels)
+            return self._installed[digest]
 
     def new_driver(self, name: str, app_args: list[str], submit: Submit = Submit()) -> SparkDriver:
         """A driver container (not yet started) for one Spark application."""

@@ -519,7 +519,9 @@ class Scenario:
             return Submit()
         for key, _ in self.bundle.conf:
             check_not_owned(key, output.spark_settings(), output.name)
-        return self.cluster.submit(self.bundle)
+        if not self.bundle.files:
+            return Submit(conf=self.bundle.conf)
+        return Submit(self.cluster.install_dependencies(self.bundle.digest, *self.bundle.paths()), self.bundle.conf)
 
     @staticmethod
     def _ship(code: CodeSpec, files: RelayFiles, checkpoint: str) -> str:

@@ -51,6 +51,12 @@ class Bundle:
         """Whether anything is to be copied into the cluster."""
         return bool(self.wheels or self.jars)
 
+    def paths(self) -> tuple[list[Path], list[Path]]:
+        """Its wheels' and jars' files on the host."""
+        assert self.folder is not None or not self.files
+        folder = self.folder or Path()
+        return [folder / "wheels" / w["file"] for w in self.wheels], [folder / "jars" / j["file"] for j in self.jars]
+
     def to_dict(self) -> dict:
         """As the result and the certificate list it: part of what was certified."""
         return {"python": list(self.wheels), "jars": list(self.jars), "provided_by_image": list(self.provided),

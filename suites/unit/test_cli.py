@@ -121,7 +121,7 @@ def test_every_flag_of_a_setting_takes_the_table_s_default_and_environment(monke
 def test_the_plugin_takes_exactly_the_table_s_pytest_settings() -> None:
     options: dict[str, str] = {}
     inis: list[str] = []
-    group = SimpleNamespace(addoption=lambda flag, dest, default, help: options.update({flag: dest}))
+    group = SimpleNamespace(addoption=lambda flag, dest, default, help, **_: options.update({flag: dest}))
     fake = SimpleNamespace(getgroup=lambda *a: group, addini=lambda name, *a, **k: inis.append(name))
     plugin.pytest_addoption(fake)  # type: ignore[arg-type]
     pytest_settings = [s for s in SETTINGS.values() if s.pytest]

@@ -25,7 +25,8 @@ def test_each_kind_is_read_as_spark_submit_and_pip_take_it(tmp_path: Path) -> No
                          "spark.sql.parquet.compression.codec=zstd\nspark.sql.session.timeZone = UTC")
     assert given == Dependencies(("pydantic<3,>=2", "orjson==3.10.7", "fastavro>=1.9"),
                                  ("org.apache.spark:spark-avro_2.13:4.0.0", "a:b:1"),
-                                 (("spark.sql.parquet.compression.codec", "zstd"), ("spark.sql.session.timeZone", "UTC")))
+                                 (("spark.sql.parquet.compression.codec", "zstd"),
+                                  ("spark.sql.session.timeZone", "UTC")))
     assert not dependencies() and given
 
 
