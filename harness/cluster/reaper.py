@@ -8,6 +8,7 @@ path is needed). The sweep of earlier runs' leftovers stays as the fallback."""
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 
 from docker.errors import APIError
@@ -52,9 +53,7 @@ class Reaper(DockerContainer):
         except APIError as error:
             raise refused_start(error, "the reaper") from None
         port = int(self.get_exposed_port(reaper_process.PORT))
-        self.connection = socket.create_connection((engine_host(), port), timeout=30)
-        keep_alive(self.connection)
-        self.connection.sendall(f"{self.secret}\n".encode())
+        self.connection = heard_connection(engine_host(), port, self.secret)
         return self
 
     def release(self) -> None:
@@ -62,6 +61,43 @@ class Reaper(DockerContainer):
         if self.connection is not None:
             self.connection.close()
             self.connection = None
+
+
+HEARD_WAIT_S = reaper_process.SECRET_SECONDS + 5  # its answer to one connection
+HEARD_DEADLINE_S = 60.0  # connections tried until then: strangers may fill its hearing for a while
+
+
+def heard_connection(host: str, port: int, secret: str, deadline_s: float = HEARD_DEADLINE_S) -> socket.socket:
+    """A connection the reaper took for this process's: the secret said and its answer heard. One it closed
+    unheard (its hearing full of strangers' connections) is tried again, until `deadline_s`: a run whose
+    reaper never heard the harness would be reaped as soon as it started."""
+    give_up = time.monotonic() + deadline_s
+    while True:
+        connection = socket.create_connection((host, port), timeout=HEARD_WAIT_S)
+        try:
+            connection.sendall(f"{secret}\n".encode())
+            if _answer(connection) == reaper_process.HEARD:
+                connection.settimeout(None)
+                keep_alive(connection)
+                return connection
+        except OSError:
+            pass
+        connection.close()
+        if time.monotonic() > give_up:
+            raise NotReady(f"the reaper did not hear this process in {deadline_s:g} s (its port kept busy by "
+                           "other connections?)")
+        time.sleep(1.0)
+
+
+def _answer(connection: socket.socket) -> bytes:
+    """The reaper's first line (with its newline), or what came before it closed."""
+    said = b""
+    while len(said) < len(reaper_process.HEARD) and not said.endswith(b"\n"):
+        chunk = connection.recv(len(reaper_process.HEARD) - len(said))
+        if not chunk:
+            break
+        said += chunk
+    return said
 
 
 def reaper_engine() -> str:

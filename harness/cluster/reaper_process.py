@@ -1,10 +1,11 @@
 """The reaper's program, run inside its container (standard library only): it waits for the harness to
-connect and say the run's secret, and when that connection closes (the harness ended, or was killed with
-SIGKILL and the kernel closed its socket) it removes every container and network of the run, then
-itself. A connection without the secret is closed and the reaper waits on: whoever else reaches its
-published port can neither take the harness's place nor reap a live run (connections are heard at once,
-each for a few seconds in all: one that trickles bytes delays no other). Testcontainers' Ryuk does the
-same; its image cannot be pulled here.
+connect and say the run's secret, answers that it heard it (a harness whose connection was closed unheard,
+the reaper's hearing full of strangers', connects again), and when that connection closes (the harness
+ended, or was killed with SIGKILL and the kernel closed its socket) it removes every container and network
+of the run, then itself. A connection without the secret is closed and the reaper waits on: whoever else
+reaches its published port can neither take the harness's place nor reap a live run (connections are heard
+at once, each for a few seconds in all: one that trickles bytes delays no other). Testcontainers' Ryuk does
+the same; its image cannot be pulled here.
 
     EO_SECRET=... python reaper_process.py RUN_ID      (EO_ENGINE: unix:///var/run/docker.sock, or tcp://HOST:PORT;
                                                      EO_TLS_CERT, EO_TLS_KEY, EO_TLS_CA: PEM text, for TLS)
@@ -32,6 +33,7 @@ SECRET_LINE = 256  # the longest first line heard: the secret is 32 hex digits
 # Connections heard at once; one more is closed as it comes. Each costs a descriptor and at most SECRET_LINE
 # bytes, for SECRET_SECONDS: a cap far below a container's descriptor limit (1024 at the least).
 HEARD_AT_ONCE = 256
+HEARD = b"EO-REAPER-HEARD\n"  # said to the harness once its secret is taken: it waits for it, and tries again
 
 
 class Engine(http.client.HTTPConnection):
@@ -118,6 +120,11 @@ def the_harness(server: socket.socket, secret: bytes) -> socket.socket | None:
             for connection, line in hearing.lines(deadline):
                 if hmac.compare_digest(line.strip(), secret):
                     connection.setblocking(True)
+                    try:
+                        connection.sendall(HEARD)
+                    except OSError:  # gone since it spoke: the harness tries again
+                        connection.close()
+                        continue
                     return connection
                 connection.close()
         return None

@@ -151,3 +151,31 @@ def test_a_reaper_of_an_engine_without_tls_gets_no_certificate(monkeypatch) -> N
     monkeypatch.delenv("DOCKER_TLS_VERIFY", raising=False)
     monkeypatch.delenv("DOCKER_CERT_PATH", raising=False)
     assert reaper.tls_environment() == {}
+
+
+def test_a_harness_closed_unheard_while_strangers_fill_the_hearing_connects_again(monkeypatch) -> None:
+    """With every place of the reaper's hearing held by silent strangers, the harness's connection was closed
+    unheard and never tried again: the live run was reaped. It now waits for the reaper's answer, and
+    connects again until it is heard."""
+    monkeypatch.setattr(reaper_process, "HEARD_AT_ONCE", 4)
+    monkeypatch.setattr(reaper_process, "SECRET_SECONDS", 2)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    found: list[socket.socket | None] = []
+    waiter = threading.Thread(target=lambda: found.append(reaper_process.the_harness(server, b"s3cret")))
+    waiter.start()
+    strangers = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+    time.sleep(0.3)  # heard: the hearing is full
+    connection = reaper.heard_connection("127.0.0.1", port, "s3cret", deadline_s=20)
+    waiter.join(timeout=10)
+    assert found and found[0] is not None, "the reaper never took the harness's connection"
+    for each in [connection, server, found[0], *strangers]:
+        each.close()
+
+
+def test_a_reaper_that_never_answers_is_not_taken_for_one_that_heard(monkeypatch) -> None:
+    server = socket.create_server(("127.0.0.1", 0))  # listens, takes, never answers
+    monkeypatch.setattr(reaper, "HEARD_WAIT_S", 0.5)
+    with pytest.raises(reaper.NotReady, match="did not hear"):
+        reaper.heard_connection("127.0.0.1", server.getsockname()[1], "s3cret", deadline_s=1)
+    server.close()
