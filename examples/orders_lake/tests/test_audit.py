@@ -1,7 +1,6 @@
 """Unit tests of the lake's helpers: no Spark, no cluster (they run in a plain `pytest`)."""
 
 import orjson
-
 from orders_lake.audit import audit
 
 
