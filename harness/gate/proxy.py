@@ -21,8 +21,10 @@ import itertools
 import struct
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 
+from harness.gate.frame_pool import FramePool
 from harness.gate.http_proxy import http_pumps
 from harness.gate.object_writes import ObjectWrites
 from harness.gate.pg_proxy import pg_pumps
@@ -55,6 +57,9 @@ from harness.gate.protocol import (
 from harness.gate.relay import SERVICE_PORTS, keep_alive
 
 INSPECTED = {PRODUCE, *BODY_CLASSES}
+# Client connections from one container at once, as a broker's `max.connections.per.ip` bounds them: a Spark
+# executor's producers and consumers open a few each; a sink opening thousands is refused past this, and said so.
+CONNECTIONS_PER_PEER = 256
 
 
 class KafkaGate:
@@ -91,6 +96,8 @@ class KafkaGate:
         self._control: asyncio.StreamWriter | None = None
         self._claims: set[asyncio.Future] = set()
         self._connections: set[asyncio.StreamWriter] = set()
+        self._open_from: Counter[str] = Counter()  # a container -> its client connections open now
+        self._pool = FramePool()  # the bytes of Kafka frames read and not yet forwarded, from every connection
         self._thread = threading.Thread(target=self._loop.run_forever, name="kafka-gate", daemon=True)
 
     def start(self) -> KafkaGate:
@@ -162,6 +169,8 @@ class KafkaGate:
         try:
             to = {"service": broker} if broker in SERVICE_PORTS else {"broker": int(broker)}
             peer = dataclasses.replace(await self._loop.run_in_executor(None, self.resolve, address), port=port, **to)
+            if self._open_from[peer.container] >= CONNECTIONS_PER_PEER:
+                raise ConnectionRefusedError(f"{peer.container} has {CONNECTIONS_PER_PEER} connections open")
             host, port = await self._loop.run_in_executor(None, self.upstream, peer)
             upstream_reader, upstream_writer = await asyncio.open_connection(*self.relay, limit=2**20)
             upstream_writer.write(f"{self.secret} connect {host} {port}\n".encode())  # the relay goes on to it
@@ -170,6 +179,7 @@ class KafkaGate:
             client_writer.close()
             return
         self._connections.update((client_writer, upstream_writer))
+        self._open_from[peer.container] += 1
         if peer.service == "postgres":
             pumps = pg_pumps(self, (client_reader, client_writer), (upstream_reader, upstream_writer), peer,
                              connection)
@@ -191,6 +201,7 @@ class KafkaGate:
         for writer in (client_writer, upstream_writer):
             writer.close()
             self._connections.discard(writer)
+        self._open_from[peer.container] -= 1
 
     def refuse(self, peer: Peer, connection: int, direction: str, why: str) -> None:
         """Count and report a connection closed for bytes that are not the protocol's (a frame's size out of
@@ -202,7 +213,8 @@ class KafkaGate:
     async def _frames(self, reader: asyncio.StreamReader, peer: Peer, connection: int,
                       direction: str):  # type: ignore[no-untyped-def]
         """A direction's frames (size bytes, payload) until it closes, or until a size out of range (refused):
-        the frame is never read, and the pump's end closes the connection."""
+        the frame is never read, and the pump's end closes the connection. A frame is read once its size is
+        taken from the gate's pool (frame_pool), and gives it back once its consumer forwarded it."""
         while True:
             try:
                 size_bytes = await reader.readexactly(4)
@@ -211,10 +223,16 @@ class KafkaGate:
                     self.refuse(peer, connection, direction, f"a frame of {size:,} bytes (from {MIN_FRAME} to "
                                                              f"{MAX_FRAME:,})")
                     return
-                payload = await reader.readexactly(size)
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
-            yield size_bytes, payload
+            await self._pool.take(size)
+            try:
+                payload = await reader.readexactly(size)
+                yield size_bytes, payload
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            finally:
+                self._pool.give(size)
 
     async def _requests(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer, connection: int,

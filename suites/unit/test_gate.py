@@ -6,6 +6,7 @@ for the broker: this tests framing, not Kafka.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import tempfile
@@ -93,7 +94,7 @@ class FakeBroker:
             threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
 
     def _answer(self, connection: socket.socket) -> None:
-        with connection:
+        with connection, contextlib.suppress(ConnectionResetError):  # a client gone before its frame was forwarded
             while header := connection.recv(4, socket.MSG_WAITALL):
                 payload = connection.recv(struct.unpack(">i", header)[0], socket.MSG_WAITALL)
                 correlation_id = struct.unpack_from(">i", payload, 4)[0]
@@ -344,3 +345,41 @@ def test_a_response_frame_size_out_of_range_closes_its_connection_counted_and_re
         assert gate.frames_refused == 1 and refused(gate)[0]["direction"] == "response"
     finally:
         gate.stop()
+
+
+def test_frames_wait_for_room_in_the_gates_pool_and_give_it_back(gate: KafkaGate,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sink opening connections that each announce a large frame and trickle its bytes filled the harness's
+    memory, 100 MiB a connection: a frame is read only once its size fits the gate's pool, as a broker's
+    queued.max.request.bytes bounds its own."""
+    gate._pool.capacity = gate._pool.free = 4096  # type: ignore[attr-defined]
+    with client(gate) as hog, client(gate) as waiting:
+        hog.sendall(struct.pack(">i", 4090) + b"x" * 10)  # announced, never finished: holds 4090 bytes
+        wait_for(lambda: gate._pool.free == 6)  # type: ignore[attr-defined]
+        waiting.sendall(end_txn(3, committed=True, correlation_id=82))
+        time.sleep(0.3)
+        assert 82 not in gate.broker.received, "a frame was read past the pool"  # type: ignore[attr-defined]
+    wait_for(lambda: 82 in gate.broker.received or gate._pool.free == 4096)  # type: ignore[attr-defined]
+    wait_for(lambda: gate._pool.free == 4096)  # type: ignore[attr-defined]  # every byte given back
+    with client(gate) as connection:
+        connection.sendall(end_txn(3, committed=True, correlation_id=83))
+        assert answer(connection) == 83
+
+
+def test_a_container_past_its_connection_limit_is_refused_and_said_so(gate: KafkaGate,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.gate.proxy.CONNECTIONS_PER_PEER", 2)
+    opened = [client(gate) for _ in range(2)]
+    for n, connection in enumerate(opened):
+        connection.sendall(end_txn(3, committed=True, correlation_id=90 + n))
+        assert answer(connection) == 90 + n
+    with client(gate) as third:
+        assert third.recv(4) == b""
+    assert any(type == "gate.refused" and "2 connections open" in fields["error"]
+               for type, fields in gate.events)  # type: ignore[attr-defined]
+    for connection in opened:
+        connection.close()
+    wait_for(lambda: not gate._open_from["unit"])  # type: ignore[attr-defined]
+    with client(gate) as again:
+        again.sendall(end_txn(3, committed=True, correlation_id=94))
+        assert answer(again) == 94
