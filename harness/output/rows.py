@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
 BATCH = 10_000  # rows decoded and handed to the checker at once
+# The bytes the chosen columns of one data file may decode to: far above any file a run writes (a batch of a
+# million 100-byte records is about 0.1 GiB), far below what a crafted one could (a kilobyte of Parquet whose
+# dictionary holds one large value, repeated by its indices, decoded to 1.25 GiB).
+MAX_DECODED = 2**30
 
 
 def cells_as_bytes(column: pa.Array) -> list[bytes | None]:
@@ -44,9 +48,38 @@ def _batches(data: bytes, orc: bool, columns: list[str]) -> tuple[list[str], Ite
         return names, (stripe.slice(start, BATCH) for stripe in stripes for start in range(0, stripe.num_rows, BATCH))
     import pyarrow.parquet as pq
 
-    parquet = pq.ParquetFile(io.BytesIO(data))
-    names = parquet.schema_arrow.names
-    return names, parquet.iter_batches(batch_size=BATCH, columns=[c for c in columns if c in names])
+    names = pq.ParquetFile(io.BytesIO(data)).schema_arrow.names
+    kept = [c for c in columns if c in names]
+    # read as dictionaries where the file has them, so that a batch's size is known before its cells are made
+    parquet = pq.ParquetFile(io.BytesIO(data), read_dictionary=kept)
+    return names, _bounded(parquet.iter_batches(batch_size=BATCH, columns=kept))
+
+
+def _bounded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The batches with their dictionary columns decoded, each only once the file's cells so far, counted
+    from the dictionary's lengths and the indices, stay within MAX_DECODED (ValueError past it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    decoded = 0
+    for batch in batches:
+        columns = []
+        for column in batch.columns:
+            if pa.types.is_dictionary(column.type):
+                dictionary = column.dictionary
+                if pa.types.is_binary(dictionary.type) or pa.types.is_string(dictionary.type) \
+                        or pa.types.is_large_binary(dictionary.type) or pa.types.is_large_string(dictionary.type):
+                    lengths = pc.binary_length(dictionary)
+                else:
+                    lengths = pa.array([dictionary.nbytes // max(len(dictionary), 1) + 1] * len(dictionary))
+                decoded += (pc.sum(pc.take(lengths, column.indices)).as_py() or 0) if len(dictionary) else 0
+                column = column.dictionary_decode()
+            else:
+                decoded += column.nbytes
+            if decoded > MAX_DECODED:
+                raise ValueError(f"its columns decode to more than {MAX_DECODED:,} bytes: refused undecoded")
+            columns.append(column)
+        yield pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def file_columns(data: bytes, orc: bool, columns: list[str]) -> dict[str, list]:

@@ -203,7 +203,7 @@ def test_rows_are_decoded_and_handed_on_a_batch_at_a_time(monkeypatch) -> None: 
     files.write(log_path(0), entry(add("a.parquet"), add("b.parquet"), *streaming("q", 0)))
     out = io.BytesIO()
     pq.write_table(pa.table({"key": [f"k{i}" for i in range(7)], "value": [f"v{i}" for i in range(7)]}), out,
-                   row_group_size=2)
+                   row_group_size=3)
     files.write(f"{TABLE}/a.parquet", out.getvalue())
     files.write(f"{TABLE}/b.parquet", parquet(["k7"], [None]))
     events: list[object] = []
@@ -385,3 +385,18 @@ def test_a_log_entry_that_cannot_be_parsed_is_the_table_s_corruption_not_a_crash
     with pytest.raises(TableCorrupt, match="cannot be read") as raised, parsed(TABLE):
         DeltaTable(files, TABLE).commits()
     assert raised.value.error and raised.value.where == TABLE
+
+
+def test_a_file_whose_dictionary_decodes_past_the_limit_is_refused_undecoded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A kilobyte of Parquet whose dictionary holds one large value, repeated by its indices, decoded to
+    1.25 GiB: its size is counted from the dictionary and the indices before any cell is made."""
+    monkeypatch.setattr(rows, "MAX_DECODED", 10 * 2**20)
+    out = io.BytesIO()
+    big = "x" * 2**16
+    pq.write_table(pa.table({"key": ["k"] * 1000, "value": [big] * 1000}), out, use_dictionary=True,
+                   compression="zstd")
+    assert len(out.getvalue()) < 20_000  # small on the volume, 64 MiB decoded
+    with pytest.raises(ValueError, match="decode to more than"):
+        list(rows.file_rows(out.getvalue(), 0, 0, "t"))
+    monkeypatch.setattr(rows, "MAX_DECODED", 2**30)
+    assert sum(len(r) for r in rows.file_rows(out.getvalue(), 0, 0, "t")) == 1000

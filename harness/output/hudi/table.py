@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
+from harness.output.avro_bounds import check_avro
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, table_file
 from harness.output.hudi.merge import Slice, merged_slices
@@ -92,6 +93,8 @@ def parse_commit(name: str, data: bytes) -> tuple[Commit, set[Group]]:
 
     match = INSTANT_FILE.match(name)
     assert match, f"{name} is a completed write's file"
+    if data:
+        check_avro(data, name)
     metadata: dict = next(iter(fastavro.reader(io.BytesIO(data))), {}) if data else {}  # type: ignore[assignment]
     stats = [stat for written in (metadata.get("partitionToWriteStats") or {}).values() for stat in written]
     extra = metadata.get("extraMetadata") or {}

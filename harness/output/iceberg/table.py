@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
+from harness.output.avro_bounds import check_avro
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, TableCorrupt, table_file
 from harness.output.iceberg.deletes import position_deletes
@@ -84,7 +85,10 @@ def file_io(files: Files, path_of: Callable[[str], str] = volume_path) -> Any:
         def data(self) -> bytes:
             if self._data is None:  # a manifest list or manifest the committed metadata names: it must be there
                 path = path_of(self.location)
-                self._data = table_file(files, path, path.rpartition("/metadata/")[0] or path)
+                data = table_file(files, path, path.rpartition("/metadata/")[0] or path)
+                if self.location.endswith(".avro"):  # a manifest list or manifest: bounded before pyiceberg decodes it
+                    check_avro(data, self.location)
+                self._data = data
             return self._data
 
         def __len__(self) -> int:

@@ -38,6 +38,7 @@ from urllib.parse import urlparse
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
+from harness.output.avro_bounds import check_avro
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, table_file
 from harness.output.paimon.merge import MergeEngine, merge_engine, superseded
@@ -191,6 +192,7 @@ class PaimonTable:
             import fastavro
 
             data = self.files.read_bytes(volume_path(name, f"{self.where}/manifest"))
+            check_avro(data, name)
             self._read[name] = [kept(record) for record in fastavro.reader(io.BytesIO(data))]  # type: ignore[arg-type]
         return self._read[name]
 
