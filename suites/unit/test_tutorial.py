@@ -174,9 +174,11 @@ def test_the_committed_page_is_the_generators_with_the_sinks_as_they_are() -> No
     assert "ran each command on" in page
 
 
-def test_the_tutorial_comes_first_after_home() -> None:
+def test_the_tutorial_comes_right_after_what_it_needs_first() -> None:
+    """A newcomer sets the harness up (getting started, requirements) before the tutorial runs it."""
     nav = (REPO / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
-    assert nav.startswith("  - Home: index.md\n  - Tutorial: tutorial.md\n")
+    assert nav.startswith("  - Home: index.md\n  - Getting started: getting-started.md\n"
+                          "  - Requirements: requirements.md\n  - Tutorial: tutorial.md\n")
 
 
 def test_progress_lines_are_counted_not_shown() -> None:
