@@ -1,7 +1,9 @@
 """Spark's streaming sink of Apache Paimon (`format("paimon")`), for the paimon output (Spark 3.5). Each
-batch is one snapshot whose commit identifier is the batch id. Whether a replayed batch (the driver died
-between Paimon's commit and Spark's commit log) is committed again is what apache/paimon#9666 reports:
-the `upstream` test suites/test_upstream.py runs it under that fault."""
+batch is one snapshot. Paimon 0.9.0's sink commits it as a batch write (commit identifier Long.MAX_VALUE,
+a new commit user each time), so a snapshot does not name its batch, and nothing in the table tells a
+replayed batch (the driver died between Paimon's commit and Spark's commit log) from a new one. That it is
+committed again is what apache/paimon#9666 reports: the `upstream` test suites/test_upstream.py runs it
+under that fault."""
 
 OUTPUT = "paimon"  # the output it writes (harness.output): run and certify it with --output paimon
 
