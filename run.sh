@@ -79,5 +79,5 @@ esac
 case "$job" in
   certify) exec "$python" -m harness certify --sink transactional --quick "$@" ;;
   smoke) exec "$python" -m harness smoke "$@" ;;
-  test) exec "$python" -m pytest -m "unit or gate" -n 2 --durations=25 "$@" ;;
+  test) exec "$python" -m pytest -m "unit or gate" -n 2 --dist worksteal --durations=25 "$@" ;;  # an idle worker takes half the other's queue
 esac
