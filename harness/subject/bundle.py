@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -104,9 +105,9 @@ def _fetch(dependencies: Dependencies, folder: Path, python: dict[str, str], ima
             try:
                 fetch_wheels(list(dependencies.python), work / "wheels", log, provided=provided_python)
             except HarnessError as error:
-                raise BadInput(f"--py-package/--requirements: {_first_line(error)} (no wheel for the Spark "
-                               f"image's Python {'.'.join(map(str, versions.IMAGE_PYTHON))} on Linux "
-                               f"{platform.machine()}, or it does not resolve; log: {log})") from None
+                raise BadInput(f"--py-package/--requirements: no wheel for the Spark image's Python "
+                               f"{'.'.join(map(str, versions.IMAGE_PYTHON))} on Linux {platform.machine()}, or it "
+                               f"does not resolve: {_first_line(error)}") from None
             wheels = [_wheel(path) for path in sorted((work / "wheels").glob("*.whl"))]
         jars: list[dict] = []
         if dependencies.packages:
@@ -179,7 +180,8 @@ def image_id(image: str) -> str:
 
 def _maven_reason(log: Path) -> str:
     """Maven's own words on what did not resolve, from its log."""
-    lines = [line.strip() for line in log.read_text(errors="replace").splitlines()
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))  # Maven's colours
+    lines = [line.strip() for line in plain.splitlines()
              if "Could not" in line or "not found" in line or "Failed to" in line]
     return f" ({lines[-1][:300]})" if lines else ""
 
