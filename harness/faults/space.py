@@ -290,8 +290,9 @@ def _table(seen: Observation) -> list[FaultClass]:
         return out
     return [*out, FaultClass("kill", "driver", "table.committed", "any", "instant", "kill-driver-table.committed",
                        ("kill:driver@table.committed:2",),
-                       "SIGKILL the driver once batch 2 is committed to the table, before Spark's commit log has it "
-                       "(apache/paimon#9666): the restarted query runs batch 2 again and must not commit it twice",
+                       "SIGKILL the driver once batch 2 is committed to the table, before Spark's commit log has it: "
+                       "the restarted query runs batch 2 again and must not commit it twice (the replay "
+                       "apache/paimon#9666 reports for Paimon's sink)",
                        quick=True)]
 
 
