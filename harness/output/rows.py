@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
+from harness.output.parquet_pages import Chunk, chunk_pages
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
 COLUMNS = ("key", "value")  # what the checkers read of a row, as a Kafka record's key and value
 BATCH = 10_000  # rows decoded and handed to the checker at once
@@ -48,11 +50,32 @@ def _batches(data: bytes, orc: bool, columns: list[str]) -> tuple[list[str], Ite
         return names, (stripe.slice(start, BATCH) for stripe in stripes for start in range(0, stripe.num_rows, BATCH))
     import pyarrow.parquet as pq
 
-    names = pq.ParquetFile(io.BytesIO(data)).schema_arrow.names
+    file = pq.ParquetFile(io.BytesIO(data))
+    names = file.schema_arrow.names
     kept = [c for c in columns if c in names]
-    # read as dictionaries where the file has them, so that a batch's size is known before its cells are made
-    parquet = pq.ParquetFile(io.BytesIO(data), read_dictionary=kept)
+    chunks = _chunks(data, file.metadata, kept)
+    pages = sum(chunk.uncompressed for column in chunks.values() for chunk in column)
+    if pages > MAX_DECODED:
+        raise ValueError(f"its pages decompress to more than {MAX_DECODED:,} bytes: refused undecompressed")
+    # a column whose pages could make one value many (a dictionary's, a prefix's) is read as a dictionary, so
+    # that a batch's size is known before its cells are made; the others decode to at most their pages' bytes
+    # (and pyarrow would hash every value of a plain column to make it a dictionary)
+    dictionary = [c for c in kept if not all(chunk.not_expanding for chunk in chunks[c])]
+    parquet = pq.ParquetFile(io.BytesIO(data), read_dictionary=dictionary, metadata=file.metadata)
     return names, _bounded(parquet.iter_batches(batch_size=BATCH, columns=kept))
+
+
+def _chunks(data: bytes, metadata: pq.FileMetaData, columns: list[str]) -> dict[str, list[Chunk]]:
+    """The chosen columns' chunks in every row group, as their pages' headers say."""
+    chunks: dict[str, list[Chunk]] = {c: [] for c in columns}
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for index in range(row_group.num_columns):
+            column = row_group.column(index)
+            top = column.path_in_schema.split(".")[0]
+            if top in chunks:
+                chunks[top].append(chunk_pages(data, column))
+    return chunks
 
 
 def _bounded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
