@@ -63,6 +63,36 @@ def contained(service: Service, command: list[str]) -> None:
     service.with_command([*AS_SPARK, *command])
 
 
+DRIVER_MEMORY = "512m"
+CLASS_PATHS = ("spark.driver.extraClassPath", "spark.executor.extraClassPath")  # a sink's jars go on both
+# Every application's Spark settings (besides its host and Python path, and its sink's own: Submit).
+CONF = {
+    "spark.driver.bindAddress": "0.0.0.0",
+    "spark.driver.port": "7078",
+    "spark.blockManager.port": "7079",
+    "spark.executor.memory": "512m",
+    "spark.executor.cores": "1",
+    "spark.cores.max": "2",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    # every executor on one machine: a free one takes a task at once rather than leave it up to 3 s
+    # for the busy executor that holds its cached block (a first batch's uneven first tasks)
+    "spark.locality.wait": "0s",
+    "spark.sql.streaming.stopTimeout": "10s",
+    # an executor that stops answering (paused, cut off) is given up after 20 s and its tasks
+    # retried elsewhere: the zombie scenarios need that to happen well within a scenario
+    "spark.network.timeout": f"{NETWORK_TIMEOUT_S:g}s",
+    "spark.executor.heartbeatInterval": "2s",
+    "spark.network.timeoutInterval": "5s",
+    "spark.driver.extraJavaOptions": JVM_OPTIONS,
+    "spark.executor.extraJavaOptions": JVM_OPTIONS,
+}
+# What the harness gives spark-submit for every run: a sink's --conf may set none of it
+# (harness.subject.dependencies)
+OWNED_CONF = frozenset({*CONF, "spark.driver.host", "spark.executorEnv.PYTHONPATH", "spark.master",
+                        "spark.submit.deployMode", "spark.driver.memory", *CLASS_PATHS})
+
+
 @dataclass(frozen=True)
 class Submit:
     """What a run adds to spark-submit for its sink: the folder of its dependencies (python/ on the Python path
@@ -76,7 +106,7 @@ class Submit:
         return f"{SOURCE}:{self.folder}/python" if self.folder else SOURCE
 
     def settings(self) -> dict[str, str]:
-        jars = {f"spark.{side}.extraClassPath": f"{self.folder}/jars/*" for side in ("driver", "executor")}
+        jars = dict.fromkeys(CLASS_PATHS, f"{self.folder}/jars/*")
         return {**dict(self.conf), **(jars if self.folder else {})}
 
 
@@ -144,30 +174,8 @@ class SparkDriver(Service):
         # signal it has no handler for, SIGSTOP too, and the app stops its JVM at a table commit
         # (harness.driver.table_hold); the init passes the nemesis's SIGTERM on, a SIGKILL ends them all
         self._kwargs["init"] = True
-        conf = {
-            "spark.driver.host": alias,
-            "spark.driver.bindAddress": "0.0.0.0",
-            "spark.driver.port": "7078",
-            "spark.blockManager.port": "7079",
-            "spark.executor.memory": "512m",
-            "spark.executor.cores": "1",
-            "spark.cores.max": "2",
-            "spark.sql.shuffle.partitions": "4",
-            "spark.ui.enabled": "false",
-            # every executor on one machine: a free one takes a task at once rather than leave it up to 3 s
-            # for the busy executor that holds its cached block (a first batch's uneven first tasks)
-            "spark.locality.wait": "0s",
-            "spark.executorEnv.PYTHONPATH": submit.python_path(),
-            "spark.sql.streaming.stopTimeout": "10s",
-            # an executor that stops answering (paused, cut off) is given up after 20 s and its tasks
-            # retried elsewhere: the zombie scenarios need that to happen well within a scenario
-            "spark.network.timeout": f"{NETWORK_TIMEOUT_S:g}s",
-            "spark.executor.heartbeatInterval": "2s",
-            "spark.network.timeoutInterval": "5s",
-            "spark.driver.extraJavaOptions": JVM_OPTIONS,
-            "spark.executor.extraJavaOptions": JVM_OPTIONS,
-        }
-        command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", "512m"]
+        conf = {**CONF, "spark.driver.host": alias, "spark.executorEnv.PYTHONPATH": submit.python_path()}
+        command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", DRIVER_MEMORY]
         for key, value in {**submit.settings(), **conf}.items():
             command += ["--conf", f"{key}={value}"]
         command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]

@@ -15,20 +15,16 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from harness import settings
+from harness.cluster.spark import OWNED_CONF
+from harness.driver.state_stores import STATE_STORES
 from harness.errors import BadInput
 
 # Settings the harness sets for every run: the cluster it built, the faults' timing, where the code and
 # its dependencies are found. A user's value would change what is tested, not the sink.
-OWNED = frozenset({
-    "spark.master", "spark.submit.deployMode", "spark.driver.host", "spark.driver.bindAddress", "spark.driver.port",
-    "spark.blockManager.port", "spark.driver.memory", "spark.executor.memory", "spark.executor.cores",
-    "spark.cores.max", "spark.executor.instances", "spark.ui.enabled", "spark.locality.wait",
-    "spark.sql.streaming.stopTimeout", "spark.network.timeout", "spark.executor.heartbeatInterval",
-    "spark.network.timeoutInterval", "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions",
-    "spark.driver.extraClassPath", "spark.executor.extraClassPath", "spark.executorEnv.PYTHONPATH",
-    "spark.sql.streaming.checkpointLocation", "spark.sql.shuffle.partitions",
-    "spark.sql.streaming.stateStore.providerClass", "spark.pyspark.python", "spark.pyspark.driver.python",
-})
+# (spark.executor.instances is unset: the cores give the executors, and the faults count on their number)
+OWNED = OWNED_CONF | {key for conf in STATE_STORES.values() for key in conf} | {
+    "spark.sql.streaming.checkpointLocation", "spark.pyspark.python", "spark.pyspark.driver.python",
+    "spark.executor.instances"}
 OWNED_PREFIXES = ("spark.speculation", "spark.sql.streaming.stateStore.rocksdb.", "spark.dynamicAllocation.")
 # Spark's own ways to fetch or ship code, refused with the harness's way: the containers reach no
 # repository or index, and what ships is hashed onto the certificate.
