@@ -68,6 +68,7 @@ OUTCOME = "eo_outcome"  # a test's property: the outcome of a scenario it ran
 UNTRIED = "eo_untried"  # a sink matrix row's property: an applicable class this session could not try
 NOT_STARTED = "eo_not_started"  # a test's property: the exit status of a cluster it asked for that did not start
 PROPERTIES = "eo_properties"  # a test report's attribute: the (name, value) properties of its test so far
+CERTIFICATE_ONLY = (ROW, OBSERVED)  # a row's JSON for the certificate: the JUnit file has its outcome already
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
 RECORDED = pytest.StashKey[list[tuple[str, str]]]()  # a test's properties (record)
@@ -230,7 +231,8 @@ class JunitProperties:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":  # every test has one, carrying every property it recorded
             for name, value in getattr(report, PROPERTIES, ()):
-                self.xml.add_global_property(f"{name} {report.nodeid}", value)
+                if name not in CERTIFICATE_ONLY:
+                    self.xml.add_global_property(f"{name} {report.nodeid}", value)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -1,8 +1,8 @@
 """The plugin's JUnit file under pytest's default junit_family (xunit2): no warning on any row (`-W error`
 would make each an error), every row has a class name (the sink matrix's too, though it lives outside the
-project), a test's harness properties sit on the <testsuite> named after the test (xunit2 has no place for
-them in a <testcase>), with pytest-xdist too; and a cluster that cannot start is an error row saying why,
-with the harness's exit status, not an empty file."""
+project), a test's harness properties (not the certificate's JSON) sit on the <testsuite> named after the
+test (xunit2 has no place for them in a <testcase>), with pytest-xdist too; and a cluster that cannot
+start is an error row saying why, with the harness's exit status, not an empty file."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from harness import plugin
 
 def test_a_scenario(request):
     plugin.record(request.node, plugin.OUTCOME, "{PASS}")
+    plugin.record(request.node, plugin.ROW, '{{"row": "for the certificate"}}')
 
 
 def test_without_properties():
@@ -50,7 +51,8 @@ def test_rows_have_a_class_name_and_their_properties_without_warnings(tmp_path: 
     assert {case.get("classname") for case in suite.iter("testcase")} == {"test_project"}
     assert all(case.find("properties") is None for case in suite.iter("testcase"))  # xunit2's schema
     properties = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
-    assert properties == {f"{plugin.OUTCOME} test_project.py::test_a_scenario": PASS}
+    assert properties == {f"{plugin.OUTCOME} test_project.py::test_a_scenario": PASS}  # a row's JSON is the
+    # certificate's, not the JUnit file's
 
 
 def test_a_cluster_that_cannot_start_is_an_error_row_saying_why(tmp_path: Path) -> None:
