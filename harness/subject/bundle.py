@@ -79,8 +79,9 @@ def resolved(dependencies: Dependencies, image: str) -> Bundle:
 def _resolve(dependencies: Dependencies, image: str) -> Bundle:
     if not (dependencies.python or dependencies.packages):
         return Bundle(_digest({"conf": dependencies.conf}), conf=dependencies.conf, asked=dependencies)
-    python, jars = image_contents(image)
-    key = _digest({"python": dependencies.python, "packages": dependencies.packages, "image": image_id(image),
+    identity = image_id(image)
+    python, jars = image_contents(image, identity)
+    key = _digest({"python": dependencies.python, "packages": dependencies.packages, "image": identity,
                    "interpreter": versions.IMAGE_PYTHON, "machine": platform.machine()})
     folder = cache_dir() / "dependencies" / key
     if not (folder / MANIFEST).is_file():
@@ -160,10 +161,10 @@ def _same_artifact(jar_name: str, artifact: str) -> bool:
     return stem == artifact or (stem.startswith(f"{artifact}-") and stem[len(artifact) + 1:][:1].isdigit())
 
 
-def image_contents(image: str) -> tuple[dict[str, str], list[str]]:
+def image_contents(image: str, identity: str) -> tuple[dict[str, str], list[str]]:
     """The Python distributions (name: version) and Spark's jar file names the image has; asked of the image
-    once (a container without a network), then kept in the cache by the image's id."""
-    cached = cache_dir() / "dependencies" / f"image-{image_id(image)[:24]}.json"
+    once (a container without a network), then kept in the cache by the image's id (`identity`)."""
+    cached = cache_dir() / "dependencies" / f"image-{identity[:24]}.json"
     if not cached.is_file():
         output = docker_client().containers.run(image, ["sh", "-c", IMAGE_LISTING], remove=True,
                                                 network_disabled=True).decode()
