@@ -12,9 +12,8 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cluster.engine import docker_client
+from harness.cluster.package_volume import fill
 from harness.cluster.spark import DEPENDENCIES as MOUNT  # read-only there; read-write for the installer
-from harness.errors import InfrastructureError
 
 INSTALL_TIMEOUT_S = 300
 INSTALL = """set -e
@@ -47,18 +46,7 @@ def install(volume: str, digest: str, wheels: Sequence[Path], jars: Sequence[Pat
             labels: dict[str, str]) -> str:
     """Install the set `digest` (its wheels and jars) into `volume` with the Spark image `image`; returns its
     folder as the containers see it."""
-    client = docker_client()
-    installer = client.containers.create(image, ["sh", "-c", INSTALL.format(mount=MOUNT, digest=digest)],
-                                         volumes={volume: {"bind": MOUNT, "mode": "rw"}}, labels=labels,
-                                         name=f"{volume}-{digest[:12]}", network_disabled=True)
-    try:
-        installer.put_archive(MOUNT, files_tar(digest, wheels, jars))
-        installer.start()
-        status = installer.wait(timeout=INSTALL_TIMEOUT_S)["StatusCode"]
-        if status != 0:
-            output = installer.logs().decode(errors="replace").strip()
-            raise InfrastructureError(f"installing the sink's dependencies in volume {volume} exited {status}: "
-                                      f"{output}")
-    finally:
-        installer.remove(force=True)
+    command = ["sh", "-c", INSTALL.format(mount=MOUNT, digest=digest)]
+    fill(volume, MOUNT, files_tar(digest, wheels, jars), image, command, labels, f"{volume}-{digest[:12]}",
+         INSTALL_TIMEOUT_S, f"installing the sink's dependencies in volume {volume}")
     return str(Path(MOUNT) / digest)

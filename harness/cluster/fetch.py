@@ -67,17 +67,19 @@ _MAVEN = threading.Lock()  # one Maven at a time: images fetched at once share i
 
 def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Path) -> None:
     """Resolve the runtime dependencies of `pom` into `dest` (versions stripped from file names)."""
-    work = dest.parent
-    work.mkdir(parents=True, exist_ok=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         shutil.rmtree(dest)
-    command = [
-        "mvn", "-B", "-q", "-f", str(pom), "-s", str(_maven_settings(work)),
-        "dependency:copy-dependencies", f"-DoutputDirectory={dest}",
-        "-DincludeScope=runtime", "-Dmdep.stripVersion=true",
-    ] + [f"-D{key}={value}" for key, value in properties.items()]
+    _copy_dependencies(pom, dest, log, f"maven {pom.parent.name}",
+                       ["-Dmdep.stripVersion=true", *(f"-D{key}={value}" for key, value in properties.items())])
+
+
+def _copy_dependencies(pom: Path, dest: Path, log: Path, label: str, options: list[str]) -> None:
+    """Maven copies `pom`'s runtime dependencies into `dest` (with `options` of its copy), one Maven at a time."""
+    command = ["mvn", "-B", "-q", "-f", str(pom), "-s", str(_maven_settings(dest.parent)),
+               "dependency:copy-dependencies", f"-DoutputDirectory={dest}", "-DincludeScope=runtime", *options]
     with _MAVEN:
-        run_logged(command, log, f"maven {pom.parent.name}")
+        run_logged(command, log, label)
 
 
 def fetch_debian_packages(packages: list[str], dest: Path, cache: Path, log: Path) -> None:
@@ -299,7 +301,4 @@ def fetch_maven_coordinates(coordinates: list[str], dest: Path, log: Path) -> No
     pom.write_text('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
                    "<groupId>eo-harness</groupId><artifactId>sink-dependencies</artifactId><version>1</version>"
                    f"<packaging>pom</packaging><dependencies>{dependencies}</dependencies></project>\n")
-    command = ["mvn", "-B", "-q", "-f", str(pom), "-s", str(_maven_settings(work)), "dependency:copy-dependencies",
-               f"-DoutputDirectory={dest}", "-DincludeScope=runtime", "-Dmdep.useRepositoryLayout=true"]
-    with _MAVEN:
-        run_logged(command, log, "maven " + " ".join(coordinates))
+    _copy_dependencies(pom, dest, log, "maven " + " ".join(coordinates), ["-Dmdep.useRepositoryLayout=true"])

@@ -29,18 +29,24 @@ def package_tar(package: Path) -> bytes:
 
 def package_volume(name: str, package: Path, image: str, labels: dict[str, str]) -> str:
     """Create volume `name` (labelled as the run) holding `package`; returns its name, for volume mappings."""
-    client = docker_client()
-    client.volumes.create(name, labels=labels)
-    copier = client.containers.create(image, ["python", "-m", "compileall", "-q", MOUNT],
-                                      volumes={name: {"bind": MOUNT, "mode": "rw"}}, labels=labels,
-                                      name=f"{name}-copy", network_disabled=True)
-    try:
-        copier.put_archive(MOUNT, package_tar(package))
-        copier.start()
-        status = copier.wait(timeout=COMPILE_TIMEOUT_S)["StatusCode"]
-        if status != 0:
-            output = copier.logs().decode(errors="replace").strip()
-            raise InfrastructureError(f"compiling the harness package in volume {name} exited {status}: {output}")
-    finally:
-        copier.remove(force=True)
+    docker_client().volumes.create(name, labels=labels)
+    fill(name, MOUNT, package_tar(package), image, ["python", "-m", "compileall", "-q", MOUNT], labels,
+         f"{name}-copy", COMPILE_TIMEOUT_S, f"compiling the harness package in volume {name}")
     return name
+
+
+def fill(volume: str, mount: str, archive: bytes, image: str, command: list[str], labels: dict[str, str],
+         name: str, timeout_s: float, what: str) -> None:
+    """Put `archive` into `volume` (seen at `mount`) and run `command` there, in a container of `image` with
+    no network, removed after; InfrastructureError naming `what` when the command fails."""
+    filler = docker_client().containers.create(image, command, volumes={volume: {"bind": mount, "mode": "rw"}},
+                                               labels=labels, name=name, network_disabled=True)
+    try:
+        filler.put_archive(mount, archive)
+        filler.start()
+        status = filler.wait(timeout=timeout_s)["StatusCode"]
+        if status != 0:
+            output = filler.logs().decode(errors="replace").strip()
+            raise InfrastructureError(f"{what} exited {status}: {output}")
+    finally:
+        filler.remove(force=True)
