@@ -1,10 +1,11 @@
 """The gate's HTTP connections (the run's S3 server's, its REST catalog's): messages forwarded part by part as
-they come (harness.gate.http_protocol), a table's commit reported as a point (`s3.put`: the PUT of a commit
-object; `catalog.commit`: an Iceberg REST commit) as it arrives and again as it is answered, and held there
-on the interceptor's word: a request held, the server has not seen it; an answer held, the server applied it
-and the client does not know. A catalog commit's body is read whole before it is forwarded (it says which
-snapshot it adds); every other body streams through. Each object the S3 server answers it wrote is kept
-(harness.gate.object_writes), and one written again is recorded as `s3.overwrite`.
+they come (harness.gate.http_framing), a table's commit reported as a point (`s3.put`: the PUT of a commit
+object, harness.gate.s3_requests; `catalog.commit`: an Iceberg REST commit, harness.gate.catalog_requests) as
+it arrives and again as it is answered, and held there on the interceptor's word: a request held, the server
+has not seen it; an answer held, the server applied it and the client does not know. A catalog commit's body
+is read whole before it is forwarded (it says which snapshot it adds); every other body streams through. Each
+object the S3 server answers it wrote is kept (harness.gate.object_writes), and one written again is recorded
+as `s3.overwrite`.
 """
 
 from __future__ import annotations
@@ -12,28 +13,23 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from harness.gate.http_protocol import (
+from harness.gate.catalog_requests import catalog_error, name_catalog, wants_body
+from harness.gate.http_framing import (
     Body,
     BodyBuffer,
     End,
-    HttpAnswer,
-    HttpCommit,
-    Named,
     ProtocolError,
     Request,
     RequestFramer,
     Response,
     ResponseFramer,
-    catalog_error,
     framers,
-    name_catalog,
-    name_s3,
-    s3_error,
-    wants_body,
 )
+from harness.gate.http_points import HttpAnswer, HttpCommit, Named
 from harness.gate.object_writes import WRITES, ObjectWrites
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, Failed, GateEvent, Peer
 from harness.gate.pumps import flush, read_chunk
+from harness.gate.s3_requests import name_s3, s3_error
 
 Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 Writes = dict[int, tuple[str, str]]  # id(request) -> the bucket and key of an object it writes

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from harness.gate.http_protocol import HttpAnswer, HttpCommit
+from harness.gate.http_points import HttpAnswer, HttpCommit
 from harness.gate.pg_protocol import PgAnswer, PgCommit
 from harness.gate.protocol import RequestInfo
 

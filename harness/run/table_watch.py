@@ -25,8 +25,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from harness.driver.table_hold import RELEASE_AFTER_S
-from harness.gate.http_protocol import CATALOG_COMMIT, S3_PUT, HttpAnswer
+from harness.gate.catalog_requests import CATALOG_COMMIT
+from harness.gate.http_points import HttpAnswer
 from harness.gate.points import GateEvent, Hold
+from harness.gate.s3_requests import S3_PUT
 from harness.history import History
 from harness.output.commits import Commit, TableCorrupt
 from harness.run.checkpoint import CheckpointFolder, whole_number

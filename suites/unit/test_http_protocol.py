@@ -1,6 +1,7 @@
-"""The gate's HTTP reading (harness.gate.http_protocol) on bytes real clients and servers exchanged: Spark's
-S3A (Delta) and S3FileIO (Iceberg) with versitygw, Iceberg's REST client with its REST catalog server
-(fixtures/http, recorded as docs/notes/http-recordings.md says)."""
+"""The gate's HTTP reading (harness.gate.http_framing, and what a request means: harness.gate.s3_requests,
+harness.gate.catalog_requests) on bytes real clients and servers exchanged: Spark's S3A (Delta) and S3FileIO
+(Iceberg) with versitygw, Iceberg's REST client with its REST catalog server (fixtures/http, recorded as
+docs/notes/http-recordings.md says)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from harness.gate.http_protocol import (
-    CATALOG_COMMIT,
+from harness.gate.catalog_requests import CATALOG_COMMIT, catalog_error, name_catalog, wants_body
+from harness.gate.http_framing import (
     MAX_BODY,
     MAX_HEAD,
-    S3_PUT,
     Body,
     BodyBuffer,
     End,
     ProtocolError,
     Request,
     Response,
-    catalog_error,
     framers,
-    name_catalog,
-    name_s3,
-    s3_error,
-    wants_body,
 )
+from harness.gate.s3_requests import S3_PUT, name_s3, s3_error
 
 pytestmark = pytest.mark.unit
 

@@ -394,7 +394,7 @@ def test_a_held_answer_that_made_no_version_is_let_go_after_one_look(tmp_path) -
 
 
 def test_the_gate_holds_only_applied_commits_for_the_watcher_and_never_a_step_s_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from harness.gate.http_protocol import HttpAnswer, HttpCommit
+    from harness.gate.http_points import HttpAnswer, HttpCommit
     from harness.gate.points import FOR_WATCHER, GateEvent, Peer
 
     history = History(tmp_path / "history.jsonl")
