@@ -87,6 +87,9 @@ CONF = {
     "spark.driver.extraJavaOptions": JVM_OPTIONS,
     "spark.executor.extraJavaOptions": JVM_OPTIONS,
 }
+# Sized for the cluster's two cores, where a sink's --conf may say otherwise: Delta rebuilds a table's state
+# in 50 tasks by default, most of a small batch's time on two cores
+TUNING = {"spark.databricks.delta.snapshotPartitions": CONF["spark.cores.max"]}
 # What the harness gives spark-submit for every run: a sink's --conf may set none of it
 # (harness.subject.dependencies)
 OWNED_CONF = frozenset({*CONF, "spark.driver.host", "spark.executorEnv.PYTHONPATH", "spark.master",
@@ -176,7 +179,7 @@ class SparkDriver(Service):
         self._kwargs["init"] = True
         conf = {**CONF, "spark.driver.host": alias, "spark.executorEnv.PYTHONPATH": submit.python_path()}
         command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", DRIVER_MEMORY]
-        for key, value in {**submit.settings(), **conf}.items():
+        for key, value in {**TUNING, **submit.settings(), **conf}.items():
             command += ["--conf", f"{key}={value}"]
         command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]
         contained(self, command)
