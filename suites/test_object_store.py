@@ -16,7 +16,6 @@ pytestmark = pytest.mark.chaos
 RECORDS = 4000
 
 
-@pytest.mark.gate
 def test_a_delta_table_on_s3_is_written_through_the_gate_and_read_from_the_server(cluster) -> None:  # type: ignore[no-untyped-def]
     result = scenario(cluster, "delta-s3-baseline", sink="delta_streaming", output="delta", store="s3",
                       records=RECORDS).run()
@@ -29,7 +28,6 @@ def test_a_delta_table_on_s3_is_written_through_the_gate_and_read_from_the_serve
     assert ("s3", "driver") in reached and ("s3", "executors") in reached, reached
 
 
-@pytest.mark.gate
 def test_an_iceberg_table_in_the_rest_catalog_on_s3_is_read_as_the_catalog_points(cluster) -> None:  # type: ignore[no-untyped-def]
     """Iceberg's streaming sink into the run's REST catalog (its tables in PostgreSQL, its files on the S3
     server), both reached through the gate; the harness reads the version the catalog points at."""
@@ -83,7 +81,8 @@ def test_an_iceberg_rest_commit_applied_and_its_answer_lost_is_committed_once(cl
 def test_a_driver_killed_at_a_table_commit_on_s3_dies_while_the_gate_holds_its_answer(cluster, sink: str) -> None:  # type: ignore[no-untyped-def]
     """On object storage no folder shows the driver its own commit, so the gate holds the commit's answer (an
     applied PUT of a log entry, an applied catalog commit) until the harness has seen the version: the kill
-    lands before Spark's commit log has the batch, never after it."""
+    lands before Spark's commit log has the batch, never after it. (The gate's test of a table on S3 too:
+    written through the gate by the driver and the executors, read from the server where the catalog points.)"""
     fault = "kill:driver@table.committed:2"
     output = sink.partition("_")[0]
     result = scenario(cluster, f"{output}-s3-kill-driver-committed", sink=sink, output=output, store="s3",
@@ -94,3 +93,14 @@ def test_a_driver_killed_at_a_table_commit_on_s3_dies_while_the_gate_holds_its_a
     point = [e for e in result.events("table.committed") if e["point"] and e["batch"] == 2]
     assert point and point[0]["held"], result.events("table.committed")
     assert result.exactly_once, result.summary()
+    assert result.to_dict()["output"]["store"] == "s3"
+    reached = {(e["service"], e["role"]) for e in result.events("gate.connection")}
+    assert {("s3", "driver"), ("s3", "executors")} <= reached, reached
+    if output == "delta":
+        assert result.where == f"{BUCKET}/{output}-s3-kill-driver-committed-table", result.where
+        log = [name for name in attached(cluster).files.walk(result.where) if name.startswith("_delta_log/")]
+        assert any(name.endswith(".json") for name in log), log
+    else:
+        assert ("catalog", "driver") in reached, reached
+        versions = [e["version"] for e in result.events("table.committed")]
+        assert versions and versions == sorted(versions) and versions[0] == 0, versions

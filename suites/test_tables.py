@@ -60,7 +60,6 @@ def assert_killed_at_the_table_commit(result: ScenarioResult) -> None:
     assert [e["restart"] for e in result.events("container.start")] == [0, 1], "driver not restarted"
 
 
-@pytest.mark.gate
 def test_delta_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster, tmp_path) -> None:
     result = run(cluster, "delta-streaming-kill-driver-table-committed", "delta_streaming", AT_TABLE_COMMIT)
 
@@ -351,14 +350,19 @@ def seq_falls_within_a_file(result: ScenarioResult) -> bool:
 
 
 @pytest.mark.gate
-def test_a_delta_sink_that_orders_its_rows_by_hash_is_exactly_once(cluster) -> None:
-    """A table keeps no row order: rows sorted by a hash of their value are no `reordered`."""
+def test_a_delta_sink_that_orders_its_rows_by_hash_is_exactly_once(cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A table keeps no row order: rows sorted by a hash of their value are no `reordered`. (The gate's test
+    of a Delta table on the volume too: the replayed batch in one version, Delta's own reader agreeing.)"""
     result = run(cluster, "delta-hash-ordered-kill-driver-table-committed", "delta_hash_ordered_txn",
                  AT_TABLE_COMMIT)
 
     assert_killed_at_the_table_commit(result)
     assert seq_falls_within_a_file(result), "every key's rows in sequence in each file: not the case"
     assert result.exactly_once and result.verdict.guarantee == "exactly-once", result.summary()
+    batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
+    assert len(batch_2) == 1, f"batch 2 must be in exactly one table version: {batch_2}"
+    assert result.to_dict()["versions"]["delta"] and result.to_dict()["output"]["kind"] == "delta"
+    assert_delta_rs_reads_the_same_rows(cluster, result, tmp_path)
 
 
 def optimized(result: ScenarioResult) -> list[dict]:
