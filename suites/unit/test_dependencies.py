@@ -121,3 +121,13 @@ def test_the_certificate_lists_what_shipped() -> None:
                  "spark.x.y=1"):
         assert said in page, said
     assert "none" in _dependencies({"python": [], "jars": [], "provided_by_image": [], "conf": {}})
+
+
+def test_a_setting_sized_for_the_cluster_is_the_sink_s_to_give_and_the_guide_names_it() -> None:
+    """The harness's tuning (harness.cluster.spark.TUNING) yields to a sink's --conf of the same key."""
+    from harness.cluster.spark import TUNING
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "your-sink.md").read_text()
+    for key in TUNING:
+        assert dependencies(conf=f"{key}=64").conf == ((key, "64"),)  # not owned: given as asked
+        assert f"`{key}`" in guide, key
