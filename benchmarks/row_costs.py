@@ -35,7 +35,7 @@ from harness.certify.matrix import BASELINE
 from harness.certify.rows import MatrixRun, Row, observed, rows_for, run_row
 from harness.interrupt import run_script, terminate_like_ctrl_c
 from harness.progress import say, speak_as
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import session
 from harness.settings import SETTINGS, from_environment
 

@@ -37,7 +37,8 @@ from harness.output.delta.table import DeltaTable, table_path
 from harness.output.postgres.server import attached
 from harness.output.postgres.table import PostgresTable, table_name
 from harness.output.registry import NAMES
-from harness.run.scenario import Scenario, ScenarioResult, batch_size
+from harness.run.scenario import Scenario, batch_size
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario, session
 from harness.subject.code_spec import STATE_TABLE
 

@@ -42,7 +42,7 @@ from harness.interrupt import terminate_like_ctrl_c
 from harness.output.registry import store
 from harness.report import write_index
 from harness.report.folders import run_report_dir
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import Session, scenario, session
 from harness.subject import dependencies
 

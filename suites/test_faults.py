@@ -8,7 +8,7 @@ import pytest
 
 from harness.catalog.sinks.driver_transactional import TRANSACTION_TIMEOUT_MS
 from harness.faults.space import just_above
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario
 
 pytestmark = pytest.mark.chaos

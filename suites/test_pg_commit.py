@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario
 from suites.test_faults import assert_fired_with_effect
 

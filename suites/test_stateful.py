@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from harness.certify.matrix import MATRIX
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario
 
 pytestmark = pytest.mark.chaos

@@ -14,7 +14,7 @@ import pytest
 
 from harness.errors import BadInput
 from harness.output.delta.log import DeltaLog
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario
 from suites.test_faults import assert_fired_with_effect
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from harness.output.paimon import RELEASES
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from suites.test_faults import assert_fired_with_effect
 from suites.test_tables import AT_TABLE_COMMIT, RECORDS, assert_killed_at_the_table_commit
 

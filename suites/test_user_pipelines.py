@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import BadInput
 from harness.run.reference import Nondeterministic
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario
 
 pytestmark = pytest.mark.chaos

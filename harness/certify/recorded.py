@@ -17,7 +17,7 @@ from harness.certify.certification import shipped_dependencies
 from harness.certify.matrix import BASELINE, MatrixScenario
 from harness.certify.rows import MatrixRun, Row
 from harness.faults.space import Observation
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 

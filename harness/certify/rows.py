@@ -16,7 +16,8 @@ from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.faults.space import Observation, space
 from harness.progress import say
 from harness.report.folders import run_report_dir
-from harness.run.scenario import Scenario, ScenarioResult
+from harness.run.scenario import Scenario
+from harness.run.scenario_result import ScenarioResult
 from harness.run.session import TRACEBACK, keep_traceback, scenario
 from harness.settings import from_environment
 from harness.subject.dependencies import Dependencies

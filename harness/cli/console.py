@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.run.scenario import ScenarioResult
+from harness.run.scenario_result import ScenarioResult
 
 
 def table(results: list[ScenarioResult]) -> str:

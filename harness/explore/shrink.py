@@ -20,7 +20,8 @@ from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.errors import BadInput
 from harness.faults.spec import BATCH_POINTS, parse_step
 from harness.progress import say
-from harness.run.scenario import ScenarioResult, batch_size
+from harness.run.scenario import batch_size
+from harness.run.scenario_result import ScenarioResult
 from harness.subject.dependencies import Dependencies
 
 MIN_RECORDS = 1_000

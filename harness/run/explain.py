@@ -107,6 +107,14 @@ def copies(records: Records, identities: Iterable[str], wanted: set[str]) -> dic
     return found
 
 
+def identity_or_none(identity: Callable[[bytes], str], value: bytes) -> str | None:
+    """A record's identity, None for one the pipeline cannot read (an `unreadable` anomaly of its own)."""
+    try:
+        return identity(value)
+    except Exception:  # noqa: BLE001 - whatever the pipeline's identity raises
+        return None
+
+
 def explain(verdict: Verdict, explainer: Explainer, records: Records, identities: Iterable[str],
             identity: Callable[[bytes], str]) -> None:
     """Add an `explanation` to each duplicate and lost example that names its identity (lost ones only

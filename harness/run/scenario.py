@@ -1,46 +1,37 @@
-"""One scenario end to end on a running cluster: topics, workload, the pipeline's driver, the wait until
-the whole input is consumed, the read_committed read, the verdict, the history and the report."""
+"""One scenario end to end on a running cluster, in phases as Jepsen runs a test: set up (the oracle, the
+topics), the workload, the system under test (its output, its driver), the nemesis (the faults wired to
+their points), the run until the whole input is consumed, the read_committed read, the check, the result;
+then the judgement, the explanation and the report."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 
-from harness import versions
-from harness.checker.commits import batches_committed_twice, with_commit_history
 from harness.checker.compose import OutputCheck
-from harness.checker.judge import Judgement, judge
-from harness.checker.oracle import Oracle
-from harness.checker.repeats import repeats, with_idempotent_repeats
-from harness.checker.rewrites import rewrites_that_changed_rows
-from harness.checker.table_files import with_rewritten_files
-from harness.checker.verdict import FAIL, NONE, PASS, Anomaly, Verdict, with_anomaly
+from harness.checker.oracle import Check, Oracle
+from harness.checker.verdict import Verdict
 from harness.client.client_log import kept_in
 from harness.client.reader import CommittedReader, ReadResult
-from harness.client.records import Records, in_produce_order
+from harness.client.records import in_produce_order
 from harness.client.scenario_input import ScenarioInput
 from harness.client.topics import create_topics, unique_name
 from harness.client.workload import InputRecord, SendLog, Workload
 from harness.cluster.dump_log import dump_topic
-from harness.cluster.spark import Submit
 from harness.cluster.topology import Cluster
 from harness.driver.state_stores import STATE_STORES
 from harness.errors import BadInput, InfrastructureError
 from harness.evidence import write_evidence
 from harness.faults.nemesis import Nemesis
 from harness.faults.schedule import Schedule
-from harness.faults.space import Observation
 from harness.faults.spec import FaultStep
-from harness.gate.points import Observe
 from harness.gate.relay_files import RelayFiles
-from harness.history import History, read_history
-from harness.output.base import Output, Place
-from harness.output.commits import Commit, TableCorrupt, parsed
+from harness.history import History
+from harness.output.base import Hold, Output, Place
 from harness.output.registry import store
 from harness.progress import say
 from harness.report import write_scenario_page
@@ -48,116 +39,18 @@ from harness.report.folders import scenario_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
-from harness.run.explain import EVENT_TYPES, Explainer, explain, explain_by_commits, overwrites
+from harness.run.explain import EVENT_TYPES, Explainer, explain, identity_or_none
 from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
+from harness.run.output_verdict import OutputVerdict
 from harness.run.phases import phases
-from harness.run.table_watch import POINT as TABLE_POINT
+from harness.run.scenario_result import ScenarioResult, judged
+from harness.run.shipping import ship, shipped, submit
+from harness.run.system import Faults, System, Topics, stop
 from harness.run.table_watch import GateHolds
 from harness.subject.bundle import Bundle
 from harness.subject.code_spec import STATE_TABLE, CodeSpec
-from harness.subject.dependencies import check_not_owned
 from harness.subject.pipeline import Pipeline
-
-
-@dataclass
-class ScenarioResult:
-    """What a scenario observed, with the verdict."""
-
-    name: str
-    verdict: Verdict  # the output's verdict (the judge adds `vacuous` for a fault that never fired)
-    sends: SendLog
-    read: ReadResult
-    batches_planned: list[int]
-    batches_committed: list[int]
-    seconds: dict[str, float] = field(default_factory=dict)
-    report_dir: Path | None = None
-    stateful: bool = False  # the query kept state (seen in its checkpoint)
-    rate: float = 0.0  # live input at this many records/s (0: a backlog)
-    latency: dict | None = None  # live input: input acked to output written, per second (see harness.run.latency)
-    phases: dict = field(default_factory=dict)  # where the time went (see harness.run.phases)
-    judgement: Judgement | None = None  # the outcome, from the one judge (harness.checker.judge)
-    brokers: int = 1  # Kafka brokers in the cluster it ran on
-    output: str = "kafka"  # where the sink wrote: a store's name (harness.output.registry)
-    stack: versions.Stack = field(default_factory=versions.stack)  # the versions of the cluster it ran on
-    where: str = ""  # the output's topic or table path
-    table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
-    store: str = "volume"  # where a table lived: the run's volume, or its S3 server (s3)
-    dependencies: dict | None = None  # what shipped with the sink (harness.subject.bundle), None when nothing
-
-    @property
-    def outcome(self) -> str:
-        """pass, fail, ineffective or unknown: what every front end reports."""
-        assert self.judgement is not None, "judged when the scenario ends"
-        return self.judgement.outcome
-
-    @property
-    def sink_kind(self) -> str:
-        """Whether the sink wrote in transactions, from the gate points this run reached."""
-        return self.observation.kind
-
-    @property
-    def observation(self) -> Observation:
-        """What this run showed of the sink and pipeline: the fault space is drawn from a baseline's."""
-        return Observation.from_events(self.events("point", TABLE_POINT), self.stateful, self.brokers, self.output)
-
-    @property
-    def exactly_once(self) -> bool:
-        """Passed: every fault fired without an injection error and had an effect, and the output is
-        exactly the model's (or the reference's)."""
-        return self.outcome == PASS
-
-    def summary(self) -> str:
-        """The outcome in one line, the first anomaly's explanation, and where its report is."""
-        text = self.judgement.summary() if self.judgement else self.verdict.summary()
-        why = next((e["explanation"] for a in self.verdict.anomalies.values() for e in a.examples
-                    if "explanation" in e), None)
-        return (f"{self.name}: {text}" + (f"; e.g. {why}" if why else "")
-                + (f"; report: {self.report_dir}" if self.report_dir else ""))
-
-    def events(self, *types: str) -> list[dict]:
-        """Events of the scenario's history, of the given types (all when none are given)."""
-        assert self.report_dir is not None
-        return read_history(self.report_dir / "history.jsonl", types)
-
-    def to_dict(self) -> dict:
-        return {
-            "scenario": self.name,
-            "outcome": self.judgement.outcome if self.judgement else self.verdict.outcome,
-            "reasons": list(self.judgement.reasons) if self.judgement else [],
-            "verdict": self.verdict.to_dict(),
-            "sends": {"acked": self.sends.acked, "failed": self.sends.failed, "unknown": self.sends.unknown},
-            "read": {"records": len(self.read.records), "stable": self.read.stable, "high": self.read.high,
-                     "stuck": self.read.stuck, "aborted": self.read.aborted,
-                     "open_transactions": self.read.open_transactions},
-            "batches": {"planned": self.batches_planned, "committed": self.batches_committed},
-            "stateful": self.stateful,
-            "output": {"kind": self.output, "where": self.where, **({"table": self.table} if self.table else {}),
-                       **({"store": self.store} if store(self.output).table else {})},
-            "input": {"rate": self.rate or "backlog", "latency": self.latency},
-            "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
-            "phases": self.phases,
-            "versions": self.stack.described(self.output, self.store),
-            **({"dependencies": self.dependencies} if self.dependencies else {}),
-        }
-
-
-def judged(result: ScenarioResult, faults: Sequence[str], unfired: Sequence[str],
-           speculation: bool = False) -> list[dict]:
-    """Judge a finished scenario from its history (harness.checker.judge), record the judgement at the
-    end of the history; the history's events, sends left out."""
-    assert result.report_dir is not None
-    path = result.report_dir / "history.jsonl"
-    events = read_history(path, leave_out={"send"})
-    result.judgement = judge(result.verdict, events, faults, unfired, live=bool(result.rate),
-                             latency_measured=(result.latency or {}).get("measured"), acked=result.sends.acked,
-                             speculation=speculation)
-    result.verdict = result.judgement.verdict
-    history = History(path)
-    events.append(history.record("judgement", outcome=result.outcome, reasons=list(result.judgement.reasons)))
-    history.close()
-    return events
-
 
 BATCHES = 5  # micro-batches a backlog is read in
 
@@ -175,6 +68,14 @@ def batch_size(records: int, partitions: int, batches: int = BATCHES) -> int:
     10,000 records)."""
     batches = min(batches, max(1, -(-records // 1_000)))
     return -(-records // batches) + partitions
+
+
+@contextmanager
+def timed(seconds: dict[str, float], phase: str) -> Iterator[None]:
+    """The seconds a phase took, kept in `seconds` when it ends without an error (a result's `seconds`)."""
+    started = time.monotonic()
+    yield
+    seconds[phase] = time.monotonic() - started
 
 
 class Scenario:
@@ -233,7 +134,7 @@ class Scenario:
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
         self.history = History(self.report_dir / "history.jsonl")
         self.unfired: list[str] = []
-        self._corrupt: dict | None = None  # the table.corrupt event, when the table could not be read
+        self.output_verdict = OutputVerdict(name, self.history, table_store == "s3", pipeline.identity)
 
     def run(self) -> ScenarioResult:
         """Runs the scenario, judges it (harness.checker.judge) and writes its report."""
@@ -243,7 +144,7 @@ class Scenario:
         finally:
             self.history.close()
         if result.verdict.anomalies and self.pipeline.identity is not None and not store(result.output).table:
-            self._explain(result, self.pipeline.identity)  # from the broker's log (a table's: see _run)
+            self._explain(result, self.pipeline.identity)  # from the broker's log (a table's: _check)
         events = judged(result, [str(f) for f in self.faults], self.unfired, self.speculation)
         result.phases = phases(events)
         summary = result.to_dict()
@@ -252,51 +153,89 @@ class Scenario:
         return result
 
     def _run(self) -> ScenarioResult:
+        """The phases, in the order Jepsen runs a test's; `seconds`: what the slow ones took (the result's)."""
         seconds: dict[str, float] = {}
+        topics = self._set_up(seconds)
+        input_, first_batch = self._workload(topics, seconds)
+        system = self._system(topics, input_)
+        faults = self._nemesis(system, topics, first_batch)
+        incomplete = self._consume(system, faults, topics.input, seconds)
+        self._healthy()
+        sends = input_.sends(self.name)
+        with timed(seconds, "read_and_check"):
+            check = self._model(system, topics.input, sends, incomplete, seconds)
+            read = self._read(system.output, check, incomplete)
+            verdict = self._check(system, faults, check, read, incomplete)
+            self.unfired = [str(step) for step in faults.schedule.unfired()]
+        self.history.record("verdict", **verdict.to_dict())
+        return self._result(system, check, sends, read, verdict, seconds)
+
+    def _set_up(self, seconds: dict[str, float]) -> Topics:
+        """The oracle ready and the scenario's topics made before anything of the system runs; the start
+        recorded with everything the scenario was given (what a replay runs again)."""
         kafka = self.cluster.kafka
-        started = time.monotonic()
-        self.oracle.prepare(self.workload, self.partitions)
-        seconds["oracle"] = time.monotonic() - started
-        input_topic, output_topic = unique_name(self.name, "in"), unique_name(self.name, "out")
-        marker_topic = unique_name(self.name, "markers")
-        create_topics(kafka.admin(), [input_topic, output_topic, marker_topic], self.partitions)
+        with timed(seconds, "oracle"):
+            self.oracle.prepare(self.workload, self.partitions)
+        topics = Topics(unique_name(self.name, "in"), unique_name(self.name, "out"), unique_name(self.name, "markers"))
+        create_topics(kafka.admin(), [topics.input, topics.output, topics.markers], self.partitions)
         self.history.record("scenario.start", scenario=self.name, pipeline=self.pipeline.name, sink=self.sink.spec,
                             pipeline_spec=self.pipeline.code.spec, oracle=self.oracle.name,
                             faults=[str(f) for f in self.faults], state_store=self.state_store,
                             speculation=self.speculation, restarts=self.restarts, partitions=self.partitions,
                             output=self.output, store=self.table_store,
-                            rate=self.rate, **self._shipped(),
+                            rate=self.rate, **shipped(self.bundle),
                             brokers=len(kafka.brokers),
                             max_offsets_per_trigger=self.max_offsets_per_trigger,
-                            input_topic=input_topic, output_topic=output_topic, workload=vars(self.workload))
+                            input_topic=topics.input, output_topic=topics.output, workload=vars(self.workload))
+        return topics
 
+    def _workload(self, topics: Topics, seconds: dict[str, float]) -> tuple[ScenarioInput, threading.Event]:
+        """The input: a backlog produced now, before the stream starts (its time apart from the stream's), or
+        live input, produced while the stream runs once its first record waited for the first batch (the
+        event returned: set when that batch is planned)."""
         first_batch = threading.Event()  # live input waits for it after its first record
-        input_ = ScenarioInput(kafka.bootstrap_direct, input_topic, self.partitions,
+        input_ = ScenarioInput(self.cluster.kafka.bootstrap_direct, topics.input, self.partitions,
                                self.pipeline.inputs(self.workload), self.rate, self.history,
                                (lambda: first_batch.wait(self.stall_timeout)) if self.rate else None)
         if not self.rate:
-            started = time.monotonic()
-            say(f"{self.name}: producing {self.workload.records} records to {input_topic}")
-            input_.produce()
-            seconds["produce"] = time.monotonic() - started
+            with timed(seconds, "produce"):
+                say(f"{self.name}: producing {self.workload.records} records to {topics.input}")
+                input_.produce()
+        return input_, first_batch
 
+    def _system(self, topics: Topics, input_: ScenarioInput) -> System:
+        """The system under test, made ready but not started: the output prepared before the sink writes to
+        it, the driver's command and its checkpoint's watcher (the driver starts with the faults' clock)."""
         checkpoint = self.cluster.checkpoint(self.name)
         files = self.cluster.files
         assert files is not None
-        output = store(self.output).output(Place(self.cluster, files, kafka.bootstrap_direct, output_topic, checkpoint,
-                                                 self.name, self.sink.table == STATE_TABLE, self.table_store))
+        output = store(self.output).output(Place(self.cluster, files, self.cluster.kafka.bootstrap_direct,
+                                                 topics.output, checkpoint, self.name,
+                                                 self.sink.table == STATE_TABLE, self.table_store))
         output.prepare()
         hold = output.hold()
+        driver_args = self._driver_args(topics, output, hold, files, checkpoint)
+        folder = CheckpointFolder(files, checkpoint)
+        watcher = BatchWatcher(folder, self.history)
+        supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
+                                      self.pipeline.name, self.sink.spec, self.restarts,
+                                      submit(self.cluster, self.bundle, output))
+        return System(input_, output, hold, folder, watcher, supervisor)
+
+    def _driver_args(self, topics: Topics, output: Output, hold: Hold | None, files: RelayFiles,
+                     checkpoint: str) -> list[str]:
+        """The driver's arguments (harness.driver): the pipeline, the sink and where they read and write; code
+        from outside the harness shipped beside the checkpoint first."""
         driver_args = [
             "--pipeline", self.pipeline.code.module,
-            "--bootstrap", kafka.bootstrap_chaos,
-            "--input-topic", input_topic,
-            "--output-topic", output_topic,
+            "--bootstrap", self.cluster.kafka.bootstrap_chaos,
+            "--input-topic", topics.input,
+            "--output-topic", topics.output,
             "--checkpoint", checkpoint,
             "--max-offsets-per-trigger", str(self.max_offsets_per_trigger),
             "--sink", self.sink.argument,
-            "--sink-id", f"{self.name}-{output_topic[-12:]}",
-            "--marker-topic", marker_topic,
+            "--sink-id", f"{self.name}-{topics.output[-12:]}",
+            "--marker-topic", topics.markers,
             "--state-store", self.state_store,
             *(["--speculation"] if self.speculation else []),
             "--output", output.name, "--context", json.dumps(output.context()),
@@ -305,183 +244,103 @@ class Scenario:
         ]
         for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
             if code.shipped:
-                driver_args += [option, self._ship(code, files, checkpoint)]
-        folder = CheckpointFolder(files, checkpoint)
-        watcher = BatchWatcher(folder, self.history)
-        supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
-                                      self.pipeline.name, self.sink.spec, self.restarts, self._submit(output))
-        nemesis = Nemesis(self.cluster, self.history, supervisor.current, supervisor.replace)
+                driver_args += [option, ship(code, files, checkpoint)]
+        return driver_args
+
+    def _nemesis(self, system: System, topics: Topics, first_batch: threading.Event) -> Faults:
+        """The faults wired to what triggers them (the gate's points, the checkpoint's batches, a table's
+        commits) before the driver starts, and the watchers started that record what the run does; the
+        schedule's clock starts with the driver (`_consume`)."""
+        kafka = self.cluster.kafka
+        nemesis = Nemesis(self.cluster, self.history, system.supervisor.current, system.supervisor.replace)
         # where the driver cannot be held at a table's commits (on object storage), their answers are held
-        at_gate = GateHolds() if hold is None and store(self.output).table and self.table_store != "volume" else None
+        at_gate = (GateHolds() if system.hold is None and store(self.output).table and self.table_store != "volume"
+                   else None)
         schedule = Schedule(self.faults, nemesis, self.history, at_gate)
         gate = self.cluster.gate
         assert gate is not None
-        gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {output_topic}
-        watcher.listeners.append(schedule.on_batch)
+        gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {topics.output}
+        system.watcher.listeners.append(schedule.on_batch)
 
         if self.rate:
             def on_planned(event: dict) -> None:
                 if event["type"] == "batch.planned":
                     first_batch.set()
-            watcher.listeners.append(on_planned)
-        watcher.start()
-        tables = output.watch(folder, self.history, schedule.on_table_commit, at_gate)
-        leadership = (LeadershipWatch(kafka, [input_topic, output_topic, marker_topic], self.history).start()
+            system.watcher.listeners.append(on_planned)
+        system.watcher.start()
+        tables = system.output.watch(system.folder, self.history, schedule.on_table_commit, at_gate)
+        leadership = (LeadershipWatch(kafka, [topics.input, topics.output, topics.markers], self.history).start()
                       if len(kafka.brokers) > 1 else None)
-        incomplete = None
+        return Faults(schedule, gate, tables, leadership)
+
+    def _consume(self, system: System, faults: Faults, input_topic: str, seconds: dict[str, float]) -> dict | None:
+        """The run: the driver started and the faults' clock with it (a `time` fault counts from the query
+        running), live input produced meanwhile, until the whole input is consumed (harness.run.consumption):
+        None, or why not (`incomplete`). Whatever happens, all of it is then stopped and healed before the
+        output is read (harness.run.system.stop)."""
         try:
-            started = time.monotonic()
-            supervisor.start()
-            schedule.start_clock()
-            seconds["driver_start"] = time.monotonic() - started
-            started = time.monotonic()
-            if self.rate:
-                say(f"{self.name}: producing {self.workload.records} records to {input_topic} at {self.rate:g}/s")
-                input_.start()
-            incomplete = ConsumptionWait(self.name, folder, input_topic, input_.target, schedule, supervisor,
-                                         self.stall_timeout, self.history, lambda: gate.failure).run()
-            seconds["consume"] = time.monotonic() - started
+            with timed(seconds, "driver_start"):
+                system.supervisor.start()
+                faults.schedule.start_clock()
+            with timed(seconds, "consume"):
+                if self.rate:
+                    say(f"{self.name}: producing {self.workload.records} records to {input_topic} at {self.rate:g}/s")
+                    system.input.start()
+                return ConsumptionWait(self.name, system.folder, input_topic, system.input.target, faults.schedule,
+                                       system.supervisor, self.stall_timeout, self.history,
+                                       lambda: faults.gate.failure).run()
         finally:
-            input_.stop()
-            gate.interceptor, gate.record, gate.outputs = Observe(), _ignore, set()
-            schedule.close()
-            nemesis.heal_all()
-            nemesis.close()
-            watcher.stop()
-            if tables is not None:
-                tables.stop()
-            if leadership is not None:
-                leadership.stop()
-            supervisor.retire()
+            stop(system, faults)
+
+    def _healthy(self) -> None:
+        """A cluster still unhealthy after healing ran the scenario on something else than it was meant to:
+        no verdict (InfrastructureError)."""
         unhealthy = self.cluster.unhealthy()
         if unhealthy:
             raise InfrastructureError(f"{self.name}: after healing, {unhealthy}")
 
-        sends = input_.sends(self.name)
-        started = time.monotonic()
-        consumed = partial(self._consumed_input, folder, input_topic) if incomplete else None
-        state = self.sink.table == STATE_TABLE
-        output_check = (self.oracle.state_check(self.workload, sends, consumed) if state
-                        else self.oracle.check(self.workload, sends, consumed, ordered=output.ordered))
-        seconds["model"] = time.monotonic() - started  # the expected results: read_and_check's first part
-        read = self._read(output, output_check.feed, incomplete)
+    def _model(self, system: System, input_topic: str, sends: SendLog, incomplete: dict | None,
+               seconds: dict[str, float]) -> Check:
+        """The expected output (the model, or the reference's) from what was sent, before the read, which
+        feeds it; in an incomplete run, only what the consumed input yields (`_consumed_input`)."""
+        with timed(seconds, "model"):  # the expected results: read_and_check's first part
+            consumed = partial(self._consumed_input, system.folder, input_topic) if incomplete else None
+            if self.sink.table == STATE_TABLE:
+                return self.oracle.state_check(self.workload, sends, consumed)
+            return self.oracle.check(self.workload, sends, consumed, ordered=system.output.ordered)
+
+    def _read(self, output: Output, check: Check, incomplete: dict | None) -> ReadResult:
+        """What the output holds, as a consumer or a query of the table would read it: only what is
+        committed (harness.run.output_verdict), fed to the check as it comes."""
+        read = self.output_verdict.read(output, check.feed, incomplete)
         self.history.record("read", records=len(read.records), stuck=read.stuck, aborted=read.aborted,
                             output=output.name, where=output.where)
-        try:
-            with parsed(output.where):
-                commits = output.commits()
-        except TableCorrupt as corrupt:  # a version names a file that is gone: its history cannot be told
-            self._corrupted(corrupt)
-            commits = []
-        try:  # each rewrite (a compaction) against the table before it: it must move rows, not change them
-            with parsed(output.where):
-                rewrites = rewrites_that_changed_rows(commits, output.change_of, output.unit)
-        except TableCorrupt as corrupt:  # a table before or after a rewrite names a file that is gone
-            self._corrupted(corrupt)
-            rewrites = None
-        running = tables.attributed if tables is not None else {}
-        verdict = output_check.verdict(read, incomplete)
-        if self._corrupt is not None:
-            verdict = with_corrupt_table(verdict, self._corrupt)
-        if state or output.keyed:  # a key's row set again is judged by what the commit changed
-            verdict = self._with_repeats(verdict, commits, running, output)
-        else:
-            verdict = self._with_commit_history(verdict, commits, running, output.unit)
-        verdict = with_anomaly(verdict, rewrites)
-        # objects written twice: recorded by the gate for a table on S3 only, read back where there is a
-        # verdict to explain (the history holds every send: not parsed again for nothing)
-        again = (overwrites(read_history(self.history.path, ("scenario.start", "s3.overwrite")))
-                 if self.table_store == "s3" and (read.rewritten or verdict.anomalies) else {})
-        verdict = with_rewritten_files(verdict, read.rewritten, again.get)
-        if commits and verdict.anomalies and self.pipeline.identity is not None and not state:
-            self._explain_by_commits(verdict, read, output, commits, running, self.pipeline.identity, again)
-        self.unfired = [str(step) for step in schedule.unfired()]
-        seconds["read_and_check"] = time.monotonic() - started
-        self.history.record("verdict", **verdict.to_dict())
+        return read
+
+    def _check(self, system: System, faults: Faults, check: Check, read: ReadResult,
+               incomplete: dict | None) -> Verdict:
+        """The output's verdict, with what the store's own history shows (harness.run.output_verdict); a
+        table's versions are attributed to batches by its commit point's watcher."""
+        running = faults.tables.attributed if faults.tables is not None else {}
+        return self.output_verdict.verdict(check, read, incomplete, system.output, self.sink.table == STATE_TABLE,
+                                           running)
+
+    def _result(self, system: System, check: Check, sends: SendLog, read: ReadResult, verdict: Verdict,
+                seconds: dict[str, float]) -> ScenarioResult:
+        """What the scenario observed: the verdict, the input and the read, the batches the checkpoint planned
+        and committed, the latency of live input, and what it ran on."""
         latency = None
-        if self.rate and isinstance(output_check, OutputCheck):
-            latency = end_to_end(output_check.ledger.records, output_check.ledger.identities(), sends.acked_ms)
-        listing = folder.listing()
-        result = ScenarioResult(
-            self.name, verdict, sends, read, folder.planned(listing), folder.committed(listing), seconds,
-            self.report_dir, folder.stateful(listing), self.rate, latency, brokers=len(kafka.brokers),
-            output=output.name, where=output.where, table=self.sink.table if store(output.name).table else "",
-            stack=self.cluster.images.stack, store=self.table_store,
-            dependencies=self.bundle.to_dict() if self.bundle else None,
+        if self.rate and isinstance(check, OutputCheck):
+            latency = end_to_end(check.ledger.records, check.ledger.identities(), sends.acked_ms)
+        listing = system.folder.listing()
+        output = system.output
+        return ScenarioResult(
+            self.name, verdict, sends, read, system.folder.planned(listing), system.folder.committed(listing),
+            seconds, self.report_dir, system.folder.stateful(listing), self.rate, latency,
+            brokers=len(self.cluster.kafka.brokers), output=output.name, where=output.where,
+            table=self.sink.table if store(output.name).table else "", stack=self.cluster.images.stack,
+            store=self.table_store, dependencies=self.bundle.to_dict() if self.bundle else None,
         )
-        return result
-
-    def _read(self, output: Output, feed: Callable[[list], None], incomplete: dict | None) -> ReadResult:
-        """What the output holds. Where the query failed (a crash loop, or a failure with restarts off), the
-        failure is the verdict's cause, whatever the read then finds: an output the sink never made is
-        recorded (`read.none`) and read as empty, never bad input that would hide the failure. A table that
-        names a file that is not there is read as empty and failed (`table_corrupt`)."""
-        try:
-            with parsed(output.where):
-                return output.read(on_batch=feed)
-        except TableCorrupt as corrupt:  # the sink's failure: the verdict says so (table_corrupt)
-            self._corrupted(corrupt)
-            return ReadResult(Records(), {}, {})
-        except BadInput as error:
-            if not (incomplete and incomplete.get("anomaly")):
-                raise
-            self.history.record("read.none", output=output.name, where=output.where, why=str(error))
-            return ReadResult(Records(), {}, {})
-
-    def _corrupted(self, corrupt: TableCorrupt) -> None:
-        """Record the first file found gone (or that cannot be parsed, and why), with the fault before it."""
-        if self._corrupt is None:
-            effects = read_history(self.history.path, ("effect",))
-            self._corrupt = self.history.record("table.corrupt", where=corrupt.where, missing=corrupt.missing,
-                                                after=effects[-1]["fault"] if effects else None,
-                                                **({"error": corrupt.error} if corrupt.error else {}))
-
-    def _with_commit_history(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
-                             unit: str) -> Verdict:
-        """The verdict with what the store's own history shows (harness.checker.commits): a batch
-        committed twice, its versions named; a version's batch is the one it names, else the one Spark ran
-        when it committed (`running`: version -> batch, from harness.run.table_watch)."""
-        if not commits:
-            return verdict
-        self._record_history(commits, unit)
-        return with_commit_history(verdict, batches_committed_twice(commits, running, unit))
-
-    def _with_repeats(self, verdict: Verdict, commits: list[Commit], running: dict[int, int],
-                      output: Output) -> Verdict:
-        """A state table's verdict with what its history shows (harness.checker.repeats): a batch applied
-        twice is an anomaly naming its versions and the keys it changed again, each `wrong_value` of such
-        a key explained by them; a batch committed again without changing a row is said, not blamed."""
-        if not commits:
-            return verdict
-        self._record_history(commits, output.unit)
-        found = repeats(commits, running, output.change_of, output.unit)
-        for repeat in found.idempotent:
-            self.history.record("table.repeat", **repeat)
-        for example in verdict.anomalies.get("wrong_value", Anomaly("wrong_value")).examples:
-            if example.get("key") in found.by_key:
-                example["explanation"] = found.by_key[example["key"]]
-        verdict = with_commit_history(verdict, found.applied_twice if found.applied_twice.count else None)
-        return with_idempotent_repeats(verdict, found)
-
-    def _record_history(self, commits: list[Commit], unit: str) -> None:
-        self.history.record("table.history", unit=unit,
-                            versions=[{"version": c.version, "batch": c.batch, "app_id": c.app_id,
-                                       "operation": c.operation, "rows": c.rows, "repeats": c.repeats,
-                                       **({"rewrite": True} if c.rewrite else {})}
-                                      for c in commits])
-
-    def _explain_by_commits(self, verdict: Verdict, read: ReadResult, output: Output, commits: list[Commit],
-                            running: dict[int, int], identity: Callable[[bytes], str], again: dict[str, str]) -> None:
-        """Each duplicate example of a table output explained by the versions that hold its copies (and a
-        data file of theirs the S3 server wrote twice: `again`, harness.run.explain.overwrites); one that cannot
-        be explained is said on the console, never the verdict's concern."""
-        batches = {**{c.version: c.batch for c in commits if c.batch is not None}, **running}
-        try:
-            explain_by_commits(verdict, read.records, map(partial(_identity_or_none, identity), read.records.values),
-                               output.commit_of, batches, output.unit,
-                               lambda partition: again.get(output.file_of(partition) or ""))
-        except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
-            say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
 
     def _explain(self, result: ScenarioResult, identity: Callable[[bytes], str]) -> None:
         """Each duplicate and lost example explained from the broker's log (harness.run.explain); one that
@@ -493,7 +352,7 @@ class Scenario:
             log = dump_topic(partial(self.cluster.kafka.leader, topic), topic, list(range(self.partitions)),
                              payloads=lost)
             explain(result.verdict, Explainer(log, events), result.read.records,
-                    map(partial(_identity_or_none, identity), result.read.records.values), identity)
+                    map(partial(identity_or_none, identity), result.read.records.values), identity)
         except Exception as error:  # noqa: BLE001 - an explanation is extra: the verdict stands without it
             say(f"{self.name}: the anomalies could not be explained ({type(error).__name__}: {error})")
 
@@ -506,52 +365,5 @@ class Scenario:
         inputs = in_produce_order(CommittedReader(self.cluster.kafka.bootstrap_direct).read(input_topic).records)
         return (InputRecord.read(r) for r in inputs if r.offset() < consumed.get(r.partition(), 0))
 
-    def _shipped(self) -> dict:
-        """What shipped with the sink as the history records it: resolved, and as asked (what a replay gives)."""
-        if self.bundle is None:
-            return {}
-        return {"dependencies": self.bundle.to_dict(), "dependencies_asked": self.bundle.asked.to_dict()}
-
-    def _submit(self, output: Output) -> Submit:
-        """The sink's dependencies installed on the cluster, and its settings, checked against the output's
-        own (a table's catalog and extensions are the harness's)."""
-        if self.bundle is None:
-            return Submit()
-        for key, _ in self.bundle.conf:
-            check_not_owned(key, output.spark_settings(), output.name)
-        if not self.bundle.files:
-            return Submit(conf=self.bundle.conf)
-        return Submit(self.cluster.install_dependencies(self.bundle.digest, *self.bundle.paths()), self.bundle.conf)
-
-    @staticmethod
-    def _ship(code: CodeSpec, files: RelayFiles, checkpoint: str) -> str:
-        """Copy code from outside the harness next to the checkpoint, through the relay (the driver sees it
-        there): the bytes read when the code was resolved (a file as it is, a package zipped)."""
-        assert code.shipment is not None, "shipped code is read when it is resolved"
-        shipped = f"{checkpoint}-code/{code.shipment.name}"
-        files.write(shipped, code.shipment.data)
-        return shipped
-
-
-def _ignore(type: str, **fields: object) -> None:
-    """The gate's recorder between scenarios."""
-
 
 PAYLOADS_UP_TO = 200_000  # records of output whose values the log is searched for lost records' writes
-
-
-def _identity_or_none(identity: Callable[[bytes], str], value: bytes) -> str | None:
-    """A record's identity, None for one the pipeline cannot read (an `unreadable` anomaly of its own)."""
-    try:
-        return identity(value)
-    except Exception:  # noqa: BLE001 - whatever the pipeline's identity raises
-        return None
-
-
-def with_corrupt_table(verdict: Verdict, corrupt: dict) -> Verdict:
-    """A verdict failed for a table that cannot be read: the missing file, and the fault before it, its
-    example (what was read, nothing, is not judged record by record)."""
-    anomaly = Anomaly("table_corrupt")
-    anomaly.add({"where": corrupt["where"], "missing": corrupt["missing"], "after": corrupt["after"],
-                 **({"error": corrupt["error"]} if corrupt.get("error") else {})})
-    return Verdict(FAIL, NONE, {"table_corrupt": anomaly}, verdict.expected, 0, 0, None, verdict.oracle)

@@ -362,7 +362,7 @@ def test_a_table_whose_snapshot_names_a_missing_file_is_corrupt_and_fails() -> N
     """A lost file is the sink's failure (table_corrupt, the file named), never the harness's own error."""
     from harness.checker.verdict import EXACTLY_ONCE, FAIL, Verdict
     from harness.output.commits import TableCorrupt
-    from harness.run.scenario import with_corrupt_table
+    from harness.run.output_verdict import with_corrupt_table
 
     files = StandInFiles()
     files.write(log_path(0), entry(add("gone.parquet"), *streaming("q", 0)))

@@ -4,14 +4,13 @@ read then finds; an output never made is bad input only when the query ran witho
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from harness.errors import BadInput
 from harness.history import History, read_history
 from harness.run.driver_supervisor import CRASH_LOOP, QUERY_FAILED
-from harness.run.scenario import Scenario
+from harness.run.output_verdict import OutputVerdict
 
 pytestmark = pytest.mark.unit
 
@@ -28,8 +27,8 @@ class NoTable:
 def read(tmp_path: Path, incomplete: dict | None):  # type: ignore[no-untyped-def]
     history = History(tmp_path / "history.jsonl")
     try:
-        return Scenario._read(SimpleNamespace(history=history), NoTable(), lambda batch: None,  # type: ignore[arg-type]
-                              incomplete)
+        return OutputVerdict("s", history, False, None).read(NoTable(), lambda batch: None,  # type: ignore[arg-type]
+                                                             incomplete)
     finally:
         history.close()
 

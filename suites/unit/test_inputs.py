@@ -14,7 +14,7 @@ from harness.certify.matrix import MATRIX, scenarios_for
 from harness.client.workload import InputRecord, Workload
 from harness.errors import BadInput
 from harness.faults.spec import PLAIN, TRANSACTIONAL, kind_from_points, parse_step
-from harness.run.scenario import Scenario
+from harness.run.shipping import ship
 from harness.subject.code_spec import catalog, resolve_sink
 from harness.subject.pipeline import load_pipeline
 
@@ -131,7 +131,7 @@ def test_a_users_dotted_module_ships_its_whole_top_level_package(tmp_path: Path,
         def write(self, path: str, data: bytes) -> None:
             written[path] = data
 
-    shipped = Scenario._ship(spec, Volume(), "/checkpoints/s1")  # type: ignore[arg-type]
+    shipped = ship(spec, Volume(), "/checkpoints/s1")  # type: ignore[arg-type]
     assert shipped == "/checkpoints/s1-code/acme_streaming.zip" and list(written) == [shipped]
     names = zipfile.ZipFile(io.BytesIO(written[shipped])).namelist()
     assert {"acme_streaming/common.py", "acme_streaming/sinks/upsert.py"} <= set(names)

@@ -21,7 +21,7 @@ from harness.cli import main
 from harness.client.reader import ReadResult
 from harness.client.workload import ACKED, SendLog
 from harness.history import History
-from harness.run.scenario import ScenarioResult, judged
+from harness.run.scenario_result import ScenarioResult, judged
 from harness.sink_matrix import check_row
 
 pytestmark = pytest.mark.unit
