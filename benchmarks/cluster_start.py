@@ -24,6 +24,7 @@ from docker.errors import APIError, NotFound
 
 from harness.cluster import images
 from harness.cluster.engine import docker_client
+from harness.cluster.image_inputs import cache_dir
 from harness.cluster.topology import Cluster
 from harness.interrupt import run_script
 from harness.run.session import scenario
@@ -36,9 +37,9 @@ def cold_build() -> float:
     for image in reversed(images.current().all):
         if images.present(image):
             client.images.remove(image.tag, force=True)
-    shutil.rmtree(images.cache_dir() / "build", ignore_errors=True)
-    shutil.rmtree(images.cache_dir() / "wheels", ignore_errors=True)
-    shutil.rmtree(images.cache_dir() / "debootstrap", ignore_errors=True)
+    shutil.rmtree(cache_dir() / "build", ignore_errors=True)
+    shutil.rmtree(cache_dir() / "wheels", ignore_errors=True)
+    shutil.rmtree(cache_dir() / "debootstrap", ignore_errors=True)
     started = time.monotonic()
     images.build_all()
     return time.monotonic() - started

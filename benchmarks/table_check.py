@@ -40,7 +40,8 @@ from harness.client.workload import Workload
 from harness.interrupt import run_script
 from harness.output import rows as table_rows
 from harness.output.delta import table as delta
-from harness.output.postgres.table import BATCH, TransactionRows
+from harness.output.postgres.table import BATCH
+from harness.output.postgres.transactions import TransactionRows
 from harness.output.rows import BATCH as FILE_BATCH
 from harness.output.rows import cells_as_bytes
 from harness.subject.pipeline import Pipeline, load_pipeline

@@ -1,17 +1,13 @@
 """The pytest plugin (entry point `pytest11`, found on its own once installed): markers, options, the
 session-wide cluster, the `eo_scenario` fixture for users' own tests, the certification matrix of a
-sink given with `--sink`, and logs kept for every failed test.
+sink given with `--sink`, and logs kept for every failed test. pytest finds hooks and fixtures on this
+module alone; what they use is beside it: a test's properties, as the JUnit file and the exit status read
+them (harness.plugin_properties), and the clusters its tests start (harness.plugin_clusters).
 
 Settings resolve in one place, `setting()`: marker > command line > environment > ini.
 
 JUnit (`--junitxml`, pytest's default junit_family xunit2): the sink matrix's rows have a class name
-(`harness.sink_matrix`), a test's harness properties (`eo_outcome`, `eo_untried`) are on the <testsuite>
-named after the test (xunit2 has no <properties> in a <testcase>), and a cluster that cannot start is an
-error row saying why.
-
-The exit status follows the harness's contract (harness.errors.EXIT_CODES): pytest's 1 becomes 3 when every
-failed test failed only on unknown scenarios (the harness's or the infrastructure's failure), and the
-sink matrix's 0 becomes 4 when it could not try the broker classes.
+(`harness.sink_matrix`), and a cluster that cannot start is an error row saying why.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 from _pytest.junitxml import xml_key  # the JUnit file's writer: record_testsuite_property's own way to it
@@ -32,14 +28,24 @@ from _pytest.junitxml import xml_key  # the JUnit file's writer: record_testsuit
 from harness import settings, versions
 from harness.certify.recorded import OBSERVED, ROW, write_from_properties
 from harness.certify.rows import MatrixRun
-from harness.checker.verdict import UNKNOWN
 from harness.cluster.engine import docker_hosts
 from harness.cluster.labels import new_run_id
 from harness.cluster.topology import Cluster
-from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, EXIT_NOT_EVERY_CLASS, EXIT_OK, HarnessError
+from harness.errors import EXIT_BAD_INPUT, HarnessError
 from harness.faults.glossary import parse_steps
 from harness.interrupt import terminate_like_ctrl_c
 from harness.output.registry import store
+from harness.plugin_clusters import CANNOT_START, SESSION, OtherSizes, cannot_start, cluster_run_id, starts_clusters
+from harness.plugin_properties import (
+    NOT_STARTED,
+    OUTCOME,
+    PROPERTIES,
+    RECORDED,
+    UNTRIED,
+    JunitProperties,
+    contract_status,
+    record,
+)
 from harness.report import write_index
 from harness.report.folders import run_report_dir
 from harness.run.scenario_result import ScenarioResult
@@ -64,17 +70,9 @@ MARKERS = {
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
 OPTIONS = tuple(name for name, s in settings.SETTINGS.items() if s.pytest)
-OUTCOME = "eo_outcome"  # a test's property: the outcome of a scenario it ran
-UNTRIED = "eo_untried"  # a sink matrix row's property: an applicable class this session could not try
-NOT_STARTED = "eo_not_started"  # a test's property: the exit status of a cluster it asked for that did not start
-PROPERTIES = "eo_properties"  # a test report's attribute: the (name, value) properties of its test so far
-CERTIFICATE_ONLY = (ROW, OBSERVED)  # a row's JSON for the certificate: the JUnit file has its outcome already
 SINK_MATRIX = Path(__file__).with_name("sink_matrix.py")  # the tests collected for a sink given with --sink
 FAILED = pytest.StashKey[bool]()
-RECORDED = pytest.StashKey[list[tuple[str, str]]]()  # a test's properties (record)
-CANNOT_START = pytest.StashKey[int]()  # a session's cluster that could not start: its exit status
 USED = pytest.StashKey[Cluster]()  # the cluster a test's eo_scenario ran on: its logs are kept if it fails
-SESSION = pytest.StashKey[str]()  # the session's id: its workers' run ids and the merged report's folder
 ENVIRONMENT = pytest.StashKey[dict[str, str]]()  # the settings as the harness's processes read them
 CERTIFIED = pytest.StashKey[tuple[Path, dict]]()  # a sink matrix's certificate: its folder, and what it says
 
@@ -146,10 +144,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[ENVIRONMENT] = environment
 
 
-CLUSTER_MARKERS = ("chaos", "smoke", "integration", "gate")  # tests that start clusters
-CLUSTER_FIXTURES = {"eo_scenario", "eo_cluster", "eo_session"}
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Chaos tests start clusters: in a run that did not ask for them by a marker expression (`-m chaos`) or
     a sink's matrix (`--sink`), they are skipped, saying how to run them. A session that runs tests that start
@@ -161,16 +155,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("chaos") is not None:
                 item.add_marker(skip)
-    if any(_starts_clusters(item) for item in items):
+    if any(starts_clusters(item) for item in items):
         os.environ.update(config.stash[ENVIRONMENT])
         terminate_like_ctrl_c()  # a SIGKILL is swept by the next run
-
-
-def _starts_clusters(item: pytest.Item) -> bool:
-    if item.get_closest_marker("skip") is not None:
-        return False
-    return (any(item.get_closest_marker(name) is not None for name in CLUSTER_MARKERS)
-            or bool(CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ()))))
 
 
 @contextmanager
@@ -211,28 +198,6 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     if module_path != SINK_MATRIX:
         return None
     return pytest.Module.from_parent(parent, path=module_path, nodeid=f"harness/{SINK_MATRIX.name}")
-
-
-def record(item: pytest.Item, name: str, value: object) -> None:
-    """A property of the test: on its reports (the exit status reads them, in pytest-xdist's controller too)
-    and in the JUnit file. Not `record_property`: pytest writes those inside the <testcase>, which its
-    default junit_family (xunit2) has no place for, and warns on every row."""
-    item.stash.setdefault(RECORDED, []).append((name, str(value)))
-
-
-class JunitProperties:
-    """Writes each test's properties on the JUnit file's <testsuite> (xunit2's place for them, as
-    `record_testsuite_property` does), named `<property> <test id>`, from the process that writes the file
-    (record_testsuite_property is a no-op in pytest-xdist's workers: their reports reach the controller)."""
-
-    def __init__(self, xml: Any) -> None:
-        self.xml = xml
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "teardown":  # every test has one, carrying every property it recorded
-            for name, value in getattr(report, PROPERTIES, ()):
-                if name not in CERTIFICATE_ONLY:
-                    self.xml.add_global_property(f"{name} {report.nodeid}", value)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -290,39 +255,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                                     f"{settings.FULL_CERTIFICATION_BROKERS} ({', '.join(untried)})")
 
 
-def contract_status(status: int, stats: dict[str, list[Any]]) -> int:
-    """pytest's status in the harness's terms: failures that are all unknown scenarios are the harness's
-    own (3); a sink matrix that passed but skipped classes it could not try is not a certification (4); a
-    cluster that could not start is its error's (2 or 3), though pytest stopped the session for it."""
-    def properties(kind: str, name: str) -> list[list[Any]]:
-        return [[v for k, v in getattr(r, PROPERTIES, ()) if k == name] for r in stats.get(kind, ())]
-
-    not_started = [int(v) for p in properties("error", NOT_STARTED) + properties("failed", NOT_STARTED) for v in p]
-    if not_started:
-        return max(not_started)
-    failed = properties("failed", OUTCOME) + properties("error", OUTCOME)
-    if status == pytest.ExitCode.TESTS_FAILED and failed and all(f and set(f) == {UNKNOWN} for f in failed):
-        return EXIT_INFRASTRUCTURE
-    if status == EXIT_OK and any(properties("skipped", UNTRIED)):
-        return EXIT_NOT_EVERY_CLASS
-    return status
-
-
 def _worker_index(config: pytest.Config) -> int:
     """This process's pytest-xdist worker number (gw3: 3); 0 without xdist."""
     worker = getattr(config, "workerinput", None)
     return int(worker["workerid"].removeprefix("gw")) if worker else 0
-
-
-def _run_id(config: pytest.Config, brokers: int | None = None, versions_: str | None = None) -> str | None:
-    """A worker's cluster is named after the session and the worker (reports/<session>-gw0/ ...); a
-    cluster of other than the session's brokers or versions after its size or versions too
-    (reports/<session>-brokers3/ ..., reports/<session>-spark3.5.7/ ..., reports/<session>-iceberg1.10.1/)."""
-    worker = getattr(config, "workerinput", None)
-    parts = [worker["workerid"]] if worker else []
-    parts += [f"brokers{brokers}"] if brokers is not None else []
-    parts += [versions_] if versions_ is not None else []
-    return "-".join([config.stash[SESSION], *parts]) if parts else None
 
 
 def setting(request: pytest.FixtureRequest, name: str) -> Any:
@@ -344,25 +280,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def _cannot_start(session: pytest.Session | None, error: HarnessError) -> NoReturn:
-    """A cluster that could not start: the test that asked for it is an error row saying why (in the JUnit
-    file too; pytest.exit left it empty), and the session stops there with the error's exit status
-    (contract_status)."""
-    if session is not None:
-        session.stash[CANNOT_START] = error.exit_status
-        session.shouldstop = f"harness: error: {error}"
-    raise pytest.fail.Exception(f"harness: error: {error}", pytrace=False) from None  # the reason alone
-
-
 @pytest.fixture(scope="session")
 def eo_session(request: pytest.FixtureRequest) -> Iterator[Session]:
     """The session's cluster, started once (per worker under pytest-xdist, on the worker's engine; images
     built first if missing), removed at the end; the run's index page lists its scenarios."""
     with ExitStack() as stack:
         try:
-            opened = stack.enter_context(session(run_id=_run_id(request.config)))
+            opened = stack.enter_context(session(run_id=cluster_run_id(request.config)))
         except HarnessError as error:
-            _cannot_start(request.session, error)
+            cannot_start(request.session, error)
         yield opened
 
 
@@ -371,30 +297,6 @@ def eo_cluster(eo_session: Session) -> Cluster:
     """The session's running cluster (named for the harness, as pytest plugins name their fixtures: a project's
     own `cluster` fixture is its own)."""
     return eo_session.cluster
-
-
-class OtherSizes:
-    """Clusters of other broker counts or Spark or Iceberg releases than the session's, each started the first
-    time a test's `brokers(n)`, `spark(line)` or `iceberg(version)` marker asks for it and removed at the
-    session's end."""
-
-    def __init__(self, config: pytest.Config, stack: ExitStack, session: pytest.Session | None = None) -> None:
-        self.config, self.stack, self.session, self.clusters = config, stack, session, {}
-
-    def of(self, brokers: int, stack: versions.Stack) -> Cluster:
-        if (brokers, stack) not in self.clusters:
-            session_stack = versions.stack()
-            other = [f"spark{stack.spark}"] if stack.spark != session_stack.spark else []
-            if stack.iceberg_asked and stack.iceberg != session_stack.iceberg:
-                other.append(f"iceberg{stack.iceberg}")
-            try:
-                opened = self.stack.enter_context(session(
-                    run_id=_run_id(self.config, brokers, "-".join(other) or None), brokers=brokers, spark=stack.spark,
-                    iceberg=stack.iceberg_asked or None))
-            except HarnessError as error:
-                _cannot_start(self.session, error)
-            self.clusters[brokers, stack] = opened.cluster
-        return self.clusters[brokers, stack]
 
 
 @pytest.fixture(scope="session")

@@ -247,7 +247,7 @@ def exit_codes_page() -> str:
              "ineffective, then unknown):", "", *_table(("outcome", "status"), outcomes), "",
              "## Under pytest", "",
              "pytest keeps its own statuses, so 2, 4 and 5 mean more there than in the contract; the plugin "
-             "(`harness.plugin.contract_status`) turns a few of pytest's into the contract's:", "",
+             "(`harness.plugin_properties.contract_status`) turns a few of pytest's into the contract's:", "",
              *_table(("what happened", "status"), PYTEST_STATUSES)]
     return HEADER + "\n".join(lines) + "\n"
 

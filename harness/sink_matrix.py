@@ -22,7 +22,7 @@ from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
 from harness.faults.space import MIN_BROKERS
 from harness.output.registry import store
-from harness.plugin import OUTCOME, UNTRIED, record
+from harness.plugin_properties import OUTCOME, UNTRIED, record
 from harness.run.scenario_result import ScenarioResult
 from harness.subject.code_spec import is_file
 

@@ -24,7 +24,7 @@ from docker.models.containers import Container
 
 from harness.certify.lanes import GAIN
 from harness.cluster.engine import docker_client, engine_socket_url
-from harness.cluster.images import cache_dir
+from harness.cluster.image_inputs import cache_dir
 from harness.cluster.labels import RUN
 from harness.evidence import write_evidence
 from harness.progress import say

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness import versions
 from harness.cluster import apt_sources, root_access
 from harness.cluster.engine import docker_client
-from harness.cluster.images import cache_dir
+from harness.cluster.image_inputs import cache_dir
 from harness.cluster.readiness import readiness
 from harness.errors import EXIT_INFRASTRUCTURE, BadInput, DockerUnavailable
 from harness.progress import say

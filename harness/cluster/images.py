@@ -1,6 +1,7 @@
 """Every image the cluster needs: pulled from the `registry` setting's registry when it has them (no build
-tools needed), else built locally; tags are hashes of their inputs, the same on every host. An image
-older than the `image_max_age` setting (or than its parent) is built again under the same tag."""
+tools needed), else built locally; tags are hashes of their inputs (harness.cluster.image_inputs), the same
+on every host. An image older than the `image_max_age` setting (or than its parent) is built again under the
+same tag."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from importlib import resources
 from pathlib import Path
 
 from docker.errors import ImageNotFound
@@ -25,20 +25,27 @@ from harness import versions
 from harness.cluster import apt_sources, root_access, rootfs
 from harness.cluster import registry as registries
 from harness.cluster.engine import docker_client
-from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
+from harness.cluster.fetch import image_wheels
+from harness.cluster.image_inputs import (
+    DOCKERFILES,
+    KAFKA_SCALA,
+    PACKAGE,
+    cache_dir,
+    stage_iceberg_rest,
+    stage_kafka,
+    stage_postgres,
+    stage_spark,
+    stage_toxiproxy,
+    stage_versitygw,
+    store_jars,
+    store_wheels,
+)
 from harness.errors import ImageBuildFailed
-from harness.output.registry import store, stores
+from harness.output.registry import store
 from harness.progress import say, step
 from harness.settings import from_environment
 
-PACKAGE = Path(str(resources.files("harness")))  # a clone's harness/ or an installed one: the same files
-DOCKERFILES = PACKAGE / "images"  # package data: the image build inputs
 PREFIX = "eo-harness"
-
-
-def cache_dir() -> Path:
-    """Build inputs kept across runs and checkouts (downloads are the slow part)."""
-    return Path(os.environ.get("HARNESS_CACHE") or Path.home() / ".cache" / "eo-harness")
 
 
 @dataclass(frozen=True)
@@ -73,113 +80,18 @@ class Image:
         return sorted(p for p in (DOCKERFILES / self.name).rglob("*") if p.is_file())
 
 
-def _stage_kafka(version: str, context: Path, log: Path) -> None:
-    with _fetching("Kafka", version, versions.KAFKA_VERSIONS):
-        fetch_maven_jars(
-            DOCKERFILES / "kafka" / "pom.xml",
-            context / "libs",
-            {"kafka.version": version, "log4j.version": versions.LOG4J, "scala.binary": KAFKA_SCALA},
-            log,
-        )
-
-
-STORES_MARK = "<!-- each store's jars"
-
-
-def spark_pom(stack: versions.Stack) -> str:
-    """The Spark image's pom: the Kafka connector's, with every store's jars for this Spark line."""
-    template = (DOCKERFILES / "spark" / "pom.xml").read_text()
-    dependencies = "".join(map(_dependency, store_jars(stack)))
-    return template.replace(f"    {STORES_MARK}", dependencies + f"    {STORES_MARK}", 1)
-
-
-def _dependency(jar: str) -> str:
-    """`group:artifact:version`, then `!group:artifact` for each dependency of its own left out (`!*:*`: all)."""
-    coordinates, *excluded = jar.split("!")
-    group, artifact, version = coordinates.split(":")
-    exclusions = "".join(f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
-                         for g, a in (e.split(":") for e in excluded))
-    return (f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>"
-            + (f"<exclusions>{exclusions}</exclusions>" if exclusions else "") + "</dependency>\n")
-
-
-def store_jars(stack: versions.Stack) -> tuple[str, ...]:
-    """The jars every store that runs on this Spark line needs."""
-    return tuple(jar for store in stores() if not store.unsupported(stack) for jar in store.jars(stack))
-
-
-def store_wheels(stack: versions.Stack) -> tuple[str, ...]:
-    """The Python packages every store that runs on this Spark line gives its sinks."""
-    return tuple(wheel for store in stores() if not store.unsupported(stack) for wheel in store.wheels(stack))
-
-
-def _stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
-    wheels = image_wheels(cache_dir())
-    pom = context.parent / f"{context.name}-pom" / "pom.xml"
-    pom.parent.mkdir(parents=True, exist_ok=True)
-    pom.write_text(spark_pom(stack))
-    with _fetching("Spark", stack.spark, versions.SPARK_VERSIONS):
-        fetch_wheels([f"pyspark=={stack.spark}"], wheels, log)
-        fetch_wheels(list(store_wheels(stack)), wheels, log, deps=False)
-        fetch_maven_jars(pom, context / "jars", {"spark.version": stack.spark, "scala.binary": stack.scala}, log)
-    stores = [wheel for name in store_wheels(stack) for wheel in wheels.glob(_wheel_glob(name))]
-    for folder, found in (("wheels", [*wheels.glob(f"pyspark-{stack.spark}-*.whl"), *wheels.glob("py4j-*.whl")]),
-                          ("store-wheels", stores)):
-        (context / folder).mkdir()
-        for wheel in found:
-            shutil.copy2(wheel, context / folder)
-
-
-def _wheel_glob(requirement: str) -> str:
-    """A wheel file's name for `name==version`, as a glob (a wheel's name has `_` for `-`)."""
-    name, _, version = requirement.partition("==")
-    return f"{name.replace('-', '_')}-{version}-*.whl"
-
-
-@contextmanager
-def _fetching(name: str, version: str, known: tuple[str, ...]) -> Iterator[None]:
-    """A release that cannot be fetched is one line naming it and the releases known to work."""
-    try:
-        yield
-    except ImageBuildFailed as error:
-        where = str(error).splitlines()[0]
-        raise ImageBuildFailed(f"{name} {version} cannot be fetched here (known to work: {', '.join(known)}); "
-                               f"{where}") from None
-
-
-def _stage_toxiproxy(context: Path, log: Path) -> None:
-    fetch_go_binary(
-        versions.TOXIPROXY_MODULE, versions.TOXIPROXY, "cmd/server", context / "toxiproxy-server", log
-    )
-
-
-def _stage_versitygw(context: Path, log: Path) -> None:
-    fetch_go_binary(versions.VERSITYGW_MODULE, versions.VERSITYGW, "cmd/versitygw", context / "versitygw", log)
-
-
-def _stage_iceberg_rest(context: Path, log: Path) -> None:
-    fetch_maven_jars(context / "pom.xml", context / "jars",
-                     {"iceberg.version": versions.ICEBERG_REST, "jetty.version": versions.JETTY_FOR_ICEBERG_REST,
-                      "postgres.jdbc": versions.POSTGRES_JDBC, "hadoop.version": versions.HADOOP_FOR_ICEBERG_REST}, log)
-
-
-def _stage_postgres(context: Path, log: Path) -> None:
-    fetch_debian_packages([versions.POSTGRES_PACKAGE], context / "debs", cache_dir() / "debs-postgres", log)
-
-
-KAFKA_SCALA = "2.13"  # Kafka's own Scala build; Spark's follows its version (Stack.scala)
 MAVEN = ("mvn", "java")
 # its tools are those of the way it gets root (debootstrap, or mmdebstrap unprivileged): own_tools_missing
 BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None)
-TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), _stage_toxiproxy, BASE, ("go",))
+TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), stage_toxiproxy, BASE, ("go",))
 # a table output's database: started for --output postgres (and Iceberg's REST catalog); `images build` builds it
 # with the others, a run only when its output starts it
-POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), _stage_postgres, BASE, ("apt-get",))
+POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), stage_postgres, BASE, ("apt-get",))
 # an S3 server and an Iceberg catalog, for tables on object storage: built or pulled on first use (`needed`),
 # not with the others
-VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), _stage_versitygw, BASE, ("go",))
+VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), stage_versitygw, BASE, ("go",))
 ICEBERG_REST = Image("iceberg-rest", (versions.ICEBERG_REST, versions.JETTY_FOR_ICEBERG_REST, versions.POSTGRES_JDBC,
-                                      versions.HADOOP_FOR_ICEBERG_REST), _stage_iceberg_rest, BASE, MAVEN)
+                                      versions.HADOOP_FOR_ICEBERG_REST), stage_iceberg_rest, BASE, MAVEN)
 STORES_IMAGES = {image.name: image for image in (POSTGRES, VERSITYGW, ICEBERG_REST)}  # a store names those it starts
 
 
@@ -209,9 +121,9 @@ def current(stack: versions.Stack | None = None) -> Images:
     """The images for `stack`, else for the Kafka and Spark versions this run asked for (the defaults when it
     asked none)."""
     stack = stack or versions.stack()
-    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(_stage_kafka, stack.kafka), BASE, MAVEN)
+    kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(stage_kafka, stack.kafka), BASE, MAVEN)
     spark = Image("spark", (stack.spark, stack.connector, *store_jars(stack), *store_wheels(stack)),
-                  partial(_stage_spark, stack), BASE, MAVEN)
+                  partial(stage_spark, stack), BASE, MAVEN)
     return Images(stack, BASE, kafka, spark, TOXIPROXY, POSTGRES)
 
 

@@ -26,6 +26,7 @@ from harness.cluster import images, labels
 from harness.cluster.brokers import KafkaCluster
 from harness.cluster.dependency_volume import install
 from harness.cluster.engine import docker_client, engine_host
+from harness.cluster.image_inputs import PACKAGE
 from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
 from harness.cluster.reaper import Reaper, reaper_engine
@@ -140,7 +141,7 @@ class Cluster:
         say(f"starting the cluster (run {self.run_id}) ...")
         try:
             self.reaper = Reaper(self.images.base.tag, self.labels, reaper_engine(), self.secret).start()
-            package_volume(self.package, images.PACKAGE, self.images.base.tag, self.labels)
+            package_volume(self.package, PACKAGE, self.images.base.tag, self.labels)
             docker_client().volumes.create(self.checkpoints, labels=self.labels)
             docker_client().volumes.create(self.dependencies, labels=self.labels)
             self.network.create()

@@ -24,7 +24,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from harness import versions
 from harness.cluster.engine import docker_client
 from harness.cluster.fetch import fetch_maven_coordinates, fetch_wheels
-from harness.cluster.images import cache_dir
+from harness.cluster.image_inputs import cache_dir
 from harness.errors import BadInput, HarnessError
 from harness.progress import say
 from harness.subject.dependencies import Dependencies

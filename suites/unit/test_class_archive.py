@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster import images, spark
+from harness.cluster import spark
+from harness.cluster.image_inputs import DOCKERFILES
 
 pytestmark = pytest.mark.unit
 
 
 def test_the_image_archives_where_the_jvms_map_from() -> None:
-    dockerfile = (images.DOCKERFILES / "spark" / "Dockerfile").read_text()
+    dockerfile = (DOCKERFILES / "spark" / "Dockerfile").read_text()
     assert f"-XX:ArchiveClassesAtExit={spark.CLASS_ARCHIVE}" in dockerfile
     assert f"test -s {spark.CLASS_ARCHIVE}" in dockerfile
     assert f"-XX:SharedArchiveFile={spark.CLASS_ARCHIVE}" in spark.JVM_OPTIONS.split()

@@ -27,6 +27,7 @@ from harness.explore.shrink import Shrunk
 from harness.faults.glossary import every_class, instead_of_step
 from harness.faults.space import MIN_BROKERS
 from harness.faults.spec import parse_schedule
+from harness.plugin_properties import OUTCOME, PROPERTIES, UNTRIED, contract_status
 from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
 
 pytestmark = pytest.mark.unit
@@ -161,18 +162,18 @@ def test_the_certification_exit_contract() -> None:
 
 def test_the_plugin_exits_by_the_same_contract() -> None:
     def report(*properties: tuple[str, object]) -> SimpleNamespace:
-        return SimpleNamespace(**{plugin.PROPERTIES: list(properties)})
+        return SimpleNamespace(**{PROPERTIES: list(properties)})
 
-    unknown, failed = report((plugin.OUTCOME, UNKNOWN)), report((plugin.OUTCOME, FAIL))
-    assert plugin.contract_status(1, {"failed": [unknown, unknown]}) == EXIT_INFRASTRUCTURE
-    assert plugin.contract_status(1, {"failed": [unknown, failed]}) == 1
-    assert plugin.contract_status(1, {"failed": [unknown, report()]}) == 1  # a test's own assertion: its failure
-    assert plugin.contract_status(0, {"skipped": [report((plugin.UNTRIED, "kill-controller"))]}) == 4
-    assert plugin.contract_status(0, {"skipped": [report()], "passed": [report()]}) == 0
+    unknown, failed = report((OUTCOME, UNKNOWN)), report((OUTCOME, FAIL))
+    assert contract_status(1, {"failed": [unknown, unknown]}) == EXIT_INFRASTRUCTURE
+    assert contract_status(1, {"failed": [unknown, failed]}) == 1
+    assert contract_status(1, {"failed": [unknown, report()]}) == 1  # a test's own assertion: its failure
+    assert contract_status(0, {"skipped": [report((UNTRIED, "kill-controller"))]}) == 4
+    assert contract_status(0, {"skipped": [report()], "passed": [report()]}) == 0
     for pytest_s_own in (2, 4, 5):  # interrupted, a usage error, no test collected: said as pytest's on the page
-        assert plugin.contract_status(pytest_s_own, {"failed": [unknown]}) == pytest_s_own
+        assert contract_status(pytest_s_own, {"failed": [unknown]}) == pytest_s_own
     said: list[str] = []
-    stats = {"skipped": [report((plugin.UNTRIED, "kill-controller-batch.planned")), report()]}
+    stats = {"skipped": [report((UNTRIED, "kill-controller-batch.planned")), report()]}
     plugin.pytest_terminal_summary(SimpleNamespace(stats=stats, write_line=said.append))
     assert said == ["harness: not certified: 1 applicable rows need --brokers 3 (kill-controller-batch.planned)"]
 

@@ -36,8 +36,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("stores", ()),  # each store's package under harness.output (OUTPUT_ROLE aside): reader, containers, watcher
     ("certify", ("harness.certify",)),
     ("explore", ("harness.explore",)),  # searches past the certificate, with its rows
-    ("front ends", ("harness.cli", "harness.plugin", "harness.sink_matrix", "harness.__main__",
-                    "harness.reference_docs")),
+    ("front ends", ("harness.cli", "harness.plugin", "harness.plugin_properties", "harness.plugin_clusters",
+                    "harness.sink_matrix", "harness.__main__", "harness.reference_docs")),
 ]
 # Code that runs inside the Spark containers: only its own kind of module besides stdlib and pyspark.
 IN_CONTAINERS = {"harness.driver": ("harness.driver",), "harness.images": (),

@@ -15,19 +15,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import plugin
 from harness.checker.verdict import PASS, UNKNOWN
 from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE
+from harness.plugin_properties import NOT_STARTED, OUTCOME, PROPERTIES, contract_status
 
 pytestmark = pytest.mark.unit
 
 TESTS = f'''
-from harness import plugin
+from harness.certify.recorded import ROW
+from harness.plugin_properties import OUTCOME, record
 
 
 def test_a_scenario(request):
-    plugin.record(request.node, plugin.OUTCOME, "{PASS}")
-    plugin.record(request.node, plugin.ROW, '{{"row": "for the certificate"}}')
+    record(request.node, OUTCOME, "{PASS}")
+    record(request.node, ROW, '{{"row": "for the certificate"}}')
 
 
 def test_without_properties():
@@ -51,7 +52,7 @@ def test_rows_have_a_class_name_and_their_properties_without_warnings(tmp_path: 
     assert {case.get("classname") for case in suite.iter("testcase")} == {"test_project"}
     assert all(case.find("properties") is None for case in suite.iter("testcase"))  # xunit2's schema
     properties = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
-    assert properties == {f"{plugin.OUTCOME} test_project.py::test_a_scenario": PASS}  # a row's JSON is the
+    assert properties == {f"{OUTCOME} test_project.py::test_a_scenario": PASS}  # a row's JSON is the
     # certificate's, not the JUnit file's
 
 
@@ -71,9 +72,9 @@ def test_a_cluster_that_cannot_start_is_an_error_row_saying_why(tmp_path: Path) 
 
 def test_the_exit_status_is_the_cluster_s_error() -> None:
     def report(*properties: tuple[str, object]) -> SimpleNamespace:
-        return SimpleNamespace(**{plugin.PROPERTIES: list(properties)})
+        return SimpleNamespace(**{PROPERTIES: list(properties)})
 
     interrupted = 2  # pytest's status once the session stopped for it
-    assert plugin.contract_status(interrupted, {"error": [report((plugin.NOT_STARTED, "3"))]}) == EXIT_INFRASTRUCTURE
-    assert plugin.contract_status(interrupted, {"error": [report((plugin.NOT_STARTED, "2"))]}) == EXIT_BAD_INPUT
-    assert plugin.contract_status(1, {"failed": [report((plugin.OUTCOME, UNKNOWN))]}) == EXIT_INFRASTRUCTURE
+    assert contract_status(interrupted, {"error": [report((NOT_STARTED, "3"))]}) == EXIT_INFRASTRUCTURE
+    assert contract_status(interrupted, {"error": [report((NOT_STARTED, "2"))]}) == EXIT_BAD_INPUT
+    assert contract_status(1, {"failed": [report((OUTCOME, UNKNOWN))]}) == EXIT_INFRASTRUCTURE

@@ -14,18 +14,10 @@ from harness.client.records import Records
 from harness.errors import BadInput
 from harness.faults.space import Observation
 from harness.history import History, read_history
-from harness.output.postgres.table import (
-    Endpoint,
-    HeldCommit,
-    PostgresTable,
-    TransactionRows,
-    batches_in_parts,
-    changes_history,
-    held_batches,
-    history,
-    table_name,
-)
-from harness.output.postgres.watcher import PostgresCommitWatcher
+from harness.output.postgres.table import Endpoint, PostgresTable, table_name
+from harness.output.postgres.transactions import TransactionRows, batches_in_parts, changes_history, history
+from harness.output.postgres.triggers import held_batches
+from harness.output.postgres.watcher import HeldCommit, PostgresCommitWatcher
 from harness.run.checkpoint import CheckpointFolder
 from suites.unit.test_delta_output import StandInFiles
 from suites.unit.test_table_commits import Settled

@@ -14,6 +14,7 @@ import pytest
 
 from harness import versions
 from harness.cluster import apt_sources, images, labels
+from harness.cluster.image_inputs import store_jars
 from harness.errors import BadInput
 
 pytestmark = pytest.mark.unit
@@ -54,7 +55,7 @@ def test_spark_4_1_is_asked_for_by_its_line_and_has_a_spark_image_of_its_own(mon
     assert (newer.stack.spark, newer.stack.scala, newer.stack.line) == ("4.1.1", "2.13", "4.1")
     assert newer.stack.connector == "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1"
     assert newer.spark.tag != default.spark.tag and newer.kafka.tag == default.kafka.tag
-    assert {jar.split(":")[1] for jar in images.store_jars(newer.stack)} >= {
+    assert {jar.split(":")[1] for jar in store_jars(newer.stack)} >= {
         "delta-spark_4.1_2.13", "iceberg-spark-runtime-4.1_2.13", "iceberg-aws-bundle", "hadoop-aws"}
 
 

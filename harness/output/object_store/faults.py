@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.faults.space import FaultClass, Observation, service_commit_classes, who
+from harness.faults.service_commits import service_commit_classes
+from harness.faults.space import FaultClass, Observation, who
 
 POINTS = {"s3.put": "the S3 server", "catalog.commit": "the REST catalog"}
 

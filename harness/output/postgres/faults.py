@@ -4,7 +4,8 @@ the gate: harness.gate.pg_proxy), added to a table sink's space (harness.faults.
 from __future__ import annotations
 
 from harness.cluster.spark import NETWORK_TIMEOUT_S
-from harness.faults.space import FaultClass, Observation, executors_write, service_commit_classes
+from harness.faults.service_commits import service_commit_classes
+from harness.faults.space import FaultClass, Observation, executors_write
 
 
 def fault_classes(seen: Observation) -> list[FaultClass]:

@@ -1,6 +1,7 @@
 """A PostgreSQL table as an output: prepared by the harness (a table for the rows, one for the batches a
 sink committed), read after the run in a transaction of its own, with each row's batch id and the
-transaction that wrote it (the `xmin` system column) as the store's commit history.
+transaction that wrote it (the `xmin` system column) as the store's commit history (made from the rows in
+harness.output.postgres.transactions).
 
 The client is psycopg 3 (`psycopg[binary]`: libpq and a C row parser in one wheel, for CPython 3.11 on
 manylinux), not pg8000 (pure Python): reading is the hot path (a million rows in benchmarks/scale.py).
@@ -11,13 +12,14 @@ cursor. psycopg's `COPY` support also gives the reference sinks their fast write
 the wheel is the price (a few MB, in the images too).
 
 Commit holds (the `table.committed` point): the server names a synchronous standby that never connects
-(harness/images/postgres/start-postgres.sh), and the harness's trigger on the rows' table asks, inside
-each transaction that writes rows, for a synchronous commit (`synchronous_commit = on`, for that
-transaction only) and names the batches it wrote in `application_name`. Such a transaction commits
-(its commit record is written, it is committed on the server), then waits for the standby before its
-client hears: the writer is held right after its commit, whoever it is (the driver in `foreachBatch`,
-an executor's task in `df.write.jdbc`). The harness sees the wait in `pg_stat_activity`, fires what the
-point triggers, then lets it go (`pg_cancel_backend`: the client gets its commit, with a warning).
+(harness/images/postgres/start-postgres.sh), and the harness's trigger on the rows' table (its SQL:
+harness.output.postgres.triggers) asks, inside each transaction that writes rows, for a synchronous
+commit (`synchronous_commit = on`, for that transaction only) and names the batches it wrote in
+`application_name`. Such a transaction commits (its commit record is written, it is committed on the
+server), then waits for the standby before its client hears: the writer is held right after its commit,
+whoever it is (the driver in `foreachBatch`, an executor's task in `df.write.jdbc`). The harness sees the
+wait in `pg_stat_activity`, fires what the point triggers, then lets it go (`pg_cancel_backend`: the
+client gets its commit, with a warning).
 
 A state table (the sink's `TABLE = "state"`: one row per key, `key` its primary key, kept by an upsert
 `ON CONFLICT` or a `MERGE`) is overwritten in place: a row's `xmin` names only its last writer, and a
@@ -32,19 +34,25 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import groupby
-from operator import countOf, itemgetter
 from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult, collector_paused, feeding
-from harness.client.records import Record, Records, as_bytes
+from harness.client.records import Record, Records
 from harness.errors import BadInput, InfrastructureError
 from harness.output.base import Hold, OnCommit, Watcher
 from harness.output.commits import Commit, State
+from harness.output.postgres.transactions import TransactionRows, batches_in_parts, changes_history, history
+from harness.output.postgres.triggers import (
+    CHANGE_FUNCTION,
+    CHANGES,
+    HOLD_EVENTS,
+    HOLD_FUNCTION,
+    HOLD_PREFIX,
+    held_batches,
+)
 from harness.output.postgres.watcher import HeldCommit, PostgresCommitWatcher
 
 if TYPE_CHECKING:
@@ -59,11 +67,7 @@ BATCH = 10_000  # rows handed to the checker at once (and fetched from the serve
 # joining another one midway; the history's aggregate (of the batches several transactions wrote) in memory
 READ_SETTINGS = ("SET LOCAL max_parallel_workers_per_gather = 0", "SET LOCAL synchronize_seqscans = off",
                  "SET LOCAL work_mem = '512MB'")
-HOLD_PREFIX = "eo-hold"  # application_name of a transaction held at its commit: `eo-hold <table> <batches>`
 HELD = "SyncRep"  # pg_stat_activity.wait_event of a backend waiting for the (absent) synchronous standby
-HOLD_EVENTS = ("INSERT", "UPDATE")  # the statements whose written rows the hold trigger sees
-CHANGES = "_changes"  # a state table's change log: `<table>_changes`
-OPERATIONS = {"I": "INSERT", "U": "UPDATE", "D": "DELETE"}  # a change's kind, as the change log says it
 
 
 @dataclass(frozen=True)
@@ -92,129 +96,6 @@ def table_name(scenario: str) -> str:
     `_batches` and `_hold_update`)."""
     readable = re.sub(r"[^a-z0-9_]+", "_", scenario.lower()).strip("_")[:30]
     return f"out_{readable}_{hashlib.sha256(scenario.encode()).hexdigest()[:8]}"
-
-
-def held_batches(application_name: str, table: str) -> tuple[int, ...] | None:
-    """The batches a held writer named (`eo-hold <table> 3,4`), None when it is not one of `table`'s."""
-    parts = application_name.split(" ")
-    if len(parts) != 3 or parts[0] != HOLD_PREFIX or parts[1] != table:
-        return None
-    return tuple(int(b) for b in parts[2].split(",") if re.fullmatch(r"\s*-?[0-9]+\s*", b))
-
-
-def batches_in_parts(rows: list[tuple]) -> list[int]:
-    """The batches that several transactions wrote, from `(xid, batch, ...)` rows: the only ones whose rows
-    can repeat (a batch one transaction wrote is written once), so the only ones the history compares."""
-    writers = Counter(row[1] for row in rows)
-    return sorted(batch for batch, count in writers.items() if count > 1)
-
-
-def history(rows: list[tuple[int, int, int, int, str | None]], repeats: list[tuple[int, list[int]]]) -> list[Commit]:
-    """The table's commits, one per (transaction, batch): from `(xid, batch, rows, commit time ms, query id of
-    the batch row that transaction wrote)` and, per batch, the transactions whose rows repeat each other's
-    (the same key and value written by several transactions: the batch written again). A transaction that
-    wrote a batch's rows is a commit of it; several commits of one batch are a second write only where
-    their rows repeat (a `df.write.jdbc` commits each partition alone: parts of one write, not two)."""
-    repeated: dict[tuple[int, int], set[int]] = {}
-    for batch, xids in repeats:
-        for xid in xids:
-            repeated.setdefault((batch, xid), set()).update(x for x in xids if x != xid)
-    commits = []
-    for xid, batch, count, committed_ms, query_id in sorted(rows, key=lambda row: (row[0], row[1])):
-        commits.append(Commit(version=xid, operation="INSERT", app_id=query_id, txn_version=batch,
-                              timestamp_ms=committed_ms, rows=count,
-                              repeats=tuple(sorted(repeated.get((batch, xid), ()))), named_by="batch_id"))
-    return commits
-
-
-ROW_COLUMNS = tuple(map(itemgetter, range(5)))  # of a fetched row (xid, key, value, commit time, batch id), in C;
-# zip(*rows) over a fetch of ten thousand rows costs several times more
-CommitRow = tuple[int, int, int, int | None, str | None]  # xid, batch, rows, commit time ms, query id
-ChangeRow = tuple[int, int | None, str, str | None, str | None, str | None, int | None]
-# xid, batch id written, kind (I, U, D), key, value before, value after, commit time ms: the change log's order
-
-
-def changes_history(rows: list[ChangeRow], query_ids: dict[tuple[int, int], str | None]
-                    ) -> tuple[list[Commit], dict[int, tuple[State, State]]]:
-    """A state table's commits from its change log, one per (transaction, batch it wrote) in commit order,
-    and what each transaction did: each key it wrote with its value before its first change and after its
-    last (no value: no row). A deletion names no batch: it is the transaction's first batch's."""
-    changes: dict[int, tuple[State, State]] = {}
-    counts: Counter[tuple[int, int | None]] = Counter()
-    kinds: dict[int, set[str]] = {}
-    committed: dict[int, int | None] = {}
-    for xid, batch, kind, key, before, after, committed_ms in rows:
-        was, now = changes.setdefault(xid, ({}, {}))
-        name = as_bytes([key])[0]
-        if name not in was:
-            was[name] = [] if kind == "I" else as_bytes([before])
-        now[name] = [] if kind == "D" else as_bytes([after])
-        counts[xid, batch] += 1
-        kinds.setdefault(xid, set()).add(OPERATIONS.get(kind, kind))
-        committed[xid] = committed_ms
-    for was, now in changes.values():  # a key that had no row and has none is no change
-        for key in [k for k in now if not now[k] and not was[k]]:
-            del was[key], now[key]
-    batches: dict[int, dict[int, int]] = {}
-    for (xid, batch), count in counts.items():
-        if batch is not None:
-            batches.setdefault(xid, {})[batch] = count
-    for (xid, batch), count in counts.items():  # deletions to the transaction's first batch, when it has one
-        if batch is None and xid in batches:
-            first = min(batches[xid])
-            batches[xid][first] += count
-    order = sorted(batches, key=lambda xid: (committed[xid] or 0, xid))
-    commits = [Commit(version=xid, operation=", ".join(sorted(kinds[xid])), app_id=query_ids.get((xid, batch)),
-                      txn_version=batch, timestamp_ms=committed[xid] or 0, rows=count, named_by="batch_id")
-               for xid in order for batch, count in sorted(batches[xid].items())]
-    return commits, changes
-
-
-class TransactionRows:
-    """Fetched rows `(xid, key, value, commit time ms, batch id)`, in the table's order, made records as
-    columns: a transaction's rows are a partition (numbered as first seen), their places its offsets,
-    running on wherever its rows come (transactions that wrote at once interleave). What each transaction
-    wrote of each batch is counted on the way, so that the history needs no second scan of the table. No
-    object is made for each row."""
-
-    def __init__(self) -> None:
-        self.partitions: dict[int, int] = {}  # xid -> partition
-        self.committed_ms: dict[int, int | None] = {}  # xid -> its commit time
-        self.written: Counter[tuple[int, int | None]] = Counter()  # (xid, batch id) -> rows
-        self._next: dict[int, int] = {}  # xid -> the offset of its next row
-
-    def records(self, rows: list[tuple[int, str | None, str | None, int | None, int | None]]) -> Records:
-        """One fetch's rows as records: each column encoded at once, then cut into runs of one transaction."""
-        xids, keys, values, stamps, batches = (list(map(column, rows)) for column in ROW_COLUMNS)
-        keys, values = as_bytes(keys), as_bytes(values)
-        if None in values:
-            values = [value or b"" for value in values]  # a null value: `unreadable`
-        runs = []
-        start = 0
-        for xid, run in groupby(xids):
-            end = start + countOf(run, xid)
-            for batch_id, count in Counter(batches[start:end]).items():  # what it wrote of each batch
-                self.written[xid, batch_id] += count
-            partition = self.partitions.get(xid)
-            if partition is None:
-                partition = self.partitions[xid] = len(self.partitions)
-                self.committed_ms[xid] = stamps[start]
-            offset = self._next.get(xid, 0)
-            runs.append(Records.run(partition, offset, keys[start:end], values[start:end], stamps[start] or 0))
-            self._next[xid] = offset + end - start
-            start = end
-        if len(runs) == 1:
-            return runs[0]
-        batch = Records()
-        for run_records in runs:
-            batch.extend(run_records)
-        return batch
-
-    def commits(self, query_ids: dict[tuple[int, int], str | None]) -> list[CommitRow]:
-        """`(xid, batch, rows, commit time ms, query id)` for each batch a transaction wrote rows of, with the
-        query id of the batch row that transaction wrote (`query_ids`), for `history`."""
-        return [(xid, batch, count, self.committed_ms[xid], query_ids.get((xid, batch)))
-                for (xid, batch), count in self.written.items() if batch is not None]
 
 
 class PostgresTable:
@@ -442,7 +323,7 @@ class PostgresTable:
                 sql.Identifier(self.batch_table))).fetchall()}
 
     def _changed(self, connection) -> list[Commit]:  # type: ignore[no-untyped-def]
-        """A state table's history from its change log (harness.output.postgres.changes_history)."""
+        """A state table's history from its change log (harness.output.postgres.transactions.changes_history)."""
         from psycopg import sql
 
         rows = connection.execute(sql.SQL(
@@ -466,43 +347,3 @@ class PostgresTable:
         """What a transaction did to a state table, from its change log ({} and {} for a log table: its
         rows are never rewritten, and its history compares the rows themselves)."""
         return self._changes.get(version, ({}, {}))
-
-
-HOLD_FUNCTION = """
-CREATE OR REPLACE FUNCTION eo_hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  batches text;
-BEGIN
-  SELECT string_agg(DISTINCT batch_id::text, ',') INTO batches FROM written;
-  IF batches IS NOT NULL THEN
-    -- this transaction's commit waits for the synchronous standby that never comes, until the harness
-    -- lets it go; the batches it wrote are said where the harness looks (pg_stat_activity)
-    PERFORM set_config('synchronous_commit', 'on', true);
-    PERFORM set_config('application_name',
-                       left('""" + HOLD_PREFIX + """ ' || TG_TABLE_NAME || ' ' || batches, 63), true);
-  END IF;
-  RETURN NULL;
-END $$
-"""
-
-
-CHANGE_FUNCTION = """
-CREATE OR REPLACE FUNCTION eo_log_change() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, public AS $$
-DECLARE
-  log text := TG_TABLE_NAME || '""" + CHANGES + """';
-BEGIN
-  -- each row a transaction wrote, in the writer's transaction: committed with it, rolled back with it
-  IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.key IS DISTINCT FROM NEW.key) THEN
-    EXECUTE format('INSERT INTO %I (kind, key, before) VALUES (''D'', $1, $2)', log) USING OLD.key, OLD.value;
-  END IF;
-  IF TG_OP = 'UPDATE' AND OLD.key IS NOT DISTINCT FROM NEW.key THEN
-    EXECUTE format('INSERT INTO %I (kind, key, before, after, batch_id) VALUES (''U'', $1, $2, $3, $4)', log)
-      USING NEW.key, OLD.value, NEW.value, NEW.batch_id;
-  ELSIF TG_OP <> 'DELETE' THEN
-    EXECUTE format('INSERT INTO %I (kind, key, after, batch_id) VALUES (''I'', $1, $2, $3)', log)
-      USING NEW.key, NEW.value, NEW.batch_id;
-  END IF;
-  RETURN NULL;
-END $$
-"""
