@@ -101,12 +101,12 @@ def test_no_page_installs_a_package_that_is_not_published() -> None:
             assert "pip install eo-harness" not in path.read_text(errors="replace"), path
 
 
-def test_the_tables_guide_names_the_delta_release_of_each_spark_line() -> None:
+def test_the_delta_guide_names_the_delta_release_of_each_spark_line() -> None:
     from harness.versions import DELTA_VERSIONS
 
-    guide = " ".join((REPO / "docs" / "guides" / "tables.md").read_text().split())
+    guide = " ".join((REPO / "docs" / "guides" / "tables" / "delta.md").read_text().split())
     for line, delta in DELTA_VERSIONS.items():
-        assert f"Delta {delta} on Spark {line}" in guide, f"docs/guides/tables.md: Delta {delta} on Spark {line}"
+        assert f"Delta {delta} on Spark {line}" in guide, f"docs/guides/tables/delta.md: Delta {delta} on Spark {line}"
 
 
 def test_the_sink_guide_names_the_python_packages_of_the_spark_image() -> None:
