@@ -312,7 +312,7 @@ def outputs_page() -> str:
              "",
              "What each gives the sink is in the [sink context](sink-context.md); what each commit point adds to the "
              "fault space is in the [fault classes](fault-classes.md); the formats' guide is "
-             "[tables](../guides/tables.md). An output on a Spark line it does not run on is bad input (exit 2) "
+             "[tables](../guides/tables/index.md). An output on a Spark line it does not run on is bad input (exit 2) "
              "before a cluster starts."]
     return HEADER + "\n".join(lines) + "\n"
 

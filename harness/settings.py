@@ -131,7 +131,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "topic (kafka, read_committed) or a table (its latest committed version, with the store's own commit "
             "history); the sink's context says where (docs/reference/outputs.md)", choices=NAMES, pytest=True),
     Setting("store", "volume", "where a table lives: the run's shared volume, or an S3 server in the run that "
-            "the system under test reaches through the gate (delta, iceberg; docs/guides/tables.md)",
+            "the system under test reaches through the gate (delta, iceberg; docs/guides/tables/object-storage.md)",
             choices=("volume", "s3"), pytest=True),
     Setting("py_package", "", "a Python package the sink imports, as a pip requirement (name, name==1.2): fetched on "
             "the host as a wheel for the Spark image's Python and platform, with its dependencies, and shipped to the "

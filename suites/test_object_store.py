@@ -64,7 +64,7 @@ def test_an_iceberg_rest_commit_applied_and_its_answer_lost_is_committed_once(cl
     """The lost commit response: the catalog applies the commit, the gate closes the connection in place of
     its answer. The write fails, and the sink's replay of the batch finds the batch in the table's snapshots
     and skips it: one copy of each record. (A `foreachBatch` sink that names its batch in each snapshot: Spark's
-    own streaming sink has been seen to fail this row, docs/guides/tables.md.)"""
+    own streaming sink has been seen to fail this row, docs/guides/tables/object-storage.md.)"""
     fault = "drop:sender@catalog.commit#2"
     result = scenario(cluster, "iceberg-s3-drop-catalog-commit", sink=f"{IDEMPOTENT_APPEND}:sink", output="iceberg",
                       store="s3", faults=[fault], records=RECORDS).run()

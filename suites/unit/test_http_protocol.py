@@ -1,7 +1,7 @@
 """The gate's HTTP reading (harness.gate.http_framing, and what a request means: harness.gate.s3_requests,
 harness.gate.catalog_requests) on bytes real clients and servers exchanged: Spark's S3A (Delta) and S3FileIO
 (Iceberg) with versitygw, Iceberg's REST client with its REST catalog server (fixtures/http, recorded as
-docs/notes/http-recordings.md says)."""
+notes/http-recordings.md says)."""
 
 from __future__ import annotations
 
