@@ -79,8 +79,9 @@ def hostile_lines(result, attack: str) -> list[str]:  # type: ignore[no-untyped-
 
 @pytest.mark.gate
 def test_a_known_bad_sink_that_replaces_kill_and_ps_is_still_caught(cluster) -> None:  # type: ignore[no-untyped-def]
-    """Spark runs as its own user: the tools the harness runs in its containers are root's, and the sink's
-    attempt to replace them fails in the driver and in every executor; the fault still kills the sender
+    """Spark runs as its own user in containers whose image is read-only: the tools the harness runs there
+    are root's and the image's, and the sink's attempt to replace them fails in the driver and in every
+    executor; the fault still kills the sender
     holding its commit, and the known-bad sink is caught as without the attack."""
     fault = "kill:sender@txn.commit"
     result = scenario(cluster, "hostile-processes-kill-sender-txn-commit", sink=f"{HOSTILE_PROCESSES}:sink",
@@ -89,8 +90,12 @@ def test_a_known_bad_sink_that_replaces_kill_and_ps_is_still_caught(cluster) -> 
     replaced = hostile_lines(result, "replace_the_tools")
     assert len({line.split()[0] for line in replaced}) >= 2, replaced  # the driver's container and a worker's
     assert all(line.split(" ", 1)[1].startswith("failed") for line in replaced), replaced
+    assert all("Read-only file system" in line for line in replaced), replaced  # the image, whoever writes
     assert_fired_with_effect(result, fault)
     assert "duplicate" in result.verdict.anomalies, result.summary()
+    for worker in cluster.workers:  # not even root: the harness's own commands there cannot change the image
+        status, said = worker.output(["sh", "-c", "touch /usr/bin/kill"])
+        assert status != 0 and "Read-only file system" in said, (worker.alias, status, said)
 
 
 def test_an_executor_kill_finds_the_executor_not_a_decoy_named_as_one(cluster) -> None:  # type: ignore[no-untyped-def]

@@ -52,9 +52,19 @@ AS_SPARK = ["setpriv", f"--reuid={SPARK_UID}", f"--regid={SPARK_UID}", "--init-g
             "--bounding-set=-all", "--"]
 
 
+# The image is read-only in its containers: Spark writes only its scratch (/tmp: shuffle files, the JVMs'
+# native libraries, which it loads from there, and the workers' executor folders) and its home, each a
+# tmpfs of the container, and the run's volumes. Nothing in a container can change a tool the harness runs
+# there, even past the user above.
+SCRATCH = {"/tmp": "rw,exec,nosuid,nodev,mode=1777,size=2g",
+           SPARK_HOME_DIR: f"rw,exec,nosuid,nodev,uid={SPARK_UID},gid={SPARK_UID},mode=0755,size=512m"}
+
+
 def contained(service: Service, command: list[str]) -> None:
     """A container of the system under test running `command` as Spark's unprivileged user: the
-    capabilities above dropped, no privilege gained by exec."""
+    capabilities above dropped, no privilege gained by exec, the image read-only."""
+    service._kwargs["read_only"] = True
+    service.tmpfs.update(SCRATCH)  # (testcontainers' with_tmpfs_mount takes a size, not mount options)
     service._kwargs["cap_drop"] = list(DROPPED_CAPABILITIES)
     service._kwargs["cap_add"] = ["SYS_PTRACE"]  # the harness's root commands only: Spark's bounding set is empty
     service._kwargs["security_opt"] = ["no-new-privileges"]
