@@ -9,6 +9,8 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.output import rows
 from harness.output.parquet_pages import DATA_PAGES, DICTIONARY_PAGE, chunk_pages
@@ -77,3 +79,19 @@ def test_every_column_of_every_row_group_is_walked() -> None:
     data = parquet([f"v{i}" for i in range(30_000)], row_group_size=10_000, use_dictionary=False)
     chunks = rows._chunks(data, pq.ParquetFile(io.BytesIO(data)).metadata, ["key", "value"])
     assert [len(chunks[c]) for c in ("key", "value")] == [3, 3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(garbage=st.binary(min_size=1, max_size=400), at=st.integers(min_value=0, max_value=10_000))
+def test_any_bytes_where_the_headers_lie_are_read_or_refused_with_a_value_error(garbage: bytes, at: int) -> None:
+    """What the sink writes in place of page headers is read as headers or refused: never another error, and
+    never a read past the column chunk's bytes."""
+    data = parquet([f"v{i}" for i in range(100)], use_dictionary=False, compression="none")
+    column = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(1)
+    start = column.data_page_offset + at % column.total_compressed_size
+    crafted = data[:start] + garbage + data[start + len(garbage):]
+    try:
+        chunk = chunk_pages(crafted[:len(data)], column)
+    except ValueError:
+        return
+    assert all(page.uncompressed >= 0 for page in chunk.pages)
