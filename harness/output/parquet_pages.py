@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 DICTIONARY_PAGE = 2
 DATA_PAGES = (0, 3)  # DATA_PAGE, DATA_PAGE_V2
 PLAIN, DELTA_LENGTH_BYTE_ARRAY = 0, 6
-DICTIONARY_ENCODINGS = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY
 # encodings whose values decode to no more bytes than the page holds (a length and the bytes, per value)
 NOT_EXPANDING = (PLAIN, DELTA_LENGTH_BYTE_ARRAY)
 MAX_DEPTH = 16  # nested structs in a header: statistics hold a few levels, never this many
@@ -74,9 +73,9 @@ class _Compact:
         value = self.varint()
         return (value >> 1) ^ -(value & 1)
 
-    def struct(self, read: dict[int, object] | None = None, depth: int = 0) -> dict[int, object]:
-        """A struct's integer fields by id, and the fields named in `read` (id: field reader) read with it;
-        every other field skipped."""
+    def struct(self, nested: frozenset[int] = frozenset(), depth: int = 0) -> dict[int, object]:
+        """A struct's integer fields by id, and its struct fields whose ids are in `nested` read the same way
+        (their integer fields); every other field skipped."""
         if depth > MAX_DEPTH:
             raise ValueError("a page header nests too deep")
         fields: dict[int, object] = {}
@@ -84,8 +83,8 @@ class _Compact:
         while (header := self.byte()) != 0:
             kind, delta = header & 0x0F, header >> 4
             field = field + delta if delta else self.zigzag()
-            if read and field in read and kind == 12:
-                fields[field] = self.struct(read[field], depth + 1)  # type: ignore[arg-type]
+            if field in nested and kind == 12:
+                fields[field] = self.struct(frozenset(), depth + 1)
             elif kind in (4, 5, 6):
                 fields[field] = self.zigzag()
             else:
@@ -113,7 +112,7 @@ class _Compact:
                 self.skip(types >> 4, depth + 1)
                 self.skip(types & 0x0F, depth + 1)
         elif kind == 12:
-            self.struct(None, depth + 1)
+            self.struct(frozenset(), depth + 1)
         else:
             raise ValueError(f"a page header holds a field of unknown type {kind}")
 
@@ -125,7 +124,6 @@ class _Compact:
 
 # PageHeader's fields: 1 type, 2 uncompressed_page_size, 3 compressed_page_size; its data page header (5),
 # dictionary page header (7) and v2 data page header (8) each give their encoding (field 2, 2 and 4)
-HEADERS = {5: None, 7: None, 8: None}
 ENCODING_FIELD = {5: 2, 7: 2, 8: 4}
 
 
@@ -140,7 +138,7 @@ def chunk_pages(data: bytes, column: pq.ColumnChunkMetaData) -> Chunk:
     at = start
     while at < end:
         reader = _Compact(data, at, end)
-        header = reader.struct(HEADERS)
+        header = reader.struct(frozenset(ENCODING_FIELD))
         kind, uncompressed, compressed = (header.get(field) for field in (1, 2, 3))
         if not isinstance(kind, int) or not isinstance(uncompressed, int) or not isinstance(compressed, int) \
                 or uncompressed < 0 or compressed < 0:
