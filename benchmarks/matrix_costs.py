@@ -74,8 +74,10 @@ def summary(certificate: dict, wall: float | None) -> str:
     top = sorted(rows, key=lambda r: -r["seconds"])[:TOP]
     said = [f"{len(rows)} rows, {total:.0f} s of rows in all"
             + (f", the command {wall:.0f} s" if wall is not None else "") + "."]
-    said.append("Summed over the rows: " + ", ".join(f"{name} {seconds:.0f} s ({seconds / total:.0%})"
-                                                      for name, seconds in sums.items()) + ".")
+    share = {name: f"{name} {seconds:.0f} s ({seconds / total:.0%})" for name, seconds in sums.items()}
+    within = [share[name] for name in sums if name not in IN_TURN]
+    said.append("Summed over the rows: " + ", ".join(share[name] for name in IN_TURN)
+                + f"; within the batches, {' and '.join(within)}.")
     said.append(f"The {len(top)} longest rows are {sum(r['seconds'] for r in top) / total:.0%} of the rows' time: "
                 + ", ".join(f"{r['name']} {r['seconds']:.0f} s" for r in top) + ".")
     return " ".join(said)
