@@ -42,18 +42,23 @@ AT_TABLE_COMMIT = "kill:driver@table.committed:2"
 
 @pytest.mark.gate
 def test_a_sink_that_undoes_the_hold_at_its_table_commit_never_passes_unearned(cluster) -> None:  # type: ignore[no-untyped-def]
-    """The sink lets its JVM go on the moment the harness holds it at a table commit. What the hold was
-    for must still hold, or the row must not pass: a pass only with the driver killed before Spark
-    committed batch 2 (Delta's own work after its commit takes longer than the harness's kill, so it
-    often is); otherwise the point came too late (the fault `vacuous`) or the fault after Spark's commit
-    (`point.missed`: ineffective)."""
+    """The sink lets its JVM go on the moment the harness holds it at a table commit, and hides each file of
+    Spark's commit log for a second; its answers to the hold and its kill of the hold process fail (root's).
+    What the hold was for must still hold, or the row must not pass: a pass only with the driver killed
+    before Spark committed batch 2 (Delta's own work after its commit takes longer than the harness's kill,
+    so it often is); otherwise the point came too late (the fault `vacuous`) or the fault after Spark's
+    commit, which the hold wrote down as it appeared however the sink hid it (`point.missed`: ineffective)."""
     result = scenario(cluster, "hostile-delta-kill-driver-table-committed", sink=f"{HOSTILE_TABLE}:sink",
                       faults=[AT_TABLE_COMMIT], records=4000, output="delta").run()
 
     assert result.report_dir is not None
-    resumed = [line for log in (result.report_dir / "logs").glob("driver-*.log")
-               for line in log.read_text().splitlines() if line.startswith("HOSTILE resume_the_held_jvm")]
-    assert resumed, "the sink never found its JVM held"
+    lines = [line for log in (result.report_dir / "logs").glob("driver-*.log")
+             for line in log.read_text().splitlines() if line.startswith("HOSTILE ")]
+    assert any(line.startswith("HOSTILE resume_the_held_jvm") for line in lines), "the sink never found its JVM held"
+    for attack in ("answer_the_hold", "kill_the_hold"):
+        outcomes = [line.split(" ", 2)[2] for line in lines if line.split()[1] == attack]
+        assert outcomes and all(o.startswith("failed: PermissionError") for o in outcomes), (attack, outcomes)
+    assert any(line.startswith("HOSTILE hide_the_commit") and line.endswith("done") for line in lines), lines
     assert result.judgement is not None
     missed = result.events("point.missed")
     if result.outcome == "pass":
@@ -93,6 +98,8 @@ def test_a_known_bad_sink_that_replaces_kill_and_ps_is_still_caught(cluster) -> 
     assert all("Read-only file system" in line for line in replaced), replaced  # the image, whoever writes
     assert_fired_with_effect(result, fault)
     assert "duplicate" in result.verdict.anomalies, result.summary()
+    explained = [e for e in result.verdict.anomalies["duplicate"].examples if "explanation" in e]
+    assert explained, f"no duplicate explained from the broker's log: {result.summary()}"
     for worker in cluster.workers:  # not even root: the harness's own commands there cannot change the image
         status, said = worker.output(["sh", "-c", "touch /usr/bin/kill"])
         assert status != 0 and "Read-only file system" in said, (worker.alias, status, said)

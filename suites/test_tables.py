@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalog.sinks.delta_auto_compaction_txn import COMPACTION
 from harness.errors import BadInput
 from harness.output.delta.log import DeltaLog
 from harness.run.scenario_result import ScenarioResult
 from harness.run.session import scenario
+from harness.subject.dependencies import Dependencies
 from suites.test_faults import assert_fired_with_effect
 
 pytestmark = pytest.mark.chaos
@@ -350,14 +352,18 @@ def seq_falls_within_a_file(result: ScenarioResult) -> bool:
 
 
 @pytest.mark.gate
-def test_a_delta_sink_that_orders_its_rows_by_hash_is_exactly_once(cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A table keeps no row order: rows sorted by a hash of their value are no `reordered`. (The gate's test
-    of a Delta table on the volume too: the replayed batch in one version, Delta's own reader agreeing.)"""
-    result = run(cluster, "delta-hash-ordered-kill-driver-table-committed", "delta_hash_ordered_txn",
-                 AT_TABLE_COMMIT)
+def test_a_delta_sink_that_orders_its_rows_by_hash_and_auto_compacts_is_exactly_once(cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A table keeps no row order: rows sorted by a hash of their value are no `reordered`; and Delta's
+    compactions, turned on by the sink's own Spark settings, are no batch's. (The gate's test of a Delta
+    table on the volume too: the replayed batch in one version, Delta's own reader agreeing.)"""
+    compaction = Dependencies(conf=tuple(sorted(COMPACTION.items())))
+    result = scenario(cluster, "delta-hash-ordered-compacted-kill-driver-table-committed",
+                      sink="delta_hash_ordered_txn", faults=[AT_TABLE_COMMIT], records=RECORDS, output="delta",
+                      dependencies=compaction).run()
 
     assert_killed_at_the_table_commit(result)
     assert seq_falls_within_a_file(result), "every key's rows in sequence in each file: not the case"
+    assert_compactions_are_no_batch_s(result)
     assert result.exactly_once and result.verdict.guarantee == "exactly-once", result.summary()
     batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
     assert len(batch_2) == 1, f"batch 2 must be in exactly one table version: {batch_2}"
@@ -370,15 +376,18 @@ def optimized(result: ScenarioResult) -> list[dict]:
     return [v for v in result.events("table.history")[0]["versions"] if v.get("rewrite")]
 
 
-@pytest.mark.gate
-def test_a_delta_sink_with_auto_compaction_is_exactly_once_its_compactions_no_batch_s(cluster) -> None:
+def assert_compactions_are_no_batch_s(result: ScenarioResult) -> None:
+    rewrites = optimized(result)
+    assert rewrites and {v["operation"] for v in rewrites} == {"OPTIMIZE"}, "no compaction ran: not the case"
+    assert all(v["batch"] is None for v in rewrites)
+
+
+def test_a_delta_sink_with_auto_compaction_is_exactly_once_its_compactions_no_batch_s(cluster) -> None:  # type: ignore[no-untyped-def]
     result = run(cluster, "delta-auto-compaction-kill-driver-table-committed", "delta_auto_compaction_txn",
                  AT_TABLE_COMMIT)
 
     assert_killed_at_the_table_commit(result)
-    rewrites = optimized(result)
-    assert rewrites and {v["operation"] for v in rewrites} == {"OPTIMIZE"}, "no compaction ran: not the case"
-    assert all(v["batch"] is None for v in rewrites)
+    assert_compactions_are_no_batch_s(result)
     assert result.exactly_once and result.verdict.guarantee == "exactly-once", result.summary()
 
 

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from docker.errors import APIError, NotFound
 from testcontainers.core.network import Network
-from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+from testcontainers.core.wait_strategies import LogMessageWaitStrategy, WaitStrategy
 
-from harness.cluster.service import LOG_POLL_S, Service
+from harness.cluster.service import LOG_POLL_S, ROOT, Service
+from harness.driver.given import EVENT_LOG_ENV, HOLD_READY_ENV
+
+if TYPE_CHECKING:
+    from harness.output.base import Hold
 
 MASTER_PORT = 7077
 CHECKPOINTS = "/checkpoints"
+# Spark's event log of each driver (harness.run.event_log), on the run's volume, where it outlives the driver
+EVENT_LOGS = f"{CHECKPOINTS}/.events"
 SOURCE = "/opt/eo"  # on the Python path; the harness package (a volume) is mounted at SOURCE/harness
 DEPENDENCIES = "/opt/eo-deps"  # the sinks' dependencies (a volume: harness.cluster.dependency_volume)
 DAEMON_MEMORY = "256m"
@@ -85,6 +93,9 @@ CONF = {
     "spark.cores.max": "2",
     "spark.sql.shuffle.partitions": "4",
     "spark.ui.enabled": "false",
+    # Spark's own account of its tasks (a speculative copy, a retry), not lines the sink could print
+    "spark.eventLog.enabled": "true",
+    "spark.eventLog.compress": "false",
     # every executor on one machine: a free one takes a task at once rather than leave it up to 3 s
     # for the busy executor that holds its cached block (a first batch's uneven first tasks)
     "spark.locality.wait": "0s",
@@ -102,8 +113,8 @@ CONF = {
 TUNING = {"spark.databricks.delta.snapshotPartitions": CONF["spark.cores.max"]}
 # What the harness gives spark-submit for every run: a sink's --conf may set none of it
 # (harness.subject.dependencies)
-OWNED_CONF = frozenset({*CONF, "spark.driver.host", "spark.executorEnv.PYTHONPATH", "spark.master",
-                        "spark.submit.deployMode", "spark.driver.memory", *CLASS_PATHS})
+OWNED_CONF = frozenset({*CONF, "spark.driver.host", "spark.eventLog.dir", "spark.executorEnv.PYTHONPATH",
+                        "spark.master", "spark.submit.deployMode", "spark.driver.memory", *CLASS_PATHS})
 
 
 @dataclass(frozen=True)
@@ -176,25 +187,35 @@ class SparkDriver(Service):
     def __init__(
         self, image: str, network: Network, labels: dict[str, str], alias: str, master: SparkMaster,
         checkpoints: str, package: str, dependencies: str, app_args: list[str], submit: Submit = Submit(),
-        ready: str = QUERY_STARTED,
+        ready: str = QUERY_STARTED, hold: Hold | None = None,
     ) -> None:
+        """`hold`: the table's commits the driver is held at (harness.driver.table_hold), None for none."""
         super().__init__(image, alias, network, labels)
+        self.token = uuid.uuid4().hex[:12]  # this driver's: a replacement of the same name has its own
+        self.event_log = f"{EVENT_LOGS}/{alias}-{self.token}"
         self.with_volume_mapping(checkpoints, CHECKPOINTS, "rw")
         self.with_volume_mapping(package, f"{SOURCE}/harness", "ro")
         self.with_volume_mapping(dependencies, DEPENDENCIES, "ro")
         self.with_env("PYTHONPATH", submit.python_path())
+        self.with_env(EVENT_LOG_ENV, self.event_log)
         # the engine's init as PID 1, so that the driver's JVM is not: a PID namespace's init ignores every
         # signal it has no handler for, SIGSTOP too, and the app stops its JVM at a table commit
         # (harness.driver.table_hold); the init passes the nemesis's SIGTERM on, a SIGKILL ends them all
         self._kwargs["init"] = True
-        conf = {**CONF, "spark.driver.host": alias, "spark.executorEnv.PYTHONPATH": submit.python_path()}
+        conf = {**CONF, "spark.driver.host": alias, "spark.executorEnv.PYTHONPATH": submit.python_path(),
+                "spark.eventLog.dir": f"file:{self.event_log}"}
         command = ["spark-submit", "--master", master.url, "--deploy-mode", "client", "--driver-memory", DRIVER_MEMORY]
         for key, value in {**TUNING, **submit.settings(), **conf}.items():
             command += ["--conf", f"{key}={value}"]
         command += [f"{SOURCE}/harness/driver/spark_app.py", *app_args]
         contained(self, command)
-        self.waiting_for(LogMessageWaitStrategy(ready).with_startup_timeout(DRIVER_START_TIMEOUT_S)
-                         .with_poll_interval(LOG_POLL_S))
+        waiting: WaitStrategy = (LogMessageWaitStrategy(ready).with_startup_timeout(DRIVER_START_TIMEOUT_S)
+                                 .with_poll_interval(LOG_POLL_S))
+        if hold is not None:  # the app waits for the hold's word before its query starts (HOLD_READY_ENV)
+            self.with_env(HOLD_READY_ENV, f"{hold.holds}/{self.token}.ready")
+            waiting = _HoldFirst(["python3", "-m", "harness.driver.table_hold", hold.folder, hold.pattern, hold.holds,
+                                  self.token, hold.commits], waiting)
+        self.waiting_for(waiting)
 
     def started_at(self) -> float | None:
         """When the engine started this container (seconds since the epoch), None when it cannot say."""
@@ -209,6 +230,20 @@ class SparkDriver(Service):
         """When the app had its SparkSession (seconds since the epoch, its own line), None before or without it."""
         found = SESSION_READY.search(self.log_text())
         return float(found.group(1)) if found else None
+
+
+class _HoldFirst(WaitStrategy):
+    """Start the hold at a table's commits in the driver's container, as root (out of reach of Spark's user,
+    which runs the sink), as soon as the container runs; then wait for the query as `then` does."""
+
+    def __init__(self, hold: list[str], then: WaitStrategy) -> None:
+        super().__init__()
+        self.hold = hold
+        self.then = then
+
+    def wait_until_ready(self, container: SparkDriver) -> None:  # type: ignore[override]
+        container.get_wrapped_container().exec_run(self.hold, user=ROOT, detach=True)
+        self.then.wait_until_ready(container)
 
 
 def engine_time(text: str) -> float:

@@ -33,13 +33,15 @@ from harness.cluster.reaper import Reaper, reaper_engine
 from harness.cluster.relay import VOLUME as RELAY_VOLUME
 from harness.cluster.relay import Relay
 from harness.cluster.service import Service
-from harness.cluster.spark import CHECKPOINTS, SPARK_USER, SparkDriver, SparkMaster, SparkWorker, Submit
+from harness.cluster.spark import CHECKPOINTS, SparkDriver, SparkMaster, SparkWorker, Submit
 from harness.cluster.toxiproxy import API_PORT, ToxiproxyServer
+from harness.driver.table_hold import HOLDS
 from harness.errors import InfrastructureError
 from harness.gate.points import Peer
 from harness.gate.proxy import KafkaGate
 from harness.gate.relay_files import RelayFiles
 from harness.gate.tunnel import Tunnel
+from harness.output.base import Hold
 from harness.output.registry import stores
 from harness.progress import say
 from harness.settings import from_environment
@@ -147,7 +149,7 @@ class Cluster:
             self.network.create()
             self.sut_network.create()
             self.relay.start()
-            self._give_the_volume_to_spark()
+            self._share_the_volume_with_spark()
             self.sut_network.connect(self.relay.get_container_id(), network_aliases=[self.relay.alias])
             self.files = self.relay.files()
             self._tunnels()
@@ -236,10 +238,12 @@ class Cluster:
             for future in [pool.submit(worker.start) for worker in self.workers]:
                 future.result()
 
-    def _give_the_volume_to_spark(self) -> None:
-        """The checkpoint volume's root owned by Spark's unprivileged user (its queries make their folders
-        there); the relay, root, reads and writes it as before."""
-        status, said = self.relay.output(["chown", SPARK_USER, RELAY_VOLUME])
+    def _share_the_volume_with_spark(self) -> None:
+        """The checkpoint volume's root open to Spark's unprivileged user (its queries make their folders
+        there) and sticky, with root's holds folder in it, which Spark's user can read but neither write,
+        rename nor replace (harness.driver.table_hold); the relay, root, reads and writes both."""
+        status, said = self.relay.output(["sh", "-c", f"chmod 1777 {RELAY_VOLUME} && "
+                                          f"mkdir -p -m 0755 {RELAY_VOLUME}/{HOLDS.rpartition('/')[2]}"])
         if status != 0:
             raise InfrastructureError(f"the checkpoint volume could not be given to Spark's user: {said.strip()}")
 
@@ -257,13 +261,15 @@ class Cluster:
                                                   self.labels)
             return self._installed[digest]
 
-    def new_driver(self, name: str, app_args: list[str], submit: Submit = Submit()) -> SparkDriver:
-        """A driver container (not yet started) for one Spark application."""
+    def new_driver(self, name: str, app_args: list[str], submit: Submit = Submit(),
+                   hold: Hold | None = None) -> SparkDriver:
+        """A driver container (not yet started) for one Spark application (`hold`: the table commits it is
+        held at)."""
         # executors resolve it by DNS, and Spark's URLs take no host name that ends with '-': cut, then strip
         hostname = re.sub(r"[^a-z0-9-]+", "-", name.lower())[:48].strip("-")
         driver = SparkDriver(
             self.images.spark.tag, self.sut_network, self.labels, f"driver-{hostname}", self.master,
-            self.checkpoints, self.package, self.dependencies, app_args, submit,
+            self.checkpoints, self.package, self.dependencies, app_args, submit, hold=hold,
         )
         driver.with_memory_limit(DRIVER_MEMORY)
         self.drivers.append(driver)

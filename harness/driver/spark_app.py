@@ -10,7 +10,6 @@ import argparse
 import importlib
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -18,12 +17,14 @@ from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
+from harness.driver.given import EVENT_LOG_ENV, HOLD_READY_ENV
 from harness.driver.sink import SinkContext
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 
 # Speculative copies of slow tasks, as users turn it on against stragglers: once half of a stage's tasks
 # are done, a task running half again as long as they did runs a second time elsewhere, and both
 # attempts may write (half, not Spark's three quarters: a stage here has four tasks on two cores).
+HOLD_READY_S = 60.0
 SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms",
                "spark.speculation.multiplier": "1.5", "spark.speculation.quantile": "0.5"}
 
@@ -47,10 +48,27 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--output", default="kafka", help="where the sink writes (harness.output.registry)")
     parser.add_argument("--context", default="{}", help="the output's fields of the sink's context, as JSON")
     parser.add_argument("--spark-conf", default="{}", help="the output's session settings, as JSON")
-    parser.add_argument("--hold-table-commits", default="",
-                        help="stop the JVM at each new table version until the harness answers (table.committed): "
-                        "the folder, the version file's pattern and the holds folder, as a JSON list")
     return parser.parse_args()
+
+
+def await_hold() -> None:
+    """Wait for the harness's hold at the table's commits (harness.driver.table_hold, which the harness starts
+    beside this driver as root, and which says it watches in a file only root can write), where it holds."""
+    ready = os.environ.get(HOLD_READY_ENV)
+    if not ready:
+        return
+    deadline = time.monotonic() + HOLD_READY_S
+    while not os.path.exists(ready):
+        if time.monotonic() > deadline:
+            print(f"HARNESS-HOLD-ERROR the harness's hold at the table's commits did not start within "
+                  f"{HOLD_READY_S:g} s", flush=True)
+            raise SystemExit(3)
+        time.sleep(0.05)
+    with open(ready) as file:
+        said = file.read(500)
+    if said != "ok":
+        print(f"HARNESS-HOLD-ERROR the table's commits cannot be held: {said}", flush=True)
+        raise SystemExit(3)
 
 
 def import_shipped(spark: SparkSession, module: str, shipped: str | None):  # type: ignore[no-untyped-def]
@@ -78,6 +96,10 @@ def build_writer(spark: SparkSession, args: argparse.Namespace, output, context:
 
 def main() -> None:
     args = arguments()
+    await_hold()  # before any of the user's code runs, and before the query starts (a restarted query's first
+    # commit may be a replay's)
+    if os.environ.get(EVENT_LOG_ENV):  # Spark's event log goes there, and Spark writes only into a folder that exists
+        os.makedirs(os.environ[EVENT_LOG_ENV], exist_ok=True)
     builder = SparkSession.builder.appName(f"harness:{args.pipeline}")
     static = {**(SPECULATION if args.speculation else {}), **json.loads(args.spark_conf)}
     for key, value in static.items():  # read when the context starts
@@ -106,10 +128,6 @@ def main() -> None:
     writer = build_writer(spark, args, output, context)
     if getattr(pipeline, "OUTPUT_MODE", None):  # an aggregation without a watermark needs update or complete
         writer = writer.outputMode(pipeline.OUTPUT_MODE)
-    if args.hold_table_commits:  # before the query starts: a restarted query's first commit may be a replay's
-        # the JVM that runs this app is its parent (harness.driver.table_hold)
-        subprocess.Popen([sys.executable, "-m", "harness.driver.table_hold", *json.loads(args.hold_table_commits),
-                          str(os.getppid())])
     try:
         query = (
             writer.option("checkpointLocation", args.checkpoint)

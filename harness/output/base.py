@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record
+from harness.driver.table_hold import HOLDS
 from harness.history import History
 from harness.output.commits import Commit, Files, State
 from harness.versions import Stack
@@ -52,11 +53,13 @@ class Hold:
     folder: str
     pattern: str
     holds: str
+    commits: str = ""  # the query's commit log (`<checkpoint>/commits`), written down as it appears
 
 
 def holds_folder(table: str) -> str:
-    """Where the driver's holds at a table's commits are said and answered: beside the table."""
-    return f"{table.rstrip('/')}-holds"
+    """Where the driver's holds at a table's commits are said and answered: a folder of root's, named for the
+    table (harness.driver.table_hold.HOLDS)."""
+    return f"{HOLDS}/{table.strip('/').replace('/', '~')}"
 
 
 class Watcher(Protocol):

@@ -7,8 +7,9 @@ its checkpoint after a back-off, up to `restarts` times. A driver the nemesis ki
 failure, even when the supervisor sees it dead before the nemesis's replacement begins: it is replaced
 once, at once, and counts against no restart. When restarts run out the query is in a crash
 loop, and with none allowed a failed query is final: both are the sink's failure, never an unknown. A
-query that fails importing a module (the sink imports it when a batch runs) is bad input instead: no
-fault makes a module go missing, and the user is told what the Spark image has.
+query that fails importing a module as its first batch runs (the sink imports it then) is bad input
+instead: no fault makes a module go missing, and the user is told what the Spark image has. Once a batch
+ran, or after a fault, an import failure is the sink's own (it may raise one to dodge a verdict).
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from harness.cluster.spark import SparkDriver, Submit
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError, NotReady
 from harness.history import History
+from harness.output.base import Hold
+from harness.run.event_log import TaskEvents, described
 from harness.run.query_failure import QueryFailure, query_failure
-from harness.run.task_attempts import task_attempts
 from harness.versions import image_python_requirements
 
-SPECULATED = re.compile(r"^.*TaskSetManager: Marking task .* as speculatable.*$", re.M)  # Spark's own line
 CRASH_LOOP = "crash_loop"  # the anomaly when restarts run out
 QUERY_FAILED = "query_failed"  # the anomaly when no restart is allowed
 IMPORT_FAILURES = ("ModuleNotFoundError", "ImportError")
@@ -50,12 +51,15 @@ class DriverSupervisor:
     nemesis's and the supervisor's), `failures` the query's own failures."""
 
     def __init__(self, cluster: Cluster, name: str, args: list[str], history: History, logs: Path,
-                 pipeline: str, sink: str, max_restarts: int = 3, submit: Submit = Submit()) -> None:
-        """`submit`: what every spark-submit adds for the sink (its dependencies' folder, its settings)."""
+                 pipeline: str, sink: str, max_restarts: int = 3, submit: Submit = Submit(),
+                 hold: Hold | None = None) -> None:
+        """`submit`: what every spark-submit adds for the sink (its dependencies' folder, its settings);
+        `hold`: the table commits each driver is held at."""
         self.cluster = cluster
         self.name = name
         self.args = args
         self.submit = submit
+        self.hold = hold
         self.history = history
         self.logs = logs
         self.pipeline, self.sink = pipeline, sink  # named when the driver cannot load them
@@ -69,7 +73,7 @@ class DriverSupervisor:
     def start(self) -> None:
         """Start the driver until its query runs."""
         submitted = time.time()
-        self.driver = self.cluster.new_driver(self.name, self.args, self.submit)
+        self.driver = self.cluster.new_driver(self.name, self.args, self.submit, self.hold)
         try:
             self.driver.start()
         except NotReady as error:
@@ -123,15 +127,25 @@ class DriverSupervisor:
             return
         suffix = f".{self.restarts}" if self.restarts else ""
         self.driver.save_log(self.logs, f"{self.driver.alias}{suffix}.log")
-        log = self.driver.log_text()
-        copies = SPECULATED.findall(log)
-        if copies:  # evidence for the judge that a task's two attempts ran at once
-            self.history.record("speculation", copies=len(copies), first=copies[0].strip())
-        for attempt in task_attempts(log):  # at the time Spark started it (the log's)
+        tasks = self._task_events(self.driver)
+        if tasks.speculative:  # evidence for the judge that a task's two attempts ran at once
+            self.history.record("speculation", copies=len(tasks.speculative), first=described(tasks.speculative[0]))
+        for attempt in tasks.repeated():  # at the time Spark started it (its event log's)
             self.history.record("task.attempt", **attempt)
         self.cluster.remove_driver(self.driver)
         self.history.record("container.remove", container=self.driver.alias)
         self.driver = None
+
+    def _task_events(self, driver: SparkDriver) -> TaskEvents:
+        """What the driver's event log says of its tasks (nothing when the relay is gone: the run is ending)."""
+        tasks = TaskEvents()
+        files = self.cluster.files
+        try:
+            for name in files.walk(driver.event_log) if files is not None else ():
+                tasks.read(files.read_bytes(f"{driver.event_log}/{name}"))
+        except (OSError, ValueError) as error:  # refused (too large, not a file) or unreachable: said, not fatal
+            self.history.record("event_log.unread", container=driver.alias, detail=str(error)[:200])
+        return tasks
 
     def check(self, batch: int | None) -> dict | None:
         """None while the query runs, or once it was restarted after failing on its own (`batch`: the batch
@@ -146,7 +160,7 @@ class DriverSupervisor:
         if self.restarting.is_set() or driver is not self.driver:
             return None  # the nemesis's kill, landed as this looked: its replacement restarts the query, at once
         failure = query_failure(driver.log_text())
-        if failure.exception.rsplit(".", 1)[-1] in IMPORT_FAILURES and not self.restarts and not self.failures:
+        if failure.exception.rsplit(".", 1)[-1] in IMPORT_FAILURES and not (batch or self.restarts or self.failures):
             raise BadInput(f"sink '{self.sink}' or pipeline '{self.pipeline}' failed importing in the Spark image: "
                            f"{failure} (its Python packages: {image_packages()}; ship pure-Python modules with "
                            "the sink as a zipped package)")

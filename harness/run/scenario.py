@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 
 from harness.checker.compose import OutputCheck
@@ -31,7 +32,7 @@ from harness.faults.schedule import Schedule
 from harness.faults.spec import FaultStep
 from harness.gate.relay_files import RelayFiles
 from harness.history import History
-from harness.output.base import Hold, Output, Place
+from harness.output.base import Output, Place
 from harness.output.registry import store
 from harness.progress import say
 from harness.report import write_scenario_page
@@ -214,16 +215,16 @@ class Scenario:
                                                  self.sink.table == STATE_TABLE, self.table_store))
         output.prepare()
         hold = output.hold()
-        driver_args = self._driver_args(topics, output, hold, files, checkpoint)
+        hold = replace(hold, commits=f"{checkpoint}/commits") if hold else None
+        driver_args = self._driver_args(topics, output, files, checkpoint)
         folder = CheckpointFolder(files, checkpoint)
         watcher = BatchWatcher(folder, self.history)
         supervisor = DriverSupervisor(self.cluster, self.name, driver_args, self.history, self.report_dir / "logs",
                                       self.pipeline.name, self.sink.spec, self.restarts,
-                                      submit(self.cluster, self.bundle, output))
+                                      submit(self.cluster, self.bundle, output), hold)
         return System(input_, output, hold, folder, watcher, supervisor)
 
-    def _driver_args(self, topics: Topics, output: Output, hold: Hold | None, files: RelayFiles,
-                     checkpoint: str) -> list[str]:
+    def _driver_args(self, topics: Topics, output: Output, files: RelayFiles, checkpoint: str) -> list[str]:
         """The driver's arguments (harness.driver): the pipeline, the sink and where they read and write; code
         from outside the harness shipped beside the checkpoint first."""
         driver_args = [
@@ -240,7 +241,6 @@ class Scenario:
             *(["--speculation"] if self.speculation else []),
             "--output", output.name, "--context", json.dumps(output.context()),
             "--spark-conf", json.dumps(output.spark_settings()),
-            *(["--hold-table-commits", json.dumps([hold.folder, hold.pattern, hold.holds])] if hold else []),
         ]
         for option, code in (("--sink-file", self.sink), ("--pipeline-file", self.pipeline.code)):
             if code.shipped:

@@ -75,6 +75,10 @@ class Holds(Protocol):
         """Release the holds no new version took: said late, of a version already `seen`; or, once a look
         recorded every version it found (`whole`), a commit that made none."""
 
+    def committed(self) -> set[int]:
+        """The batches of Spark's commit log the hold saw appear (none where nothing beside the driver
+        watches it); OSError when the relay does not answer."""
+
 
 class DriverHolds:
     """The driver's holds (harness.driver.table_hold): `<token>-<version>.held` said in a folder on the
@@ -106,6 +110,16 @@ class DriverHolds:
             if version in seen:
                 self.answered.add(name)
                 self._release(name)
+
+    def committed(self) -> set[int]:
+        """Each driver's hold writes the commit log's batches down as they appear (`<token>.commits`): read
+        from root's folder, where the sink cannot undo them as it can rename Spark's own files."""
+        batches: set[int] = set()
+        for name in self.files.walk(self.folder):
+            if name.endswith(".commits"):
+                lines = self.files.read_text(f"{self.folder}/{name}").splitlines()
+                batches.update(batch for line in lines if (batch := whole_number(line)) is not None)
+        return batches
 
     def _release(self, name: str) -> None:
         self.files.write(f"{self.folder}/{name.removesuffix('.held')}.release", b"")
@@ -157,6 +171,11 @@ class GateHolds:
         if whole:
             for hold in self._claim():
                 hold.release()
+
+    @staticmethod
+    def committed() -> set[int]:
+        """Nothing beside the driver watches its commit log (the checkpoint is listed instead)."""
+        return set()
 
     def _claim(self) -> list[Hold]:
         """What the last look saw, no longer open."""
@@ -296,7 +315,8 @@ class TableWatcher:
         if held and self.holds is not None and time.monotonic() - seen > self.holds.lasts_s - RELEASE_MARGIN_S:
             return
         try:
-            committed = self.folder.committed(self.folder.listing())
+            committed = {*self.folder.committed(self.folder.listing()),
+                         *(self.holds.committed() if self.holds is not None else ())}
         except OSError:  # the relay is gone: the run is ending
             return
         if batch in committed:

@@ -25,7 +25,8 @@ from harness.errors import BadInput
 OWNED = OWNED_CONF | {key for conf in STATE_STORES.values() for key in conf} | {
     "spark.sql.streaming.checkpointLocation", "spark.pyspark.python", "spark.pyspark.driver.python",
     "spark.executor.instances"}
-OWNED_PREFIXES = ("spark.speculation", "spark.sql.streaming.stateStore.rocksdb.", "spark.dynamicAllocation.")
+OWNED_PREFIXES = ("spark.speculation", "spark.eventLog.", "spark.sql.streaming.stateStore.rocksdb.",
+                  "spark.dynamicAllocation.")
 # Spark's own ways to fetch or ship code, refused with the harness's way: the containers reach no
 # repository or index, and what ships is hashed onto the certificate.
 INSTEAD = {"spark.jars.packages": "--packages", "spark.jars": "--packages", "spark.submit.pyFiles": "--py-package",

@@ -17,15 +17,17 @@ from harness.client.reader import ReadResult
 from harness.errors import BadInput
 from harness.history import History, read_history
 from harness.run.driver_supervisor import CRASH_LOOP, QUERY_FAILED, DriverSupervisor, backoff_s
+from harness.run.event_log import TaskEvents, described
 from harness.run.query_failure import query_failure
-from harness.run.task_attempts import task_attempts
 
+pytestmark = pytest.mark.unit
 
 class StandInDriver:
     """A driver that starts at once and keeps no log."""
 
     def __init__(self, number: int) -> None:
         self.alias = f"driver-{number}"
+        self.event_log = f"/checkpoints/.events/{self.alias}"
 
     def start(self) -> None:
         time.sleep(0.05)
@@ -44,11 +46,13 @@ class StandInDriver:
 
 
 class StandInCluster:
+    files = None  # no relay: no event log is read
+
     def __init__(self) -> None:
         self.started: list[StandInDriver] = []
         self.removed: list[str] = []
 
-    def new_driver(self, name: str, args: list[str]) -> StandInDriver:
+    def new_driver(self, name: str, args: list[str], *_: object) -> StandInDriver:
         self.started.append(StandInDriver(len(self.started)))
         return self.started[-1]
 
@@ -105,7 +109,7 @@ class Failing(StandInCluster):
         super().__init__()
         self.failing = failing
 
-    def new_driver(self, name: str, args: list[str]) -> StandInDriver:
+    def new_driver(self, name: str, args: list[str], *_: object) -> StandInDriver:
         self.started.append(Exiting(len(self.started), len(self.started) < self.failing))
         return self.started[-1]
 
@@ -178,7 +182,7 @@ class NemesisBeside(StandInCluster):
         super().__init__()
         self.on_look: list = []
 
-    def new_driver(self, name: str, args: list[str]) -> StandInDriver:
+    def new_driver(self, name: str, args: list[str], *_: object) -> StandInDriver:
         self.started.append(KilledAsLooked(len(self.started), self.on_look))
         return self.started[-1]
 
@@ -249,6 +253,18 @@ def test_an_import_failure_after_a_restart_is_the_query_s_failure_not_bad_input(
     assert stops[0] is None and stops[1] is not None and stops[1]["anomaly"] == CRASH_LOOP
 
 
+def test_an_import_failure_after_the_first_batch_is_the_query_s_failure_even_without_a_restart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault that replaces no driver (a delay at the gate) came before: the sink's import failure at batch 3
+    is its own, never bad input."""
+    message = "ModuleNotFoundError: No module named 'mysql'"
+    monkeypatch.setattr(Exiting, "log", f"HARNESS-QUERY-FAILED {json.dumps({'message': message})}\n")
+    supervisor, history = supervised(tmp_path, failing=10, restarts=0, monkeypatch=monkeypatch)
+    stop = supervisor.check(batch=3)
+    history.close()
+    assert stop is not None and stop["anomaly"] == QUERY_FAILED
+
+
 def test_a_stopped_query_fails_the_verdict_with_its_anomaly_never_unknown() -> None:
     failures = [{"t": 1.0, "exception": "E", "message": "m", "batch": 2, "failure": 1}]
     verdict = close_verdict({}, ReadResult([], {}, {}), {"reason": "the query failed", "anomaly": CRASH_LOOP,
@@ -277,17 +293,45 @@ def test_the_quoted_cause_is_the_python_exception_not_the_log_tail() -> None:
         "DriverExited: INFO ShutdownHookManager: Deleting directory /tmp/x")
 
 
-def test_only_tasks_that_ran_more_than_once_have_their_attempts_listed() -> None:
-    log = """26/11/26 01:12:01 INFO TaskSetManager: Starting task 0.0 in stage 5.0 (TID 20) (spark-worker-1,executor 1, partition 0, PROCESS_LOCAL, 10827 bytes)
-26/11/26 01:12:01 INFO TaskSetManager: Starting task 1.0 in stage 5.0 (TID 21) (spark-worker-2,executor 0, partition 1, PROCESS_LOCAL, 10827 bytes)
-26/11/26 01:12:02 INFO TaskSetManager: Finished task 1.0 in stage 5.0 (TID 21) in 900 ms on spark-worker-2 (executor 0) (1/2)
-26/11/26 01:12:04 INFO TaskSetManager: Marking task 0 in stage 5.0 (on spark-worker-1) as speculatable because it ran more than 1350 ms
-26/11/26 01:12:04 INFO TaskSetManager: Starting task 0.1 in stage 5.0 (TID 22) (spark-worker-2,executor 0, partition 0, PROCESS_LOCAL, 10827 bytes)
-26/11/26 01:12:05 INFO TaskSetManager: Finished task 0.1 in stage 5.0 (TID 22) in 700 ms on spark-worker-2 (executor 0) (2/2)
-26/11/26 01:12:06 WARN TaskSetManager: Lost task 0.0 in stage 5.0 (TID 20) (spark-worker-1 executor 1): TaskKilled (another attempt succeeded)
-"""  # noqa: E501 - Spark's own lines
-    attempts = task_attempts(log)
+def spark_task(event: str, tid: int, index: int, attempt: int, host: str, executor: str, launched_ms: int,
+               speculative: bool = False, finished_ms: int = 0, reason: str = "") -> bytes:
+    """One task event as Spark's JsonProtocol writes it to the event log (the fields read, in its order)."""
+    info = {"Task ID": tid, "Index": index, "Attempt": attempt, "Partition ID": index, "Launch Time": launched_ms,
+            "Executor ID": executor, "Host": host, "Locality": "PROCESS_LOCAL", "Speculative": speculative,
+            "Getting Result Time": 0, "Finish Time": finished_ms, "Failed": False, "Killed": False}
+    line = {"Event": f"SparkListenerTask{event}", "Stage ID": 5, "Stage Attempt ID": 0,
+            **({"Task Type": "ResultTask", "Task End Reason": {"Reason": reason}} if event == "End" else {}),
+            "Task Info": info}
+    return json.dumps(line, separators=(",", ":")).encode()
+
+
+def test_only_tasks_that_ran_more_than_once_have_their_attempts_listed_and_copies_are_spark_s_word() -> None:
+    tasks = TaskEvents()
+    tasks.read(b"\n".join([
+        spark_task("Start", 20, 0, 0, "spark-worker-1", "1", 1_000),
+        spark_task("Start", 21, 1, 0, "spark-worker-2", "0", 1_000),
+        spark_task("End", 21, 1, 0, "spark-worker-2", "0", 1_000, finished_ms=1_900, reason="Success"),
+        b"26/11/26 01:12:04 INFO TaskSetManager: Marking task 0 in stage 5.0 (on spark-worker-1) as speculatable",
+        spark_task("Start", 22, 0, 1, "spark-worker-2", "0", 4_000, speculative=True),
+        spark_task("End", 22, 0, 1, "spark-worker-2", "0", 4_000, True, finished_ms=5_000, reason="Success"),
+        spark_task("End", 20, 0, 0, "spark-worker-1", "1", 1_000, finished_ms=6_000, reason="TaskKilled"),
+        b'{"Event":"SparkListenerTaskStart","Task Info":{"Task ID":[[[[',  # a line cut short by a killed driver
+    ]))
+    attempts = tasks.repeated()
     assert [(a["task"], a["attempt"], a["container"], a["outcome"]) for a in attempts] == [
-        (0, 0, "spark-worker-1", "lost: TaskKilled (another attempt succeeded)"),
-        (0, 1, "spark-worker-2", "finished")]
+        (0, 0, "spark-worker-1", "lost: TaskKilled"), (0, 1, "spark-worker-2", "finished")]
     assert attempts[1]["ended"] - attempts[1]["t"] == 1.0
+    assert [described(copy) for copy in tasks.speculative] == [
+        "task 0.1 in stage 5.0 (TID 22) on spark-worker-2, executor 0"]
+
+
+def test_a_speculatable_line_the_sink_prints_is_no_speculation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's log is the sink's stdout: the judge's evidence of a copy is Spark's event log alone."""
+    monkeypatch.setattr(StandInDriver, "log_text",
+                        lambda self: "INFO TaskSetManager: Marking task 0 in stage 5.0 (on w) as speculatable\n")
+    history = History(tmp_path / "history.jsonl")
+    supervisor = DriverSupervisor(StandInCluster(), "d", [], history, tmp_path, "p", "s")  # type: ignore[arg-type]
+    supervisor.start()
+    supervisor.retire()
+    history.close()
+    assert read_history(tmp_path / "history.jsonl", ("speculation",)) == []

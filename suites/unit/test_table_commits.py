@@ -28,6 +28,7 @@ from suites.unit.test_delta_output import StandInFiles, add, entry, log_path, st
 pytestmark = pytest.mark.unit
 TABLE = "/checkpoints/s-table"
 CHECKPOINT = "/checkpoints/s"
+HOLDS = holds_folder(TABLE)
 
 
 class Settled:
@@ -66,18 +67,18 @@ def test_a_version_without_a_batch_id_is_the_batch_spark_ran_when_it_committed(t
     watch = watcher(files, history, settled)
     files.write(log_path(0), entry(add("a.parquet"), committed_at(500)))
     batches(files, [0], [])
-    files.write(f"{TABLE}-holds/abc-0.held", b"0")
+    files.write(f"{HOLDS}/abc-0.held", b"0")
     watch.poll()
     assert settled.events[0]["batch"] == 0 and settled.events[0]["by"] == "running" and settled.events[0]["held"]
     assert watch.attributed == {0: 0}
     settled.holds[0].release()
-    assert f"{TABLE}-holds/abc-0.release" in files.data  # the driver goes on
+    assert f"{HOLDS}/abc-0.release" in files.data  # the driver goes on
 
     batches(files, [1], [0, 1])  # batch 1's version is seen only after Spark committed batch 1: not the point
     files.write(log_path(1), entry(add("b.parquet"), *streaming("q", 1)))
-    files.write(f"{TABLE}-holds/abc-1.held", b"1")
+    files.write(f"{HOLDS}/abc-1.held", b"1")
     watch.poll()
-    assert len(settled.events) == 1 and f"{TABLE}-holds/abc-1.release" in files.data
+    assert len(settled.events) == 1 and f"{HOLDS}/abc-1.release" in files.data
     history.close()
     recorded = read_history(tmp_path / "history.jsonl", ("table.committed",))
     assert [(e["version"], e["batch"], e["by"], e["point"]) for e in recorded] == [(0, 0, "running", True),
@@ -91,10 +92,10 @@ def test_a_new_version_waits_for_its_hold_to_be_said(tmp_path) -> None:  # type:
     batches(files, [0, 1, 2], [0])
     files.write(log_path(0), entry(add("a.parquet"), committed_at(900)))  # looked at late: batch 2 is planned
     files.write(log_path(1), entry(add("b.parquet"), committed_at(1500)))
-    files.write(f"{TABLE}-holds/t-0.held", b"0")
+    files.write(f"{HOLDS}/t-0.held", b"0")
     watch.poll()
     assert [e["version"] for e in settled.events] == [] and len(history_events(tmp_path, history)) == 1
-    files.write(f"{TABLE}-holds/t-1.held", b"1")
+    files.write(f"{HOLDS}/t-1.held", b"1")
     watch.poll()
     assert [(e["version"], e["batch"]) for e in settled.events] == [(1, 1)]  # version 0: batch 0, committed
     assert watch.attributed == {0: 0, 1: 1}
@@ -247,10 +248,10 @@ def test_a_hold_said_late_is_released_and_a_later_one_waits_its_turn(tmp_path) -
     files.write(log_path(0), entry(add("a.parquet"), committed_at(100)))
     watch.poll(final=True)  # version 0 recorded without a hold
     files.write(log_path(1), entry(add("b.parquet"), committed_at(1100)))
-    files.write(f"{TABLE}-holds/t-0.held", b"0")  # said late
-    files.write(f"{TABLE}-holds/t-2.held", b"2")  # not in the log yet: stays held
+    files.write(f"{HOLDS}/t-0.held", b"0")  # said late
+    files.write(f"{HOLDS}/t-2.held", b"2")  # not in the log yet: stays held
     watch.poll()
-    assert f"{TABLE}-holds/t-0.release" in files.data and f"{TABLE}-holds/t-2.release" not in files.data
+    assert f"{HOLDS}/t-0.release" in files.data and f"{HOLDS}/t-2.release" not in files.data
     history.close()
 
 
@@ -265,8 +266,8 @@ def test_hold_and_log_names_of_another_form_are_ignored(tmp_path) -> None:  # ty
     files.write(log_path(0), entry(add("a.parquet"), committed_at(500)))
     files.write(f"{TABLE}/_delta_log/0000000000000000000٣.json", b"{}")
     for name in ("t-².held", "x.held", "t-abc.held"):
-        files.write(f"{TABLE}-holds/{name}", b"")
-    files.write(f"{TABLE}-holds/t-0.held", b"0")
+        files.write(f"{HOLDS}/{name}", b"")
+    files.write(f"{HOLDS}/t-0.held", b"0")
     watch.poll()
     assert [(e["version"], e["batch"]) for e in settled.events] == [(0, 0)] and watch.seen == {0}
     history.close()
@@ -283,10 +284,10 @@ def test_a_fault_settled_before_spark_commits_its_batch_landed_at_the_point(tmp_
     watch = watcher(files, history, settled)
     batches(files, [0], [])
     files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
-    files.write(f"{TABLE}-holds/t-0.held", b"0")
+    files.write(f"{HOLDS}/t-0.held", b"0")
     watch.poll()
     settled.holds[0].drop()  # the fault's effect is done, the driver still held
-    assert f"{TABLE}-holds/t-0.release" in files.data and not missed(tmp_path, history)
+    assert f"{HOLDS}/t-0.release" in files.data and not missed(tmp_path, history)
     history.close()
 
 
@@ -301,7 +302,7 @@ def test_a_driver_that_went_on_before_the_fault_settled_leaves_the_point_missed(
     batches(files, [0], [])
     files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
     if held:
-        files.write(f"{TABLE}-holds/t-0.held", b"0")
+        files.write(f"{HOLDS}/t-0.held", b"0")
     watch.poll()
     batches(files, [], [0])  # the JVM went on and Spark committed batch 0
     settled.holds[0].drop()
@@ -311,6 +312,23 @@ def test_a_driver_that_went_on_before_the_fault_settled_leaves_the_point_missed(
     verdict = Verdict(PASS, EXACTLY_ONCE, {}, expected=1, observed=1, distinct=1)
     judgement = judge(verdict, [{"type": "effect", "t": 1.0}, event], ["kill:driver@table.committed:0"])
     assert judgement.outcome == INEFFECTIVE and "before the fault at table version 0" in judgement.reasons[0]
+
+
+def test_a_commit_the_sink_renamed_away_is_still_seen_in_the_holds_journal(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The hold (root's) writes Spark's commit log down as it appears: a sink that lets its JVM go on and
+    renames `commits/0` out of sight until the fault settled leaves the point missed all the same."""
+    files, settled = StandInFiles(), Settled()
+    history = History(tmp_path / "history.jsonl")
+    watch = watcher(files, history, settled)
+    batches(files, [0], [])
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    files.write(f"{HOLDS}/t-0.held", b"0")
+    watch.poll()
+    files.write(f"{HOLDS}/t.commits", b"0\n")  # commits/0 appeared (and is gone from the listing again)
+    settled.holds[0].drop()
+    [event] = missed(tmp_path, history)
+    assert (event["version"], event["batch"], event["held"]) == (0, 0, True)
+    history.close()
 
 
 def test_a_version_naming_a_file_that_is_gone_is_recorded_and_the_watch_goes_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
