@@ -1,10 +1,11 @@
 """Hostile sinks in otherwise correct ones (fixtures/user_sinks/hostile_*.py). The transactional one, from
 inside Spark, tries to re-enable toxiproxy's links, reach a broker past the gate and the relay's own
 service, open a raw socket, rename its driver process (as a sink would to mislead a lookup of a sender by
-name), and write a name of its own into Spark's commit log: each attack must fail or change nothing, the
-sender still found and killed holding its commit, and the run judged as the reference's. The Delta one
-undoes the harness's hold at each table commit (it shares the JVM's process): its row passes only where
-the fault still landed before Spark's commit."""
+name), write a name of its own into Spark's commit log, and print Spark's line of a speculative copy:
+each attack must fail or change nothing, the sender still found and killed holding its commit, and the
+run judged as the reference's. The Delta one undoes the harness's hold at each table commit (it shares
+the JVM's process) and hides Spark's commit log: its row passes only where the fault still landed before
+Spark's commit."""
 
 from __future__ import annotations
 
@@ -18,20 +19,23 @@ from suites.test_faults import assert_fired_with_effect
 pytestmark = pytest.mark.chaos
 HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "user_sinks" / "hostile_transactional.py"
 KILL = "kill:sender@txn.commit#2"
+RECORDS = 3000  # three batches
 BLOCKED = ("undo_a_partition", "reach_a_broker_directly", "reach_the_relay_s_service", "open_a_raw_socket")
 
 
 @pytest.mark.gate
 def test_a_hostile_sink_s_attacks_fail_and_its_run_is_judged_as_the_reference_s(cluster) -> None:  # type: ignore[no-untyped-def]
     result = scenario(cluster, "hostile-kill-sender-txn-commit", sink=f"{HOSTILE}:sink", faults=[KILL],
-                      records=4000).run()
+                      records=RECORDS).run()
 
     assert result.report_dir is not None
     said = {line.split()[1]: line.split(" ", 2)[2]
             for log in (result.report_dir / "logs").glob("driver-*.log")
             for line in log.read_text().splitlines() if line.startswith("HOSTILE ")}
-    assert set(said) >= {*BLOCKED, "rename_the_process", "write_the_checkpoint_s_commit_log"}, said
+    assert set(said) >= {*BLOCKED, "rename_the_process", "write_the_checkpoint_s_commit_log",
+                         "print_spark_s_lines"}, said
     assert all(said[attack].startswith("failed") for attack in BLOCKED), said
+    assert not result.events("speculation"), "a line the sink printed taken for Spark's speculative copy"
     assert_fired_with_effect(result, KILL)
     assert result.exactly_once, result.summary()
 
@@ -49,7 +53,7 @@ def test_a_sink_that_undoes_the_hold_at_its_table_commit_never_passes_unearned(c
     so it often is); otherwise the point came too late (the fault `vacuous`) or the fault after Spark's
     commit, which the hold wrote down as it appeared however the sink hid it (`point.missed`: ineffective)."""
     result = scenario(cluster, "hostile-delta-kill-driver-table-committed", sink=f"{HOSTILE_TABLE}:sink",
-                      faults=[AT_TABLE_COMMIT], records=4000, output="delta").run()
+                      faults=[AT_TABLE_COMMIT], records=RECORDS, output="delta").run()
 
     assert result.report_dir is not None
     lines = [line for log in (result.report_dir / "logs").glob("driver-*.log")
@@ -83,36 +87,28 @@ def hostile_lines(result, attack: str) -> list[str]:  # type: ignore[no-untyped-
 
 
 @pytest.mark.gate
-def test_a_known_bad_sink_that_replaces_kill_and_ps_is_still_caught(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_a_known_bad_sink_that_replaces_kill_and_ps_and_leaves_decoys_is_still_caught(cluster) -> None:  # type: ignore[no-untyped-def]
     """Spark runs as its own user in containers whose image is read-only: the tools the harness runs there
     are root's and the image's, and the sink's attempt to replace them fails in the driver and in every
-    executor; the fault still kills the sender
-    holding its commit, and the known-bad sink is caught as without the attack."""
-    fault = "kill:sender@txn.commit"
-    result = scenario(cluster, "hostile-processes-kill-sender-txn-commit", sink=f"{HOSTILE_PROCESSES}:sink",
-                      faults=[fault], records=4000).run()
+    executor; the fault still kills the sender holding its commit, and the known-bad sink is caught as
+    without the attack. Decoys orphaned in every executor's container, named as executor JVMs, are left
+    alone: the executor killed is the Worker's own child, so Spark launches a new one (the recovery)."""
+    kill, executor = "kill:sender@txn.commit", "kill:executor@batch.planned:2"
+    result = scenario(cluster, "hostile-processes-kill-sender-and-executor", sink=f"{HOSTILE_PROCESSES}:sink",
+                      faults=[kill, executor], records=RECORDS).run()
 
     replaced = hostile_lines(result, "replace_the_tools")
     assert len({line.split()[0] for line in replaced}) >= 2, replaced  # the driver's container and a worker's
     assert all(line.split(" ", 1)[1].startswith("failed") for line in replaced), replaced
     assert all("Read-only file system" in line for line in replaced), replaced  # the image, whoever writes
-    assert_fired_with_effect(result, fault)
+    assert_fired_with_effect(result, kill)
     assert "duplicate" in result.verdict.anomalies, result.summary()
     explained = [e for e in result.verdict.anomalies["duplicate"].examples if "explanation" in e]
     assert explained, f"no duplicate explained from the broker's log: {result.summary()}"
     for worker in cluster.workers:  # not even root: the harness's own commands there cannot change the image
         status, said = worker.output(["sh", "-c", "touch /usr/bin/kill"])
         assert status != 0 and "Read-only file system" in said, (worker.alias, status, said)
-
-
-def test_an_executor_kill_finds_the_executor_not_a_decoy_named_as_one(cluster) -> None:  # type: ignore[no-untyped-def]
-    """Decoys orphaned in every executor's container, named as executor JVMs: the executor killed is the
-    Worker's own child, so Spark launches a new one (the recovery), and the decoy is left alone."""
-    fault = "kill:executor@batch.planned:2"
-    result = scenario(cluster, "hostile-processes-kill-executor", sink=f"{HOSTILE_PROCESSES}:sink",
-                      faults=[fault], records=4000).run()
-
     assert any(line.endswith(" left") for line in hostile_lines(result, "leave_a_decoy"))
-    assert_fired_with_effect(result, fault)
-    recoveries = [e["detail"] for e in result.events("recovery") if e["fault"] == fault]
+    assert_fired_with_effect(result, executor)
+    recoveries = [e["detail"] for e in result.events("recovery") if e["fault"] == executor]
     assert recoveries and recoveries[0].startswith("new executor process"), recoveries

@@ -13,7 +13,7 @@ from harness.run.session import scenario
 from suites.test_faults import assert_fired_with_effect
 
 pytestmark = pytest.mark.chaos
-RECORDS = 4000
+RECORDS = 3000  # three batches: the fault at batch 2, its replay the last
 
 
 def test_a_delta_table_on_s3_is_written_through_the_gate_and_read_from_the_server(cluster) -> None:  # type: ignore[no-untyped-def]

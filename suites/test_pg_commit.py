@@ -13,7 +13,7 @@ from harness.run.session import scenario
 from suites.test_faults import assert_fired_with_effect
 
 pytestmark = pytest.mark.chaos
-RECORDS = 4000
+RECORDS = 3000  # three batches: the fault at batch 2, its replay the last
 KILL = "kill:sender@pg.commit#2"  # the second commit: batch 0's batch row for the known-bad sink
 DROP = "drop:sender@pg.commit#2"
 

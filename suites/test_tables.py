@@ -22,7 +22,7 @@ from suites.test_faults import assert_fired_with_effect
 
 pytestmark = pytest.mark.chaos
 AT_TABLE_COMMIT = "kill:driver@table.committed:2"
-RECORDS = 4000
+RECORDS = 3000  # three batches: the fault at batch 2, its replay the last
 USER_SINKS = Path(__file__).resolve().parents[1] / "fixtures" / "user_sinks"
 WRONG_PATH = USER_SINKS / "delta_wrong_path.py"
 WRONG_TABLE = USER_SINKS / "postgres_wrong_table.py"

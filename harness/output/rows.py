@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records, as_bytes
 from harness.errors import BadInput
+from harness.output.orc_child import orc_batches
 from harness.output.parquet_pages import Chunk, chunk_pages
 
 if TYPE_CHECKING:
@@ -40,14 +41,8 @@ def cells_as_bytes(column: pa.Array) -> list[bytes | None]:
 
 def _batches(data: bytes, orc: bool, columns: list[str]) -> tuple[list[str], Iterator[pa.RecordBatch]]:
     """The file's column names, and its chosen columns `BATCH` rows at a time."""
-    if orc:
-        import pyarrow.orc as po
-
-        file = po.ORCFile(io.BytesIO(data))
-        names = file.schema.names
-        kept = [c for c in columns if c in names]
-        stripes = (file.read_stripe(stripe, columns=kept) for stripe in range(file.nstripes))
-        return names, (stripe.slice(start, BATCH) for stripe in stripes for start in range(0, stripe.num_rows, BATCH))
+    if orc:  # nothing in an ORC file bounds its decoding beforehand: decoded where memory is capped
+        return orc_batches(data, columns, MAX_DECODED)
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(io.BytesIO(data))

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.chaos
 
 
 def test_the_lake_survives_a_driver_kill_after_its_table_commit(eo_scenario, cluster) -> None:
-    result = eo_scenario(sink="orders_lake.sink:sink", faults=["kill:driver@table.committed:2"], records=4_000)
+    result = eo_scenario(sink="orders_lake.sink:sink", faults=["kill:driver@table.committed:2"], records=3_000)
     assert result.events("effect"), "the driver kill fired but had no effect"
     assert result.exactly_once, result.summary()
     shipped = result.to_dict()["dependencies"]
