@@ -23,6 +23,8 @@ from suites.test_faults import assert_fired_with_effect
 pytestmark = pytest.mark.chaos
 AT_TABLE_COMMIT = "kill:driver@table.committed:2"
 RECORDS = 3000  # three batches: the fault at batch 2, its replay the last
+DELTA_SESSION = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+                 "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
 USER_SINKS = Path(__file__).resolve().parents[1] / "fixtures" / "user_sinks"
 WRONG_PATH = USER_SINKS / "delta_wrong_path.py"
 WRONG_TABLE = USER_SINKS / "postgres_wrong_table.py"
@@ -109,7 +111,7 @@ def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_
     batch_2 = [v for v in result.events("table.history")[0]["versions"] if v["batch"] == 2]
     assert [v["operation"] for v in batch_2] == ["MERGE"], f"batch 2 must be in exactly one MERGE: {batch_2}"
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
-    assert result.to_dict()["output"] == {"kind": "delta", "where": result.where, "table": "state"}
+    assert result.to_dict()["output"] == {"kind": "delta", "where": result.where, "table": "state", "store": "volume"}
 
 
 @pytest.mark.parametrize("upsert", [
@@ -131,7 +133,7 @@ def test_a_plain_upsert_merged_again_is_an_idempotent_repeat_not_a_failure(clust
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
 
 
-def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster, tmp_path) -> None:
+def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster) -> None:  # type: ignore[no-untyped-def]
     """Each MERGE marks the rows it replaces in a deletion vector: the harness leaves those rows out (else
     every key would have each of its old totals too, `unexpected`), and the replay is an idempotent repeat."""
     upsert = f"{USER_SINKS / 'delta_tables_api_upsert.py'}:sink_with_deletion_vectors"
@@ -143,7 +145,8 @@ def test_a_state_table_with_deletion_vectors_is_read_as_spark_reads_it(cluster, 
     assert snapshot is not None and snapshot.deletion_vectors, "no deletion vector in the table: not the case"
     assert result.exactly_once and result.verdict.guarantee == "effectively-once", result.summary()
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, its final total
-    assert_delta_rs_reads_the_same_rows(cluster, result, tmp_path)
+    # Spark's own read (delta-rs's Python reader refuses the deletionVectors reader feature)
+    assert_spark_reads_the_same_rows(cluster, result, "delta", result.where, DELTA_SESSION)
 
 
 def test_a_merge_that_adds_applies_the_replayed_batch_twice_in_rows_that_look_unique(cluster) -> None:
@@ -217,7 +220,8 @@ def test_a_postgres_state_table_upserted_with_its_batch_row_is_exactly_once_at_t
     assert len(batch_2) == 1 and batch_2[0]["app_id"], f"batch 2: one transaction, with its batch row: {batch_2}"
     assert {e["role"] for e in result.events("table.committed")} == {"driver"}  # the writer, through the gate
     assert result.verdict.expected == len(result.read.records) > 0  # one row per user, each its final total
-    assert result.to_dict()["output"] == {"kind": "postgres", "where": result.where, "table": "state"}
+    assert result.to_dict()["output"] == {"kind": "postgres", "where": result.where, "table": "state",
+                                          "store": "volume"}
 
 
 def test_a_postgres_merge_replayed_is_an_idempotent_repeat_its_change_log_shows(cluster) -> None:
