@@ -98,12 +98,15 @@ class CommitHold:
                         self.seen.update(new_versions(folder, self.pattern, set()))
 
     def journal(self, batches: list[int]) -> None:
-        """Append the commit log's batches not written down yet, at once (before anything can rename them)."""
+        """Write the commit log's batches down at once (before anything can rename them), the record whole
+        each time: a reader never finds it half written."""
         fresh = [batch for batch in batches if batch not in self.journaled]
         if fresh:
-            with open(f"{self.holds}/{self.token}.commits", "a") as file:
-                file.write("".join(f"{batch}\n" for batch in fresh))
             self.journaled.update(fresh)
+            record = f"{self.holds}/{self.token}.commits"
+            with open(record + ".part", "w") as file:
+                file.write("".join(f"{batch}\n" for batch in sorted(self.journaled)))
+            os.replace(record + ".part", record)
 
     def hold(self, version: int) -> None:
         os.kill(self.pid, signal.SIGSTOP)
