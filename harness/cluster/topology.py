@@ -245,7 +245,7 @@ class Cluster:
         status, said = self.relay.output(["sh", "-c", f"chmod 1777 {RELAY_VOLUME} && "
                                           f"mkdir -p -m 0755 {RELAY_VOLUME}/{HOLDS.rpartition('/')[2]}"])
         if status != 0:
-            raise InfrastructureError(f"the checkpoint volume could not be given to Spark's user: {said.strip()}")
+            raise InfrastructureError(f"the checkpoint volume could not be shared with Spark's user: {said.strip()}")
 
     def checkpoint(self, name: str) -> str:
         """A scenario's checkpoint folder, as the containers (and the relay) see it; Spark makes it."""

@@ -24,7 +24,6 @@ from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 # Speculative copies of slow tasks, as users turn it on against stragglers: once half of a stage's tasks
 # are done, a task running half again as long as they did runs a second time elsewhere, and both
 # attempts may write (half, not Spark's three quarters: a stage here has four tasks on two cores).
-HOLD_READY_S = 60.0
 SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms",
                "spark.speculation.multiplier": "1.5", "spark.speculation.quantile": "0.5"}
 
@@ -49,6 +48,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--context", default="{}", help="the output's fields of the sink's context, as JSON")
     parser.add_argument("--spark-conf", default="{}", help="the output's session settings, as JSON")
     return parser.parse_args()
+
+
+HOLD_READY_S = 60.0  # the hold is started as the container starts: it says it watches well within this
 
 
 def await_hold() -> None:

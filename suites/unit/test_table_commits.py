@@ -278,14 +278,22 @@ def missed(tmp_path, history: History) -> list[dict]:  # type: ignore[no-untyped
     return read_history(tmp_path / "history.jsonl", ("point.missed",))
 
 
-def test_a_fault_settled_before_spark_commits_its_batch_landed_at_the_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def at_the_point(tmp_path, held: bool) -> tuple[StandInFiles, Settled, History]:  # type: ignore[no-untyped-def]
+    """A watcher that has seen table version 0 at its point (batch 0 planned, not in Spark's commit log),
+    the driver held there or not: what it handed the fault, and its history."""
     files, settled = StandInFiles(), Settled()
     history = History(tmp_path / "history.jsonl")
     watch = watcher(files, history, settled)
     batches(files, [0], [])
     files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
-    files.write(f"{HOLDS}/t-0.held", b"0")
+    if held:
+        files.write(f"{HOLDS}/t-0.held", b"0")
     watch.poll()
+    return files, settled, history
+
+
+def test_a_fault_settled_before_spark_commits_its_batch_landed_at_the_point(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    files, settled, history = at_the_point(tmp_path, held=True)
     settled.holds[0].drop()  # the fault's effect is done, the driver still held
     assert f"{HOLDS}/t-0.release" in files.data and not missed(tmp_path, history)
     history.close()
@@ -296,14 +304,7 @@ def test_a_driver_that_went_on_before_the_fault_settled_leaves_the_point_missed(
     """The sink runs in the driver's process and can signal its own JVM on (or kill the hold): Spark's
     commit of the batch before the fault took effect means the fault was not at its point, and the row
     is ineffective, never a pass."""
-    files, settled = StandInFiles(), Settled()
-    history = History(tmp_path / "history.jsonl")
-    watch = watcher(files, history, settled)
-    batches(files, [0], [])
-    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
-    if held:
-        files.write(f"{HOLDS}/t-0.held", b"0")
-    watch.poll()
+    files, settled, history = at_the_point(tmp_path, held)
     batches(files, [], [0])  # the JVM went on and Spark committed batch 0
     settled.holds[0].drop()
     [event] = missed(tmp_path, history)
@@ -317,13 +318,7 @@ def test_a_driver_that_went_on_before_the_fault_settled_leaves_the_point_missed(
 def test_a_commit_the_sink_renamed_away_is_still_seen_in_the_holds_journal(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The hold (root's) writes Spark's commit log down as it appears: a sink that lets its JVM go on and
     renames `commits/0` out of sight until the fault settled leaves the point missed all the same."""
-    files, settled = StandInFiles(), Settled()
-    history = History(tmp_path / "history.jsonl")
-    watch = watcher(files, history, settled)
-    batches(files, [0], [])
-    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
-    files.write(f"{HOLDS}/t-0.held", b"0")
-    watch.poll()
+    files, settled, history = at_the_point(tmp_path, held=True)
     files.write(f"{HOLDS}/t.commits", b"0\n")  # commits/0 appeared (and is gone from the listing again)
     settled.holds[0].drop()
     [event] = missed(tmp_path, history)
