@@ -1,11 +1,13 @@
-"""Hostile sinks in otherwise correct ones (fixtures/user_sinks/hostile_*.py). The transactional one, from
-inside Spark, tries to re-enable toxiproxy's links, reach a broker past the gate and the relay's own
-service, open a raw socket, rename its driver process (as a sink would to mislead a lookup of a sender by
-name), write a name of its own into Spark's commit log, and print Spark's line of a speculative copy:
-each attack must fail or change nothing, the sender still found and killed holding its commit, and the
-run judged as the reference's. The Delta one undoes the harness's hold at each table commit (it shares
-the JVM's process) and hides Spark's commit log: its row passes only where the fault still landed before
-Spark's commit."""
+"""Hostile sinks in otherwise correct ones (fixtures/user_sinks/hostile_*.py, and the `hostile_sink` of
+iceberg_create_with_first_batch.py). The transactional one, from inside Spark, tries to re-enable
+toxiproxy's links, reach a broker past the gate and the relay's own service, open a raw socket, rename its
+driver process (as a sink would to mislead a lookup of a sender by name), write a name of its own into
+Spark's commit log, and print Spark's line of a speculative copy: each attack must fail or change nothing,
+the sender still found and killed holding its commit, and the run judged as the reference's. The Delta one
+undoes the harness's hold at each table commit (it shares the JVM's process) and hides Spark's commit log:
+its row passes only where the fault still landed before Spark's commit. The Iceberg one on object storage
+floods the gate's HTTP routes with empty lines and writes markup where the harness shows what a sink
+wrote."""
 
 from __future__ import annotations
 
@@ -112,3 +114,36 @@ def test_a_known_bad_sink_that_replaces_kill_and_ps_and_leaves_decoys_is_still_c
     assert_fired_with_effect(result, executor)
     recoveries = [e["detail"] for e in result.events("recovery") if e["fault"] == executor]
     assert recoveries and recoveries[0].startswith("new executor process"), recoveries
+
+
+IDEMPOTENT_APPEND = HOSTILE.parent / "iceberg_create_with_first_batch.py"
+
+
+@pytest.mark.gate
+def test_a_sink_that_floods_the_gate_s_http_routes_and_writes_markup_is_judged_as_without_them(cluster) -> None:  # type: ignore[no-untyped-def]
+    """10 MiB of empty lines on a connection to the S3 server and to the REST catalog: the gate closes each
+    once its bound of empty lines is passed (`gate.frame_refused`), and the sink's own requests go on through
+    it. Markup as the commits' `spark.app.id` and in the failure the lost answer causes: in the history as
+    written, escaped in every page. Under a lost commit answer and a driver killed at a held commit, the
+    run is judged as the sink's without its attacks (test_object_store.py): exactly-once."""
+    from fixtures.user_sinks.iceberg_create_with_first_batch import MARKUP
+
+    drop, kill = "drop:sender@catalog.commit#2", "kill:driver@table.committed:2"
+    result = scenario(cluster, "hostile-iceberg-s3-drop-then-kill-driver", sink=f"{IDEMPOTENT_APPEND}:hostile_sink",
+                      output="iceberg", store="s3", faults=[drop, kill], records=RECORDS).run()
+
+    floods = hostile_lines(result, "flood_with_empty_lines")
+    assert {line.split()[0] for line in floods} == {"s3", "catalog"}, floods
+    assert all(" closed by the gate " in line for line in floods), floods
+    refused = [e for e in result.events("gate.frame_refused") if "empty lines" in e["why"]]
+    assert len(refused) >= 2 and all(e["role"] == "driver" for e in refused), refused
+    assert_fired_with_effect(result, drop, kill)
+    assert result.events("query.failed"), "the lost answer did not fail the write"
+    point = [e for e in result.events("table.committed") if e["point"] and e["batch"] == 2]
+    assert point and point[0]["held"], result.events("table.committed")
+    assert result.exactly_once, result.summary()
+    assert result.report_dir is not None
+    written = (result.report_dir / "history.jsonl").read_text()
+    assert written.count(MARKUP) >= 2, "the markup never reached the history: nothing to escape"
+    pages = [p for p in result.report_dir.rglob("*") if p.suffix in (".html", ".svg")]
+    assert pages and not [p.name for p in pages if MARKUP in p.read_text()], pages

@@ -59,7 +59,6 @@ IDEMPOTENT_APPEND = Path(__file__).resolve().parents[1] / "fixtures" / "user_sin
     "iceberg_create_with_first_batch.py"
 
 
-@pytest.mark.gate
 def test_an_iceberg_rest_commit_applied_and_its_answer_lost_is_committed_once(cluster) -> None:  # type: ignore[no-untyped-def]
     """The lost commit response: the catalog applies the commit, the gate closes the connection in place of
     its answer. The write fails, and the sink's replay of the batch finds the batch in the table's snapshots
@@ -76,9 +75,8 @@ def test_an_iceberg_rest_commit_applied_and_its_answer_lost_is_committed_once(cl
     assert result.exactly_once, result.summary()
 
 
-# the gate runs Iceberg's (its catalog commit held); Delta's (its log entry's PUT held) runs with `-m chaos`,
-# Delta on S3 being in the gate through the PUT whose sender dies above
-@pytest.mark.parametrize("sink", ["delta_streaming", pytest.param("iceberg_streaming", marks=pytest.mark.gate)])
+# the gate runs Iceberg's lost answer and held commit together, in one run of a hostile sink (test_hostile.py)
+@pytest.mark.parametrize("sink", ["delta_streaming", "iceberg_streaming"])
 def test_a_driver_killed_at_a_table_commit_on_s3_dies_while_the_gate_holds_its_answer(cluster, sink: str) -> None:  # type: ignore[no-untyped-def]
     """On object storage no folder shows the driver its own commit, so the gate holds the commit's answer (an
     applied PUT of a log entry, an applied catalog commit) until the harness has seen the version: the kill

@@ -330,8 +330,7 @@ def test_hudi_streaming_sink_is_exactly_once_when_the_driver_dies_at_the_table_c
     assert len(batch_2) == 1, f"batch 2 must be in exactly one commit: {batch_2}"
 
 
-@pytest.mark.gate
-@pytest.mark.spark("3.5")
+@pytest.mark.spark("3.5")  # with `-m chaos` (its two minutes, the gate's slowest, bought no other check)
 def test_a_hudi_blind_insert_commits_the_replayed_batch_twice(eo_scenario) -> None:  # type: ignore[no-untyped-def]
     result = eo_scenario(sink="bad_hudi_blind_append", output="hudi", faults=[AT_TABLE_COMMIT], records=RECORDS)
 
