@@ -147,3 +147,27 @@ def test_a_sink_that_floods_the_gate_s_http_routes_and_writes_markup_is_judged_a
     assert written.count(MARKUP) >= 2, "the markup never reached the history: nothing to escape"
     pages = [p for p in result.report_dir.rglob("*") if p.suffix in (".html", ".svg")]
     assert pages and not [p.name for p in pages if MARKUP in p.read_text()], pages
+
+
+HOSTILE_BOMB = HOSTILE.parent / "hostile_delta_bomb.py"
+
+
+@pytest.mark.gate
+def test_a_sink_that_commits_a_decompression_bomb_fails_as_a_corrupt_table_naming_it(cluster) -> None:  # type: ignore[no-untyped-def]
+    """An idempotent Delta sink that commits, after its first batch, 443 bytes of Parquet that decode to
+    1.25 GiB: the harness refuses the file undecoded and the run fails as `table_corrupt` with the file and
+    the bound named, and the bomb's version, committed while Spark ran batch 0, is that batch's second
+    commit (`batch_committed_twice`); the fault at batch 2 still fires with its effect."""
+    from fixtures.user_sinks.hostile_delta_bomb import BOMB
+
+    result = scenario(cluster, "hostile-delta-bomb-kill-driver-table-committed", sink=f"{HOSTILE_BOMB}:sink",
+                      faults=[AT_TABLE_COMMIT], records=RECORDS, output="delta").run()
+
+    assert [line for line in hostile_lines(result, "commit_a_parquet_bomb") if line.startswith("version ")]
+    assert_fired_with_effect(result, AT_TABLE_COMMIT)
+    assert result.outcome == "fail", result.summary()
+    assert set(result.verdict.anomalies) == {"table_corrupt", "batch_committed_twice"}, result.summary()
+    example = result.verdict.anomalies["table_corrupt"].examples[0]
+    assert example["missing"].endswith(f"/{BOMB}") and "decode to more than" in example["error"], example
+    twice = result.verdict.anomalies["batch_committed_twice"].examples[0]  # the bomb's own version, in batch 0
+    assert twice["batch"] == 0 and len(twice["versions"]) == 2, twice

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import NoReturn
 
 import harness
 from harness import versions
@@ -26,10 +27,18 @@ from harness.settings import SETTINGS, renamed_in_environment
 COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, shrink, check)
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """Bad arguments said in one line (exit 2), as every other bad input is: argparse's usage block before the
+    error is left to `--help`, which the line names. Each command's parser is of this class too
+    (argparse makes sub-parsers of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-command per job."""
-    root = argparse.ArgumentParser(prog="eo-harness", description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    root = _OneLineErrors(prog="eo-harness", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     root.add_argument("--version", action="version", version=f"eo-harness {harness.__version__}")
     add_global_settings(root, default=None)
     commands = root.add_subparsers(dest="command", required=True)

@@ -4,12 +4,14 @@ table is read from."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from harness.errors import BadInput
+
+T = TypeVar("T")
 
 
 class Files(Protocol):
@@ -33,16 +35,23 @@ class TableCorrupt(Exception):  # noqa: N818 - what the table is, as the anomaly
 
 
 @contextmanager
-def parsed(where: str) -> Iterator[None]:
+def parsed(where: str, what: str = "a file of the committed table") -> Iterator[None]:
     """Parse what the sink wrote: the table's files may hold anything, so any error in reading them but the
-    harness's own (bad input it refuses by name, a relay that did not answer) is the table's, `TableCorrupt`."""
+    harness's own (bad input it refuses by name, a relay that did not answer) is the table's, `TableCorrupt`
+    naming `what` was read."""
     try:
         yield
     except (TableCorrupt, BadInput, OSError):
         raise
     except Exception as error:  # noqa: BLE001 - a crafted file raises whatever its parser raises
-        raise TableCorrupt(where, "a file of the committed table", f"{type(error).__name__}: {str(error)[:200]}") \
-            from error
+        raise TableCorrupt(where, what, f"{type(error).__name__}: {str(error)[:200]}") from error
+
+
+def decoded(where: str, path: str, rows: Iterable[T]) -> Iterator[T]:
+    """A data file's rows as they are decoded; what its decoding raises (a bomb refused past the bound, bytes
+    that are not its format) is that file's corruption, `TableCorrupt` naming it."""
+    with parsed(where, path):
+        yield from rows
 
 
 def gone(error: OSError) -> bool:

@@ -366,7 +366,9 @@ def test_a_value_out_of_range_is_refused_saying_the_range(argv: list[str], said:
     with pytest.raises(SystemExit) as stopped:
         parser().parse_args(argv)
     assert stopped.value.code == EXIT_BAD_INPUT
-    assert said in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert said in err and len(err.splitlines()) == 1, err  # one line: the usage is --help's, which it names
+    assert err.rstrip().endswith(f"(see eo-harness {argv[0]} --help)"), err
 
 
 def test_an_iceberg_release_no_spark_line_knows_is_bad_input_before_anything_starts(

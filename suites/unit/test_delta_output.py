@@ -400,3 +400,19 @@ def test_a_file_whose_dictionary_decodes_past_the_limit_is_refused_undecoded(mon
         list(rows.file_rows(out.getvalue(), 0, 0, "t"))
     monkeypatch.setattr(rows, "MAX_DECODED", 2**30)
     assert sum(len(r) for r in rows.file_rows(out.getvalue(), 0, 0, "t")) == 1000
+
+
+def test_a_committed_decompression_bomb_is_the_table_s_corruption_naming_the_file() -> None:
+    """The hostile sink's own bomb (fixtures/user_sinks/hostile_delta_bomb.py: 443 bytes, 1.25 GiB decoded),
+    committed beside a good file: refused undecoded, and the table's failure names it."""
+    from fixtures.user_sinks.hostile_delta_bomb import BOMB, PARQUET
+    from harness.output.commits import TableCorrupt, parsed
+
+    files = StandInFiles()
+    files.write(log_path(0), entry(add("a.parquet"), *streaming("q", 0)))
+    files.write(f"{TABLE}/a.parquet", parquet(["k"], ["v"]))
+    files.write(log_path(1), entry(add(BOMB)))
+    files.write(f"{TABLE}/{BOMB}", PARQUET)
+    with pytest.raises(TableCorrupt, match="decode to more than") as raised, parsed(TABLE):
+        DeltaTable(files, TABLE).read(lambda batch: None)
+    assert raised.value.missing == f"{TABLE}/{BOMB}" and raised.value.where == TABLE

@@ -18,7 +18,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State, table_file
+from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.delta import deletion_vectors
 from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, versions
 from harness.output.rows import file_rows, read_files
@@ -114,8 +114,9 @@ class DeltaTable:
         deleted = (deletion_vectors.positions(deletion_vectors.serialized(self.log.table, deletion_vector,
                                                                          self.files.read_bytes))
                    if deletion_vector else set())
-        return file_rows(table_file(self.files, self.log.data_path(path), self.where), partition, timestamp_ms,
-                         f"Delta table {self.where}", partition_values, deleted)
+        named = self.log.data_path(path)
+        return decoded(self.where, named, file_rows(table_file(self.files, named, self.where), partition, timestamp_ms,
+                                                    f"Delta table {self.where}", partition_values, deleted))
 
     def state_at(self, version: int) -> State:
         """The table as of `version`: each key's values (one for a state table that keeps one row per

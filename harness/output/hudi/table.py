@@ -42,7 +42,7 @@ from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State, table_file
+from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.hudi.merge import Slice, merged_slices
 from harness.output.rows import file_rows, read_files
 
@@ -253,8 +253,9 @@ class HudiTable:
     def _batches(self, partition: int, path: str, timestamp_ms: int) -> Iterator[Records]:
         """One base file's `key` and `value` columns (Hudi's meta columns, _hoodie_commit_time and the
         rest, are not read)."""
-        return file_rows(table_file(self.files, f"{self.where}/{path}", self.where), partition, timestamp_ms,
-                         f"Hudi table {self.where}")
+        named = f"{self.where}/{path}"
+        return decoded(self.where, named, file_rows(table_file(self.files, named, self.where), partition, timestamp_ms,
+                                                    f"Hudi table {self.where}"))
 
     def state_at(self, version: int) -> State:
         """The table as of instant `version` (empty before the first): each key's values."""

@@ -33,7 +33,7 @@ from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State, TableCorrupt, table_file
+from harness.output.commits import Commit, Files, State, TableCorrupt, decoded, table_file
 from harness.output.iceberg.deletes import position_deletes
 from harness.output.rows import file_columns, file_rows, read_files
 
@@ -304,8 +304,9 @@ class IcebergTable:
         if not path.endswith(".parquet"):
             raise BadInput(f"Iceberg table {self.where}: data file {path} is in a format the harness does not read "
                            "(write.format.default parquet, Iceberg's default)")
-        return file_rows(table_file(self.files, self.path_of(path), self.where), partition, timestamp_ms,
-                         f"Iceberg table {self.where}", deleted=deleted)
+        named = self.path_of(path)
+        return decoded(self.where, named, file_rows(table_file(self.files, named, self.where), partition, timestamp_ms,
+                                                    f"Iceberg table {self.where}", deleted=deleted))
 
     def state_at(self, version: int) -> State:
         """The table as of `version`: each key's values, to tell a batch's repeat that changed nothing from

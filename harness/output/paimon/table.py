@@ -40,7 +40,7 @@ from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
 from harness.output.base import Hold, OnCommit, Watcher, holds_folder
-from harness.output.commits import Commit, Files, State, table_file
+from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.paimon.merge import MergeEngine, merge_engine, superseded
 from harness.output.rows import file_rows, read_files
 
@@ -215,8 +215,10 @@ class PaimonTable:
         if extension not in FORMATS:
             raise BadInput(f"Paimon table {self.where}: data file {name} is in a format the harness does not read "
                            "(file.format parquet or orc)")
-        return file_rows(table_file(self.files, self._path(name), self.where), partition, timestamp_ms,
-                         f"Paimon table {self.where}", deleted=left_out, orc=extension == ".orc")
+        named = self._path(name)
+        return decoded(self.where, named, file_rows(table_file(self.files, named, self.where), partition, timestamp_ms,
+                                                    f"Paimon table {self.where}", deleted=left_out,
+                                                    orc=extension == ".orc"))
 
     def state_at(self, version: int) -> State:
         """The table as of snapshot `version` (empty before the first): each key's values."""
