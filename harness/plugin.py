@@ -117,7 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
     with _environment(dict(environment)):  # a full matrix's brokers, as the settings below read it
         for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
                      "image_max_age", "debian_mirror", "debian_security_mirror",
-                     "output", "store", "pipeline", *dependencies.SETTINGS):  # the scenarios, the sink's dependencies
+                     "output", "store", "pipeline", "engine_read",  # the scenarios
+                     *dependencies.SETTINGS):  # the sink's dependencies
             try:
                 environment[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
             except ValueError as error:

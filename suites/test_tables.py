@@ -101,6 +101,21 @@ def test_blind_append_commits_the_replayed_batch_twice(cluster) -> None:
     assert result.verdict.guarantee == "at-least-once"
 
 
+def test_a_table_anomaly_is_told_with_what_spark_s_own_read_of_the_table_returns(cluster) -> None:  # type: ignore[no-untyped-def]
+    """`engine_read`: Spark's batch read of the blind append's table returns what the harness read, batch 2's
+    rows again; the result and the report say so."""
+    from html import escape
+
+    result = scenario(cluster, "delta-blind-append-engine-read", sink="bad_delta_blind_append",
+                      faults=[AT_TABLE_COMMIT], records=RECORDS, output="delta", engine_read=True).run()
+
+    assert "duplicate" in result.verdict.anomalies, result.summary()
+    read = result.engine_read
+    assert read and read["agrees"] and read["rows"] == len(result.read.records), read
+    assert read["repeated"] == result.verdict.anomalies["duplicate"].count, (read, result.summary())
+    assert result.report_dir is not None and escape(read["said"]) in (result.report_dir / "index.html").read_text()
+
+
 def test_a_state_table_merged_idempotently_is_exactly_once_when_the_driver_dies_at_the_table_commit(cluster) -> None:
     """The replayed batch's MERGE carries the same Delta transaction (app id, batch id): Delta skips it."""
     result = run(cluster, "delta-merge-txn-kill-driver-table-committed", "delta_merge_txn", AT_TABLE_COMMIT,
@@ -411,7 +426,7 @@ def assert_spark_reads_the_same_rows(cluster, result: ScenarioResult, format: st
     """The harness's read (its merge of the table's files) and Spark's own batch read of the same table agree."""
     from collections import Counter
 
-    from suites.spark_read import spark_rows
+    from harness.run.engine_read import spark_rows
 
     theirs = spark_rows(cluster, format, table, settings)
     ours = Counter((r.key(), r.value()) for r in result.read.records)

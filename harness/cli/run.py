@@ -47,6 +47,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "state_store")
     add_setting(parser, "restarts", metavar="N")
+    add_setting(parser, "engine_read")
     add_dependency_settings(parser)
     parser.add_argument("--input-rate", type=input_rate, default=0.0, metavar="R",
                         help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
@@ -102,7 +103,8 @@ def command(args: argparse.Namespace) -> int:
         run = opened.scenario(args.name, pipeline=args.pipeline, sink=args.sink, faults=steps, records=args.records,
                               seed=args.seed, stall_timeout=args.stall_timeout, state_store=args.state_store,
                               rate=args.input_rate, restarts=args.restarts, output=args.output,
-                              store=args.store, dependencies=args.dependencies)
+                              store=args.store, dependencies=args.dependencies,
+                              engine_read=args.engine_read == "yes")
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))

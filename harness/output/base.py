@@ -135,6 +135,7 @@ class Store(Protocol):
     aliases: tuple[str, ...]  # the containers it may start, which the harness's own tunnels reach
     stores: tuple[str, ...]  # where its tables may live (the `store` setting): volume, s3
     description: str  # one line for --output's help
+    spark_format: str | None  # Spark's `read.format` of its tables (harness.run.engine_read); None: no such table
 
     def unsupported(self, stack: Stack) -> str | None:
         """Why this store cannot run with these versions (a Spark line it has no release for), else None."""

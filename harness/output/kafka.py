@@ -66,6 +66,7 @@ class KafkaStore:
     aliases: tuple[str, ...] = ()
     stores = ("volume",)
     description = "kafka (the output topic, read_committed)"
+    spark_format = None
 
     def unsupported(self, stack: object) -> str | None:
         return None

@@ -102,6 +102,7 @@ def write_scenario_page(folder: Path, result: dict, records: Records, events: li
         f"<span class='{escape(outcome)}'>{escape(outcome.upper())}</span></h1>"
         + (f"<p class='unknown'>error: {escape(verdict['error'])}</p>" if verdict.get("error") else "")
         + summary
+        + (f"<p class='engine-read'>{escape(result['engine_read']['said'])}</p>" if result.get("engine_read") else "")
         + "<h2>Swimlanes</h2><p>A lane per container: transactions from first write to commit (green), "
         "abort (red) or never ended (orange); plain produce requests as grey ticks; container starts as "
         "dark flags; faults shaded where they hit (a Kafka node's on the broker it was aimed at). Brokers: a "

@@ -40,6 +40,7 @@ from harness.report.folders import scenario_dir
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.consumption import ConsumptionWait
 from harness.run.driver_supervisor import DriverSupervisor
+from harness.run.engine_read import EngineReadFailed, compared, said, spark_rows
 from harness.run.explain import EVENT_TYPES, Explainer, explain, identity_or_none
 from harness.run.latency import end_to_end
 from harness.run.leadership import LeadershipWatch
@@ -101,6 +102,7 @@ class Scenario:
         output: str = "kafka",
         table_store: str = "volume",
         bundle: Bundle | None = None,
+        engine_read: bool = False,
     ) -> None:
         """`oracle`: what the output is compared with (chosen above: harness.run.session makes scenarios
         with their oracle and the settings' defaults). `rate`: live input, produced at this many
@@ -108,7 +110,8 @@ class Scenario:
         `restarts`: how often a query that fails on its own is started again (harness.run.driver_supervisor).
         `output`: where the sink writes and the harness reads (harness.output: kafka or delta); `table_store`: where
         its table lives (the run's volume, or its S3 server). `bundle`: what ships with the sink, resolved
-        (harness.subject.bundle): its packages and jars, its Spark settings."""
+        (harness.subject.bundle): its packages and jars, its Spark settings. `engine_read`: a table on the volume
+        with an anomaly is read by Spark too (harness.run.engine_read), as its users would read it."""
         self.cluster = cluster
         self.name = name
         self.pipeline = pipeline
@@ -130,6 +133,7 @@ class Scenario:
         self.output = output
         self.table_store = table_store
         self.bundle = bundle
+        self.engine_read = engine_read
         self.report_dir = scenario_dir(cluster.run_id, name)
         if self.report_dir.exists():
             raise BadInput(f"scenario '{name}' already ran in run {cluster.run_id}: give each scenario its own name")
@@ -169,7 +173,24 @@ class Scenario:
             verdict = self._check(system, faults, check, read, incomplete)
             self.unfired = [str(step) for step in faults.schedule.unfired()]
         self.history.record("verdict", **verdict.to_dict())
-        return self._result(system, check, sends, read, verdict, seconds)
+        result = self._result(system, check, sends, read, verdict, seconds)
+        result.engine_read = self._read_as_users_do(system.output, read, verdict)
+        return result
+
+    def _read_as_users_do(self, output: Output, read: ReadResult, verdict: Verdict) -> dict | None:
+        """Asked for (`engine_read`), Spark's own read of a table on the volume the harness found an anomaly in,
+        beside the harness's read; None otherwise."""
+        kind = store(output.name).spark_format
+        if not (self.engine_read and verdict.anomalies and kind and self.table_store == "volume"):
+            return None
+        try:
+            found = compared(spark_rows(self.cluster, kind, output.where, output.spark_settings()), read.records)
+        except EngineReadFailed as error:
+            found = {"error": str(error)}
+        found["said"] = said(found)
+        self.history.record("engine.read", **found)
+        say(f"{self.name}: {found['said']}")
+        return found
 
     def _set_up(self, seconds: dict[str, float]) -> Topics:
         """The oracle ready and the scenario's topics made before anything of the system runs; the start

@@ -42,6 +42,7 @@ class ScenarioResult:
     table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
     store: str = "volume"  # where a table lived: the run's volume, or its S3 server (s3)
     dependencies: dict | None = None  # what shipped with the sink (harness.subject.bundle), None when nothing
+    engine_read: dict | None = None  # Spark's own read of a table with an anomaly (harness.run.engine_read)
 
     @property
     def outcome(self) -> str:
@@ -97,6 +98,7 @@ class ScenarioResult:
             "phases": self.phases,
             "versions": self.stack.described(self.output, self.store),
             **({"dependencies": self.dependencies} if self.dependencies else {}),
+            **({"engine_read": self.engine_read} if self.engine_read else {}),
         }
 
 

@@ -41,10 +41,12 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
              rate: float = 0.0, state_store: str = settings.SETTINGS["state_store"].default,
              partitions: int = 4, max_offsets_per_trigger: int | None = None,
              speculation: bool = False, restarts: int | None = None, output: str | None = None,
-             store: str | None = None, dependencies: Dependencies | None = None) -> Scenario:
+             store: str | None = None, dependencies: Dependencies | None = None,
+             engine_read: bool | None = None) -> Scenario:
     """A scenario on `cluster`, judged by the pipeline's model, else by its own fault-free output.
     Unset numbers and the output (kafka, delta) come from the environment (HARNESS_RECORDS, HARNESS_OUTPUT, ...)
-    or their defaults (harness.settings), as do the sink's `dependencies` (HARNESS_PY_PACKAGE, ...)."""
+    or their defaults (harness.settings), as do the sink's `dependencies` (HARNESS_PY_PACKAGE, ...) and
+    `engine_read` (HARNESS_ENGINE_READ)."""
     loaded = pipeline if isinstance(pipeline, Pipeline) else load_pipeline(pipeline)
     code = sink if isinstance(sink, CodeSpec) else resolve_sink(sink)
     output = checked_output(code, output or settings.from_environment("output"),
@@ -62,7 +64,8 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
                     stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
                     max_offsets_per_trigger, state_store, rate, speculation,
                     restarts if restarts is not None else settings.from_environment("restarts"),
-                    output, table_store, bundle_of(cluster, dependencies))
+                    output, table_store, bundle_of(cluster, dependencies),
+                    engine_read if engine_read is not None else settings.from_environment("engine_read") == "yes")
 
 
 def bundle_of(cluster: Cluster, dependencies: Dependencies | None) -> Bundle | None:

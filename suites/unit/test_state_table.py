@@ -220,4 +220,4 @@ def test_a_state_table_sink_into_postgres_is_taken(tmp_path: Path, monkeypatch: 
     upsert = tmp_path / "upsert_sink.py"
     upsert.write_text('OUTPUT = "postgres"\nTABLE = "state"\n\ndef sink(frame, context):\n    return None\n')
     session.scenario(None, "x", pipeline="running_totals", sink=f"{upsert}:sink", output="postgres")  # type: ignore[arg-type]
-    assert made and made[0][-3:] == ("postgres", "volume", None) and made[0][3].table == "state"
+    assert made and made[0][-4:-1] == ("postgres", "volume", None) and made[0][3].table == "state"

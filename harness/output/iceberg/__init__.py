@@ -56,6 +56,7 @@ class IcebergStore:
     stores = ("volume", "s3")
     description = ("iceberg (an Iceberg table in a Hadoop catalog on the run's volume, or with --store s3 in a "
                    "REST catalog on the run's S3 server, its current snapshot and history)")
+    spark_format = "iceberg"
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.iceberg is None:
