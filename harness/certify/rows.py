@@ -39,6 +39,7 @@ class MatrixRun:
     output: str = field(default_factory=lambda: from_environment("output"))  # kafka or delta (harness.output)
     store: str = field(default_factory=lambda: from_environment("store"))  # where a table lives: volume or s3
     dependencies: Dependencies = field(default_factory=environment_dependencies)  # what ships with the sink
+    engine_read: bool = field(default_factory=lambda: from_environment("engine_read") == "yes")  # a table's too
 
 
 @dataclass
@@ -65,7 +66,8 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
                     state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
-                    restarts=run.restarts, output=run.output, store=run.store, dependencies=run.dependencies)
+                    restarts=run.restarts, output=run.output, store=run.store, dependencies=run.dependencies,
+                    engine_read=run.engine_read)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:

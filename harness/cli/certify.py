@@ -37,6 +37,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "stall_timeout", metavar="S")
     add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
+    add_setting(parser, "engine_read")
     add_dependency_settings(parser)
     refuse_renamed(parser)
     parser.add_argument("--workers", type=int, default=None, metavar="N",
@@ -59,7 +60,7 @@ def command(args: argparse.Namespace) -> int:
         raise BadInput("certify needs --sink (or `certify merge DIR...` to join shards' certificates)")
     run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
                     restarts=args.restarts, output=args.output, store=args.store,
-                    dependencies=from_settings(partial(getattr, args)))
+                    dependencies=from_settings(partial(getattr, args)), engine_read=args.engine_read == "yes")
     shard = Shard.parse(args.shard) if args.shard is not None else None
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts, shard)
 
