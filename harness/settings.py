@@ -145,9 +145,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("conf", "", "a Spark setting of the sink, key=value, as spark-submit's --conf; give the flag again for "
             "another; a setting the harness owns (the master, the checkpoint, the faults' timing) is refused",
             many=True, pytest=True),
-    Setting("engine_read", "no", "yes: a table on the run's volume the harness finds an anomaly in is also read by "
-            "Spark's own reader (spark.read.format(...).load), and the result says what it returns beside the "
-            "harness's read (docs/guides/reports.md)", choices=("no", "yes"), pytest=True),
+    Setting("engine_read", "no", "yes: a table the harness finds an anomaly in (on the volume; Iceberg's on S3) is "
+            "also read by Spark's own reader, and the result says what it returns beside the harness's read "
+            "(docs/guides/reports.md)", choices=("no", "yes"), pytest=True),
     Setting("records", "20000", "records of input a scenario produces (1 or more)", record_count),
     Setting("seed", "1", "the workload's seed (and a random schedule's)", int),
     Setting("stall_timeout", "180", "seconds a scenario may go without progress before it is incomplete "

@@ -103,3 +103,17 @@ def test_a_driver_killed_at_a_table_commit_on_s3_dies_while_the_gate_holds_its_a
         assert ("catalog", "driver") in reached, reached
         versions = [e["version"] for e in result.events("table.committed")]
         assert versions and versions == sorted(versions) and versions[0] == 0, versions
+
+
+def test_an_iceberg_table_on_s3_with_an_anomaly_is_told_with_what_spark_s_own_read_returns(cluster) -> None:  # type: ignore[no-untyped-def]
+    """`engine_read` on object storage: Spark reads the blind append's table by its name in the run's catalog,
+    from the catalog and the S3 server directly (past the gate), and returns what the harness read, the
+    replayed batch's rows again."""
+    result = scenario(cluster, "iceberg-s3-blind-append-engine-read", sink="bad_iceberg_blind_append",
+                      output="iceberg", store="s3", faults=["kill:driver@table.committed:2"], records=RECORDS,
+                      engine_read=True).run()
+
+    assert "duplicate" in result.verdict.anomalies, result.summary()
+    read = result.engine_read
+    assert read and "error" not in read, read
+    assert read["agrees"] and read["rows"] == len(result.read.records) and read["repeated"] > 0, read

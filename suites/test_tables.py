@@ -426,9 +426,10 @@ def assert_spark_reads_the_same_rows(cluster, result: ScenarioResult, format: st
     """The harness's read (its merge of the table's files) and Spark's own batch read of the same table agree."""
     from collections import Counter
 
+    from harness.output.base import EngineSource
     from harness.run.engine_read import spark_rows
 
-    theirs = spark_rows(cluster, format, table, settings)
+    theirs = spark_rows(cluster, EngineSource(format, table, settings))
     ours = Counter((r.key(), r.value()) for r in result.read.records)
     assert ours == theirs, f"the harness read {sum(ours.values())} rows, Spark {sum(theirs.values())}"
 

@@ -56,6 +56,19 @@ class Hold:
     commits: str = ""  # the query's commit log (`<checkpoint>/commits`), written down as it appears
 
 
+@dataclass(frozen=True)
+class EngineSource:
+    """How Spark's own reader reaches a table (harness.run.engine_read): `format` and a path (`delta`, a path
+    on the volume), or a table's name in the session's catalog (format ""), with the session's settings.
+    `infrastructure`: the read goes over the infrastructure's network (a table on the run's S3 server, read
+    past the gate), else it has no network (a table on the volume, mounted read-only)."""
+
+    format: str
+    table: str
+    settings: dict[str, str]
+    infrastructure: bool = False
+
+
 def holds_folder(table: str) -> str:
     """Where the driver's holds at a table's commits are said and answered: a folder of root's, named for the
     table (harness.driver.table_hold.HOLDS)."""
@@ -98,6 +111,9 @@ class Output(Protocol):
     def hold(self) -> Hold | None:
         """Where the driver is held at each commit, None where commits are seen another way (or not)."""
 
+    def engine_source(self) -> EngineSource | None:
+        """How Spark's own reader reads what was committed, None where it reads no table."""
+
     def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
               at_gate: GateHolds | None) -> Watcher | None:
         """The commit point's watcher, started; None where the output has no table commit point. `at_gate`:
@@ -135,7 +151,6 @@ class Store(Protocol):
     aliases: tuple[str, ...]  # the containers it may start, which the harness's own tunnels reach
     stores: tuple[str, ...]  # where its tables may live (the `store` setting): volume, s3
     description: str  # one line for --output's help
-    spark_format: str | None  # Spark's `read.format` of its tables (harness.run.engine_read); None: no such table
 
     def unsupported(self, stack: Stack) -> str | None:
         """Why this store cannot run with these versions (a Spark line it has no release for), else None."""

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Record
-from harness.output.base import Hold, Output, Place, Watcher
+from harness.output.base import EngineSource, Hold, Output, Place, Watcher
 from harness.output.commits import Commit, State
 
 
@@ -31,6 +31,9 @@ class KafkaTopic:
 
     def spark_settings(self) -> dict[str, str]:
         return {}
+
+    def engine_source(self) -> EngineSource | None:
+        return None
 
     def hold(self) -> Hold | None:
         return None
@@ -66,7 +69,6 @@ class KafkaStore:
     aliases: tuple[str, ...] = ()
     stores = ("volume",)
     description = "kafka (the output topic, read_committed)"
-    spark_format = None
 
     def unsupported(self, stack: object) -> str | None:
         return None

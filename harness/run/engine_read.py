@@ -18,6 +18,7 @@ from harness.cluster.spark import CHECKPOINTS, SOURCE
 if TYPE_CHECKING:
     from harness.client.records import Records
     from harness.cluster.topology import Cluster
+    from harness.output.base import EngineSource
 
 RUN_TIMEOUT_S = 300
 SCRIPT = """
@@ -29,7 +30,8 @@ builder = SparkSession.builder.master("local[1]").config("spark.driver.host", "1
 for key, value in settings.items():
     builder = builder.config(key, value)
 spark = builder.getOrCreate()
-frame = spark.read.format(sys.argv[2]).load(sys.argv[3]).selectExpr("CAST(key AS BINARY)", "CAST(value AS BINARY)")
+table = spark.read.format(sys.argv[2]).load(sys.argv[3]) if sys.argv[2] else spark.table(sys.argv[3])
+frame = table.selectExpr("CAST(key AS BINARY)", "CAST(value AS BINARY)")
 for key, value in frame.toLocalIterator():
     print("ROW " + json.dumps([None if key is None else base64.b64encode(key).decode(),
                                None if value is None else base64.b64encode(value).decode()]))
@@ -42,15 +44,15 @@ class EngineReadFailed(Exception):
     """Spark's read of the table ended in an error: its last line, as a user would see it."""
 
 
-def spark_rows(cluster: Cluster, format: str, table: str, settings: dict[str, str]) -> Counter[Row]:
-    """(key, value) of each row Spark reads from `table` (a path on the run's volume) with `format`;
-    EngineReadFailed with Spark's error when the read fails."""
+def spark_rows(cluster: Cluster, source: EngineSource) -> Counter[Row]:
+    """(key, value) of each row Spark reads from `source`'s table; EngineReadFailed with Spark's error when the
+    read fails."""
     container = docker_client().containers.create(
-        cluster.images.spark.tag, ["python3", "-c", SCRIPT, json.dumps(settings), format, table],
+        cluster.images.spark.tag, ["python3", "-c", SCRIPT, json.dumps(source.settings), source.format, source.table],
         volumes={cluster.checkpoints: {"bind": CHECKPOINTS, "mode": "ro"},
                  cluster.package: {"bind": f"{SOURCE}/harness", "mode": "ro"}},
-        network_mode="none", hostname="localhost", environment={"SPARK_LOCAL_IP": "127.0.0.1"},
-        labels=labels(cluster.run_id))
+        network_mode=cluster.network.name if source.infrastructure else "none", hostname="localhost",
+        environment={"SPARK_LOCAL_IP": "127.0.0.1"}, labels=labels(cluster.run_id))
     try:
         container.start()
         status = container.wait(timeout=RUN_TIMEOUT_S)["StatusCode"]

@@ -178,13 +178,13 @@ class Scenario:
         return result
 
     def _read_as_users_do(self, output: Output, read: ReadResult, verdict: Verdict) -> dict | None:
-        """Asked for (`engine_read`), Spark's own read of a table on the volume the harness found an anomaly in,
-        beside the harness's read; None otherwise."""
-        kind = store(output.name).spark_format
-        if not (self.engine_read and verdict.anomalies and kind and self.table_store == "volume"):
+        """Asked for (`engine_read`), Spark's own read of a table the harness found an anomaly in, beside the
+        harness's read; None otherwise (or for a table Spark is not yet pointed at: Delta on S3)."""
+        source = output.engine_source() if self.engine_read and verdict.anomalies else None
+        if source is None:
             return None
         try:
-            found = compared(spark_rows(self.cluster, kind, output.where, output.spark_settings()), read.records)
+            found = compared(spark_rows(self.cluster, source), read.records)
         except EngineReadFailed as error:
             found = {"error": str(error)}
         found["said"] = said(found)

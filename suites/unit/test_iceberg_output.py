@@ -144,7 +144,7 @@ def test_a_rest_catalog_s_versions_are_its_current_metadata_and_the_log_before_i
     commit made current (a failed commit's, a replay's that lost) is no version, however it is named."""
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from harness.output.iceberg.table import RestIcebergTable, catalog_version
+    from harness.output.iceberg.rest_table import RestIcebergTable, catalog_version
 
     catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/warehouse")
     catalog.create_namespace("ns")

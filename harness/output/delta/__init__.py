@@ -37,7 +37,6 @@ class DeltaStore:
     aliases = ("s3",)  # harness.output.object_store.server.ALIAS: the harness's tunnel reaches it
     stores = ("volume", "s3")
     description = "delta (a Delta table on the run's volume, its latest snapshot and its log)"
-    spark_format = "delta"
 
     def unsupported(self, stack: Stack) -> str | None:
         if release(stack) is None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
-from harness.output.base import Hold, OnCommit, Watcher, holds_folder
+from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.delta import deletion_vectors
 from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, versions
@@ -69,6 +69,10 @@ class DeltaTable:
 
     def spark_settings(self) -> dict[str, str]:
         return {**SESSION, **self.settings}
+
+    def engine_source(self) -> EngineSource | None:
+        """A table on the volume; not yet one on S3 (its S3A settings name the server through the gate)."""
+        return EngineSource("delta", self.where, self.spark_settings()) if self.uri == self.where else None
 
     def hold(self) -> Hold | None:
         """On the volume the driver is held as each log entry appears; an object store has no folder to watch."""

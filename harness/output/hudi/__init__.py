@@ -36,7 +36,6 @@ class HudiStore:
     stores = ("volume",)
     description = ("hudi (a copy-on-write or merge-on-read Hudi table on the run's volume, its timeline and "
                    "latest file slices, merged; Spark 3.5)")
-    spark_format = "hudi"
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.line not in RELEASES:

@@ -41,7 +41,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
-from harness.output.base import Hold, OnCommit, Watcher, holds_folder
+from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.hudi.merge import Slice, merged_slices
 from harness.output.rows import file_rows, read_files
@@ -146,6 +146,9 @@ class HudiTable:
         from harness.output.hudi import SESSION
 
         return SESSION
+
+    def engine_source(self) -> EngineSource | None:
+        return EngineSource("hudi", self.where, self.spark_settings())
 
     def hold(self) -> Hold | None:
         return Hold(f"{self.where}/{TIMELINE}", INSTANT_FILE.pattern, holds_folder(self.where))

@@ -56,7 +56,6 @@ class IcebergStore:
     stores = ("volume", "s3")
     description = ("iceberg (an Iceberg table in a Hadoop catalog on the run's volume, or with --store s3 in a "
                    "REST catalog on the run's S3 server, its current snapshot and history)")
-    spark_format = "iceberg"
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.iceberg is None:
@@ -96,7 +95,7 @@ class IcebergStore:
 
         if place.store == "s3":
             from harness.output.iceberg.rest import attached
-            from harness.output.iceberg.table import RestIcebergTable
+            from harness.output.iceberg.rest_table import RestIcebergTable
 
             catalog = attached(place.cluster)
             namespace = "s_" + re.sub(r"[^a-z0-9]+", "_", place.scenario.lower()).strip("_")

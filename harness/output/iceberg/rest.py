@@ -71,20 +71,24 @@ class RestCatalog:
     def services(self) -> list[Service]:
         return [self.server]
 
-    def uri(self) -> str:
-        """Where the system under test reaches the catalog: the relay's catalog port, through the gate."""
+    def uri(self, direct: bool = False) -> str:
+        """Where the system under test reaches the catalog: the relay's catalog port, through the gate;
+        `direct`: the catalog's own address on the infrastructure's network (the harness's reads)."""
+        if direct:
+            return f"http://{self.server.alias}:{PORT}"
         host, port = self.cluster.relay.service_client_address(SERVICE)
         return f"http://{host}:{port}"
 
-    def spark_settings(self) -> dict[str, str]:
-        """The session's catalog: this one, through the gate, its files on the S3 server through the gate."""
+    def spark_settings(self, direct: bool = False) -> dict[str, str]:
+        """The session's catalog: this one, through the gate, its files on the S3 server through the gate;
+        `direct`: both at their own addresses, for a read of the harness's past the gate."""
         from harness.output.iceberg import CATALOG, EXTENSIONS
 
         prefix = f"spark.sql.catalog.{CATALOG}"
         return {"spark.sql.extensions": EXTENSIONS, prefix: "org.apache.iceberg.spark.SparkCatalog",
-                f"{prefix}.type": "rest", f"{prefix}.uri": self.uri(),
+                f"{prefix}.type": "rest", f"{prefix}.uri": self.uri(direct),
                 f"{prefix}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-                f"{prefix}.s3.endpoint": self.objects.endpoint(), f"{prefix}.s3.path-style-access": "true",
+                f"{prefix}.s3.endpoint": self.objects.endpoint(direct), f"{prefix}.s3.path-style-access": "true",
                 f"{prefix}.s3.access-key-id": self.objects.server.access_key,
                 f"{prefix}.s3.secret-access-key": self.objects.server.secret_key,
                 f"{prefix}.client.region": s3.REGION}

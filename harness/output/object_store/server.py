@@ -64,8 +64,11 @@ class ObjectStore:
     def services(self) -> list[Service]:
         return [self.server]
 
-    def endpoint(self) -> str:
-        """Where the system under test reaches the server: the relay's S3 port, through the gate."""
+    def endpoint(self, direct: bool = False) -> str:
+        """Where the system under test reaches the server: the relay's S3 port, through the gate; `direct`: the
+        server's own address on the infrastructure's network (the harness's reads)."""
+        if direct:
+            return f"http://{self.server.alias}:{PORT}"
         host, port = self.cluster.relay.service_client_address(SERVICE)
         return f"http://{host}:{port}"
 

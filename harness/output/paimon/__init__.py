@@ -45,7 +45,6 @@ class PaimonStore:
     stores = ("volume",)
     description = ("paimon (a Paimon append or primary-key table in a filesystem catalog on the run's volume, read "
                    "merged; Spark 3.5)")
-    spark_format = "paimon"
 
     def unsupported(self, stack: Stack) -> str | None:
         if stack.line not in RELEASES:

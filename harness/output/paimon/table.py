@@ -39,7 +39,7 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
-from harness.output.base import Hold, OnCommit, Watcher, holds_folder
+from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.paimon.merge import MergeEngine, merge_engine, superseded
 from harness.output.rows import file_rows, read_files
@@ -104,6 +104,9 @@ class PaimonTable:
         from harness.output.paimon import session_settings
 
         return session_settings(self.checkpoint)
+
+    def engine_source(self) -> EngineSource | None:
+        return EngineSource("paimon", self.where, self.spark_settings())
 
     def hold(self) -> Hold | None:
         return Hold(f"{self.where}/snapshot", SNAPSHOT_FILE.pattern, holds_folder(self.where))

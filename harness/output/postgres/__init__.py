@@ -26,7 +26,6 @@ class PostgresStore:
     aliases = ("postgres",)  # harness.output.postgres.server.ALIAS: the harness's tunnel reaches it
     stores = ("volume",)
     description = "postgres (a PostgreSQL table, read in a transaction of its own, with its rows' transactions)"
-    spark_format = None
 
     def unsupported(self, stack: Stack) -> str | None:
         return None

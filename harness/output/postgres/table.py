@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from harness.client.reader import ReadResult, collector_paused, feeding
 from harness.client.records import Record, Records
 from harness.errors import BadInput, InfrastructureError
-from harness.output.base import Hold, OnCommit, Watcher
+from harness.output.base import EngineSource, Hold, OnCommit, Watcher
 from harness.output.commits import Commit, State
 from harness.output.postgres.transactions import TransactionRows, batches_in_parts, changes_history, history
 from harness.output.postgres.triggers import (
@@ -186,6 +186,9 @@ class PostgresTable:
 
     def spark_settings(self) -> dict[str, str]:
         return {}
+
+    def engine_source(self) -> EngineSource | None:
+        return None
 
     def hold(self) -> Hold | None:
         return None  # a writer is held by the server, at its commit (HOLD_FUNCTION)
