@@ -145,7 +145,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("conf", "", "a Spark setting of the sink, key=value, as spark-submit's --conf; give the flag again for "
             "another; a setting the harness owns (the master, the checkpoint, the faults' timing) is refused",
             many=True, pytest=True),
-    Setting("engine_read", "no", "yes: a table the harness finds an anomaly in (on the volume; Iceberg's on S3) is "
+    Setting("engine_read", "no", "yes: a table the harness finds an anomaly in (on the volume or on S3) is "
             "also read by Spark's own reader, and the result says what it returns beside the harness's read "
             "(docs/guides/reports.md)", choices=("no", "yes"), pytest=True),
     Setting("records", "20000", "records of input a scenario produces (1 or more)", record_count),

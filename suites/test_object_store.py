@@ -105,12 +105,13 @@ def test_a_driver_killed_at_a_table_commit_on_s3_dies_while_the_gate_holds_its_a
         assert versions and versions == sorted(versions) and versions[0] == 0, versions
 
 
-def test_an_iceberg_table_on_s3_with_an_anomaly_is_told_with_what_spark_s_own_read_returns(cluster) -> None:  # type: ignore[no-untyped-def]
-    """`engine_read` on object storage: Spark reads the blind append's table by its name in the run's catalog,
-    from the catalog and the S3 server directly (past the gate), and returns what the harness read, the
-    replayed batch's rows again."""
-    result = scenario(cluster, "iceberg-s3-blind-append-engine-read", sink="bad_iceberg_blind_append",
-                      output="iceberg", store="s3", faults=["kill:driver@table.committed:2"], records=RECORDS,
+@pytest.mark.parametrize("output", ["delta", "iceberg"])
+def test_a_table_on_s3_with_an_anomaly_is_told_with_what_spark_s_own_read_returns(cluster, output: str) -> None:  # type: ignore[no-untyped-def]
+    """`engine_read` on object storage: Spark reads the blind append's table past the gate (Delta's by its
+    `s3a://` path, Iceberg's by its name in the run's catalog) and returns what the harness read, the replayed
+    batch's rows again."""
+    result = scenario(cluster, f"{output}-s3-blind-append-engine-read", sink=f"bad_{output}_blind_append",
+                      output=output, store="s3", faults=["kill:driver@table.committed:2"], records=RECORDS,
                       engine_read=True).run()
 
     assert "duplicate" in result.verdict.anomalies, result.summary()

@@ -179,7 +179,7 @@ class Scenario:
 
     def _read_as_users_do(self, output: Output, read: ReadResult, verdict: Verdict) -> dict | None:
         """Asked for (`engine_read`), Spark's own read of a table the harness found an anomaly in, beside the
-        harness's read; None otherwise (or for a table Spark is not yet pointed at: Delta on S3)."""
+        harness's read; None otherwise."""
         source = output.engine_source() if self.engine_read and verdict.anomalies else None
         if source is None:
             return None

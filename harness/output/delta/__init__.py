@@ -79,7 +79,7 @@ class DeltaStore:
 
             s3 = attached(place.cluster)
             key = f"{BUCKET}/{place.scenario}-table"
-            return DeltaTable(s3.files, key, f"s3a://{key}", s3.hadoop_settings())
+            return DeltaTable(s3.files, key, f"s3a://{key}", s3.hadoop_settings(), s3.hadoop_settings(direct=True))
         return DeltaTable(place.files, table_path(place.checkpoint))
 
 

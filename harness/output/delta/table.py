@@ -42,18 +42,21 @@ def table_path(checkpoint: str) -> str:
 
 class DeltaTable:
     """The scenario's table (the context's `table_path`): at `path` of `files` (the run's volume through the
-    relay, or its S3 server's bucket), which Spark names `uri` with `settings` of its own (S3A's)."""
+    relay, or its S3 server's bucket), which Spark names `uri` with `settings` of its own (S3A's, through the
+    gate; `direct`: the same past it, for the harness's own read by Spark)."""
 
     name = "delta"
     unit = "table version"  # what one of its commits is, in explanations
     ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
     keyed = False  # its log table's commits append rows (a state table is the sink's to declare)
 
-    def __init__(self, files: Files, path: str, uri: str | None = None, settings: dict[str, str] | None = None) -> None:
+    def __init__(self, files: Files, path: str, uri: str | None = None, settings: dict[str, str] | None = None,
+                 direct: dict[str, str] | None = None) -> None:
         self.files = files
         self.where = path
         self.uri = uri or path
         self.settings = settings or {}
+        self.direct = direct or {}
         self.log = DeltaLog(files, path)
         self.versions: list[int] = []  # partition (a file of the snapshot) -> the version that added it
         self.paths: list[str] = []  # partition -> its data file, where the files are (harness.output.commits.Files)
@@ -71,8 +74,10 @@ class DeltaTable:
         return {**SESSION, **self.settings}
 
     def engine_source(self) -> EngineSource | None:
-        """A table on the volume; not yet one on S3 (its S3A settings name the server through the gate)."""
-        return EngineSource("delta", self.where, self.spark_settings()) if self.uri == self.where else None
+        """By its path: on the volume, or at `s3a://` from the S3 server directly."""
+        if self.uri == self.where:
+            return EngineSource("delta", self.where, self.spark_settings())
+        return EngineSource("delta", self.uri, {**SESSION, **self.direct}, infrastructure=True)
 
     def hold(self) -> Hold | None:
         """On the volume the driver is held as each log entry appears; an object store has no folder to watch."""

@@ -72,10 +72,11 @@ class ObjectStore:
         host, port = self.cluster.relay.service_client_address(SERVICE)
         return f"http://{host}:{port}"
 
-    def hadoop_settings(self) -> dict[str, str]:
-        """Spark's settings for Hadoop's S3A client (Delta's `s3a://` tables) to this server, through the gate."""
+    def hadoop_settings(self, direct: bool = False) -> dict[str, str]:
+        """Spark's settings for Hadoop's S3A client (Delta's `s3a://` tables) to this server, through the gate;
+        `direct`: at its own address (the harness's reads)."""
         return {f"spark.hadoop.fs.s3a.{key}": value for key, value in {
-            "endpoint": self.endpoint(),
+            "endpoint": self.endpoint(direct),
             "endpoint.region": REGION,
             "path.style.access": "true",
             "connection.ssl.enabled": "false",
