@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import harness
 from harness import versions
-from harness.cli import certify, check, doctor, engine, explore, images, run, shrink, smoke, space
+from harness.cli import campaign, certify, check, doctor, engine, explore, images, run, shrink, smoke, space
 from harness.cli.options import GLOBAL, add_global_settings
 from harness.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, HarnessError
 from harness.evidence import unique_path
@@ -24,7 +24,7 @@ from harness.report.folders import run_report_dir
 from harness.run.session import keep_traceback
 from harness.settings import SETTINGS, renamed_in_environment
 
-COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, shrink, check)
+COMMANDS = (doctor, images, engine, smoke, run, space, certify, explore, campaign, shrink, check)
 
 
 class _OneLineErrors(argparse.ArgumentParser):

@@ -14,6 +14,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from harness import versions
 from harness.certify.matrix import BASELINE
 from harness.certify.rows import MatrixRun, Row, print_row, run_row
 from harness.checker.verdict import FAIL, PASS
@@ -29,15 +30,25 @@ from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline
 
 
-def subject_of(run: MatrixRun) -> str:
+def subject_of(run: MatrixRun, stack: versions.Stack | None = None) -> str:
     """The sink and pipeline as the coverage store knows them: by their source hashes, the output they write
-    when not Kafka, and the brokers they run on when more than one (a combination tried on one broker is
-    not tried on three: other failures; nor on a topic when the sink wrote a table)."""
+    when not Kafka (and its store when not the volume), the brokers they run on when more than one, and the
+    releases (`stack`, default the settings') where not the defaults. A combination tried on one broker is
+    not tried on three, nor on a topic when the sink wrote a table, nor on another release."""
     sink, pipeline = resolve_sink(run.sink), load_pipeline(run.pipeline)
     brokers = from_environment("brokers")
+    ran = stack or versions.stack()
+    releases = [f"{name} {version}" for name, version, default in (
+        ("Kafka", ran.kafka, versions.KAFKA_VERSIONS[0]), ("Spark", ran.spark, versions.SPARK_VERSIONS[0]))
+        if version != default]
+    if run.output == "iceberg" and ran.iceberg_asked and ran.iceberg_asked != versions.Stack(
+            ran.kafka, ran.spark).iceberg:
+        releases.append(f"Iceberg {ran.iceberg_asked}")
     return (f"sink {run.sink} {sink.source_sha256[:16]}, pipeline {pipeline.name} {pipeline.code.source_sha256[:16]}"
             + (f", into {run.output}" if run.output != "kafka" else "")
-            + (f", on {brokers} brokers" if brokers > 1 else ""))
+            + (f" on {run.store}" if run.output != "kafka" and run.store != "volume" else "")
+            + (f", on {brokers} brokers" if brokers > 1 else "")
+            + (f", on {', '.join(releases)}" if releases else ""))
 
 
 def ordered(candidates: list[Combination], tried: Counter[str], seed: int = 1) -> list[Combination]:
@@ -106,7 +117,7 @@ def explore(cluster: Cluster, run: MatrixRun, budget_s: float, store: CoverageSt
     a scenario as long as the median so far still fits), or `max_runs` combinations ran. Each is claimed
     in the store first, so that workers sharing it never run the same one at once."""
     started = time.monotonic()
-    subject = subject_of(run)
+    subject = subject_of(run, cluster.images.stack)
     row, result = run_row(cluster, run, replace(BASELINE, name=f"explore-baseline-{uuid.uuid4().hex[:4]}"))
     print_row(row, 1, None)
     if result is None or row.outcome != PASS:

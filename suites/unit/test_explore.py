@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import versions
 from harness.certify.rows import MatrixRun
 from harness.explore.combinations import OCCURRENCE, PAIR, RATE, SEED, combinations
 from harness.explore.coverage import CoverageStore
@@ -110,6 +111,24 @@ def test_a_subject_into_a_table_is_another_subject(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("HARNESS_BROKERS", raising=False)
     topic = subject_of(MatrixRun("delta_streaming", output="kafka"))
     assert subject_of(MatrixRun("delta_streaming", output="delta")) == topic + ", into delta"
+
+
+def test_a_subject_on_another_store_or_release_is_another_subject(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What explore tried on the volume, or on one release, it has not tried on S3 or on another release."""
+    monkeypatch.delenv("HARNESS_BROKERS", raising=False)
+    kafka, spark = versions.KAFKA_VERSIONS[0], versions.SPARK_VERSIONS[0]
+    line = versions.Stack(kafka, spark).line
+    default = subject_of(MatrixRun("iceberg_streaming", output="iceberg"), versions.Stack(kafka, spark))
+    assert subject_of(MatrixRun("iceberg_streaming", output="iceberg", store="s3"),
+                      versions.Stack(kafka, spark)) == default.replace(", into iceberg", ", into iceberg on s3")
+    older = versions.ICEBERG_VERSIONS[line][1]
+    assert subject_of(MatrixRun("iceberg_streaming", output="iceberg"), versions.Stack(kafka, spark, older)) == \
+        default + f", on Iceberg {older}"
+    newest = versions.ICEBERG_VERSIONS[line][0]
+    assert subject_of(MatrixRun("iceberg_streaming", output="iceberg"), versions.Stack(kafka, spark, newest)) == default
+    other = versions.SPARK_VERSIONS[1]
+    assert subject_of(MatrixRun("iceberg_streaming", output="iceberg"), versions.Stack(kafka, other)) == \
+        default + f", on Spark {other}"
 
 
 def test_workers_sharing_a_store_never_claim_the_same_combination(tmp_path: Path) -> None:

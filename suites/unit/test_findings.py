@@ -24,3 +24,20 @@ def test_the_iceberg_finding_s_orders_are_its_function_s() -> None:
     assert len(rows) == 10
     for topic, order in rows:
         assert names["first_attempt_order"](topic) == [int(p) for p in order.split(", ")], topic
+
+
+def test_the_findings_index_lists_every_page_with_a_status_of_its_words() -> None:
+    folder = ICEBERG.parent
+    index = (folder / "index.md").read_text()
+    rows = [line for line in index.splitlines() if line.startswith("| [")]
+    linked = {re.search(r"\]\(([^)]+)\)", row)[1] for row in rows}  # type: ignore[index]
+    assert linked == {p.name for p in folder.glob("*.md") if p.name != "index.md"}
+    for row in rows:
+        status = row.split(" | ")[1]
+        assert status.split(":")[0].split(" in ")[0] in ("new", "reported", "known", "fixed"), row
+
+
+def test_the_findings_index_says_the_campaign_s_own_minimum() -> None:
+    from harness.explore.campaign import MIN_CELL_S
+
+    assert f"a cell needs at least {MIN_CELL_S / 60:g} minutes" in (ICEBERG.parent / "index.md").read_text()
