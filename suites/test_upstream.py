@@ -15,7 +15,13 @@ apache/iceberg#13866 (reconciliation after an unknown commit state, merged as #1
 answered to a REST commit that had landed leaves Iceberg 1.10.x's client with an unknown commit state; it
 fails the write, and a `foreachBatch` append run again appends the batch a second time (only a streaming
 sink's own epoch check saves it). 1.11.0's client reloads the table, finds its snapshot and goes on. Run with
-a plain `foreachBatch` append through the REST catalog, on 1.10.1 and 1.11.0."""
+a plain `foreachBatch` append through the REST catalog, on 1.10.1 and 1.11.0.
+
+apache/iceberg#14583 (a commit that landed, retried, its 409 taken for a conflict: the cleanup deleted the
+committed snapshot's manifest list; #15511, in 1.10.2 and 1.11.0, cleans up from the refreshed table): a 503
+with Retry-After answered to an applied commit makes Iceberg's HTTP client send the commit again, the catalog
+answers 409, and the append's retry finds its snapshot in the refreshed table. Run with Spark's own Iceberg
+streaming sink on 1.10.1 (the table left without its live snapshot's manifest list) and 1.11.0 (exactly-once)."""
 
 from __future__ import annotations
 
@@ -121,4 +127,39 @@ def test_iceberg_13866_is_fixed_in_1_11_0_the_client_finds_its_snapshot_and_the_
 
     assert result.to_dict()["versions"]["iceberg"] == "1.11.0"
     assert not result.events("query.failed"), result.events("query.failed")
+    assert result.exactly_once, result.summary()
+
+
+RETRIED_COMMIT = "fail:sender@catalog.commit#2/503,retry-after=1"  # batch 0's append, after the CREATE
+
+
+def iceberg_14583(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    """Spark's Iceberg streaming sink into the run's REST catalog on S3; the catalog applies batch 0's commit,
+    the gate answers 503 with Retry-After in its place, and Iceberg's client sends the commit again, which the
+    catalog refuses (409: the table moved on, by that very commit)."""
+    result = eo_scenario(sink="iceberg_streaming", output="iceberg", store="s3", faults=[RETRIED_COMMIT],
+                         records=RECORDS)
+    assert_fired_with_effect(result, RETRIED_COMMIT)
+    answers = [e.get("status") for e in result.events("point") if e["point"] == "catalog.commit"
+               and e.get("phase") == "response"]
+    assert 409 in answers, f"the client did not send the applied commit again: the catalog answered {answers}"
+    return result
+
+
+@pytest.mark.iceberg("1.10.1")
+def test_iceberg_14583_in_1_10_1_a_retried_commit_s_409_deletes_the_live_snapshot_s_manifest_list(  # type: ignore[no-untyped-def]
+        eo_scenario) -> None:
+    result = iceberg_14583(eo_scenario)
+
+    assert result.to_dict()["versions"]["iceberg"] == "1.10.1"
+    corrupt = result.verdict.anomalies.get("table_corrupt")
+    assert corrupt is not None, f"apache/iceberg#14583 did not reproduce: {result.summary()}"
+    assert "/metadata/snap-" in corrupt.examples[0]["missing"], corrupt.examples
+
+
+@pytest.mark.iceberg("1.11.0")
+def test_iceberg_14583_is_fixed_in_1_11_0_the_retried_commit_keeps_its_snapshot(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = iceberg_14583(eo_scenario)
+
+    assert result.to_dict()["versions"]["iceberg"] == "1.11.0"
     assert result.exactly_once, result.summary()

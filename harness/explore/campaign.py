@@ -130,6 +130,7 @@ def run_campaign(cells: list[Cell], budget_s: float, base: MatrixRun, folder: Pa
                 outcome.stopped = str(error).splitlines()[0][:300]
         outcomes.append(outcome)
         say(f"cell {n + 1}/{len(cells)}: " + described(outcome))
+    index.write()
     return outcomes
 
 

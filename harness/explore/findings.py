@@ -94,6 +94,11 @@ class FindingsIndex:
             self._write(list(known.values()))
         return added
 
+    def write(self) -> None:
+        """The index and its page as they stand (a campaign that found nothing still says so)."""
+        with self._locked():
+            self._write(self.findings())
+
     def _keep(self, scenario: Path, key: str) -> Path:
         """The scenario's evidence, copied under the index: its result, page and history without sends
         (enough to read it and for `shrink` to replay it)."""

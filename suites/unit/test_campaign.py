@@ -86,6 +86,12 @@ def test_a_cell_without_a_result_adds_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "f" / INDEX).exists()
 
 
+def test_an_index_with_nothing_found_says_so(tmp_path: Path) -> None:
+    FindingsIndex(tmp_path / "f").write()
+    assert "0 findings" in (tmp_path / "f" / PAGE).read_text()
+    assert json.loads((tmp_path / "f" / INDEX).read_text()) == {"findings": []}
+
+
 def test_markup_in_a_sink_s_name_stays_in_its_cell(tmp_path: Path) -> None:
     index = FindingsIndex(tmp_path / "findings")
     index.add("a|b\nc", "delta", "volume", "x", scenario(tmp_path / "a", {"lost": 1}))
