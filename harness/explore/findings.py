@@ -100,17 +100,7 @@ class FindingsIndex:
             self._write(self.findings())
 
     def _keep(self, scenario: Path, key: str) -> Path:
-        """The scenario's evidence, copied under the index: its result, page and history without sends
-        (enough to read it and for `shrink` to replay it)."""
-        kept = self.folder / "evidence" / hashlib.sha256(key.encode()).hexdigest()[:12]
-        kept.mkdir(parents=True, exist_ok=True)
-        for name in KEPT:
-            if (scenario / name).is_file():
-                write_evidence(kept / name, (scenario / name).read_bytes())
-        history = scenario / HISTORY
-        if history.is_file():
-            write_evidence(kept / HISTORY, _without_sends(history))
-        return kept
+        return keep_evidence(scenario, self.folder / "evidence" / hashlib.sha256(key.encode()).hexdigest()[:12])
 
     def _write(self, findings: list[Finding]) -> None:
         findings.sort(key=lambda f: f.first_seen)
@@ -127,6 +117,18 @@ class FindingsIndex:
             yield
         finally:
             os.close(lock)  # its lock goes with it
+
+
+def keep_evidence(scenario: Path, kept: Path) -> Path:
+    """A scenario's evidence copied to `kept`: its result, its page and its history without sends (enough to
+    read it and for `shrink` to replay it, small enough to keep beside a finding)."""
+    for name in KEPT:
+        if (scenario / name).is_file():
+            write_evidence(kept / name, (scenario / name).read_bytes())
+    history = scenario / HISTORY
+    if history.is_file():
+        write_evidence(kept / HISTORY, _without_sends(history))
+    return kept
 
 
 def _without_sends(history: Path) -> bytes:
