@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import versions
 from harness.run.session import scenario, session
 from suites.test_faults import assert_fired_with_effect
 
@@ -41,10 +42,16 @@ def first_attempt_order(topic: str) -> list[int]:
     return names["first_attempt_order"](topic, PARTITIONS)
 
 
-@pytest.fixture(scope="module", params=["s3", "volume"])
+# each store, on each Iceberg release of the default Spark line
+PLACES = [(store, iceberg) for store in ("s3", "volume")
+          for iceberg in versions.ICEBERG_VERSIONS[versions.Stack("", versions.SPARK_VERSIONS[0]).line]]
+
+
+@pytest.fixture(scope="module", params=PLACES, ids=[f"{store}-iceberg{iceberg}" for store, iceberg in PLACES])
 def one_executor(request: pytest.FixtureRequest) -> Iterator[tuple[object, str]]:
-    with session(workers=1, output="iceberg", store=request.param) as opened:
-        yield opened.cluster, request.param
+    store, iceberg = request.param
+    with session(workers=1, iceberg=iceberg, output="iceberg", store=store) as opened:
+        yield opened.cluster, store
 
 
 @pytest.mark.parametrize("run", range(1, 6))
@@ -67,5 +74,8 @@ def test_iceberg_a_replayed_batch_0_writes_every_committed_file_again(one_execut
         moved = sum(kafka != spark for spark, kafka in enumerate(order))
         rewritten = result.verdict.anomalies.get("file_rewritten")
         assert rewritten is not None and rewritten.count == moved, (order, result.summary())
-        read = result.engine_read or {}  # and Spark, reading by the manifests, does not get the table's rows
-        assert "error" in read or read.get("agrees") is False, read
+        read = result.engine_read or {}  # Spark reads each file by the size its manifest recorded
+        if store == "s3":  # a file now shorter than recorded (one always is): a ranged GET past its end
+            assert "Status Code: 416" in read.get("error", ""), read
+        else:  # what it finds within those sizes: some of the table's rows, never others
+            assert read.get("repeated") == 0 and read.get("only_spark") == 0, read

@@ -138,7 +138,7 @@ def iceberg_14583(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def
     the gate answers 503 with Retry-After in its place, and Iceberg's client sends the commit again, which the
     catalog refuses (409: the table moved on, by that very commit)."""
     result = eo_scenario(sink="iceberg_streaming", output="iceberg", store="s3", faults=[RETRIED_COMMIT],
-                         records=RECORDS)
+                         records=RECORDS, engine_read=True)
     assert_fired_with_effect(result, RETRIED_COMMIT)
     answers = [e.get("status") for e in result.events("point") if e["point"] == "catalog.commit"
                and e.get("phase") == "response"]
