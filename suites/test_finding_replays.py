@@ -78,4 +78,4 @@ def test_iceberg_a_replayed_batch_0_writes_every_committed_file_again(one_execut
         if store == "s3":  # a file now shorter than recorded (one always is): a ranged GET past its end
             assert "Status Code: 416" in read.get("error", ""), read
         else:  # what it finds within those sizes: some of the table's rows, never others
-            assert read.get("repeated") == 0 and read.get("only_spark") == 0, read
+            assert read.get("repeated") == 0 and read.get("only_spark", 0) == 0, read
