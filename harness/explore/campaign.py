@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import versions
-from harness.certify.rows import MatrixRun
+from harness.certify.rows import MatrixRun, Row
 from harness.checker.verdict import FAIL
 from harness.errors import BadInput, HarnessError
 from harness.explore.coverage import CoverageStore
@@ -148,13 +148,19 @@ def _explore_cell(cell: Cell, budget_s: float, run: MatrixRun, coverage: Coverag
             if failed.row.outcome == FAIL:  # without a fault: a finding too
                 outcome.failures += 1
                 outcome.found += index.add(cell.sink, cell.output, cell.store, "no fault (the baseline)",
-                                           folder / failed.row.report)
+                                           scenario_folder(folder, failed.row))
             return
         outcome.scenarios = len(found.rows)
         for combination, row in found.failures:
             outcome.failures += 1
-            outcome.found += index.add(cell.sink, cell.output, cell.store, combination.key, folder / row.report)
+            outcome.found += index.add(cell.sink, cell.output, cell.store, combination.key,
+                                       scenario_folder(folder, row))
         say(f"{cell.name}: {len(found.rows)} scenarios in {(time.monotonic() - started) / 60:.1f} min")
+
+
+def scenario_folder(run_folder: Path, row: Row) -> Path:
+    """A row's scenario folder: its report is the scenario's page (`<scenario>/index.html`) in the run's folder."""
+    return (run_folder / row.report).parent
 
 
 def described(outcome: CellOutcome) -> str:

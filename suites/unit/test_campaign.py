@@ -120,6 +120,16 @@ def test_an_output_runs_only_on_the_releases_it_supports() -> None:
     assert len(releases("iceberg", "volume")) == sum(len(v) for v in versions.ICEBERG_VERSIONS.values())
 
 
+def test_a_row_s_evidence_is_its_scenario_s_folder(tmp_path: Path) -> None:
+    """A row's report is the scenario's page: the findings keep the folder it is in."""
+    from harness.certify.matrix import MatrixScenario
+    from harness.certify.rows import Row
+    from harness.explore.campaign import scenario_folder
+
+    row = Row(MatrixScenario("x", ()), "fail", {"lost": 1}, 1.0, "explore-x/index.html")
+    assert scenario_folder(tmp_path, row) == tmp_path / "explore-x"
+
+
 def test_bad_campaigns_are_refused() -> None:
     with pytest.raises(BadInput, match="no output 'nope'"):
         plan(["nope"], ["volume"], [], 1)
