@@ -86,7 +86,7 @@ class FindingsIndex:
                 if key in known:
                     known[key].seen += 1
                     continue
-                kept = self._keep(scenario, key)
+                kept = self._keep(scenario)
                 count = anomalies[kind].get("count", 0) if isinstance(anomalies[kind], dict) else 0
                 known[key] = Finding(key, kind, sink, output, store, versions, combination, int(count),
                                      str(kept.relative_to(self.folder)), time.time())
@@ -99,8 +99,10 @@ class FindingsIndex:
         with self._locked():
             self._write(self.findings())
 
-    def _keep(self, scenario: Path, key: str) -> Path:
-        return keep_evidence(scenario, self.folder / "evidence" / hashlib.sha256(key.encode()).hexdigest()[:12])
+    def _keep(self, scenario: Path) -> Path:
+        """The scenario's evidence, once however many kinds it shows (kept again, it is the same)."""
+        name = hashlib.sha256(str(scenario.resolve()).encode()).hexdigest()[:12]
+        return keep_evidence(scenario, self.folder / "evidence" / name)
 
     def _write(self, findings: list[Finding]) -> None:
         findings.sort(key=lambda f: f.first_seen)

@@ -45,6 +45,7 @@ def test_each_anomaly_kind_is_written_once_and_a_second_sighting_counts(tmp_path
     assert len(found) == 2 and found["duplicate"].seen == 2 and found["lost"].seen == 1
     assert found["duplicate"].combination == "kill:driver"  # the first to show it stays its example
     assert found["duplicate"].count == 3
+    assert found["duplicate"].evidence == found["lost"].evidence  # one scenario's evidence, kept once
 
 
 def test_the_same_kind_on_another_release_store_or_sink_is_another_finding(tmp_path: Path) -> None:
