@@ -168,5 +168,5 @@ def described(outcome: CellOutcome) -> str:
     if outcome.stopped and not outcome.found:
         return f"{outcome.cell.name}: stopped: {outcome.stopped}"
     new = ", ".join(f.kind for f in outcome.found) or "nothing new"
-    return (f"{outcome.cell.name}: {outcome.scenarios} scenarios, {outcome.failures} failed; new findings: "
-            f"{new}")
+    return (f"{outcome.cell.name}: {outcome.scenarios} scenario{'s' if outcome.scenarios != 1 else ''}, "
+            f"{outcome.failures} failed; new findings: {new}")
