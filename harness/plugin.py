@@ -67,8 +67,8 @@ MARKERS = {
                         "fixed one, each on a cluster of its own)",
     "upstream": "a bug reproduced in a released component: asserts the anomaly the public issue reports, and "
                 "fails on the day a fixed release is used",
-    "finding": "a bug the harness found (docs/findings/): its reproducer, run without the harness in each release "
-               "that carries it, fails on the day a release fixes it",
+    "finding": "a bug the harness found (docs/findings/), shown every time: its reproducer without the harness, and "
+               "its end-to-end run made certain, in each release that carries it; fails on the day a release fixes it",
 }
 # The settings a pytest run takes (harness.settings: one table for the CLI and the plugin).
 OPTIONS = tuple(name for name, s in settings.SETTINGS.items() if s.pytest)
