@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from harness import versions
+from harness.output import object_store
 from harness.run.session import scenario, session
 from suites.test_faults import assert_fired_with_effect
 
@@ -42,15 +43,17 @@ def first_attempt_order(topic: str) -> list[int]:
     return names["first_attempt_order"](topic, PARTITIONS)
 
 
-# each store, on each Iceberg release of the default Spark line
-PLACES = [(store, iceberg) for store in ("s3", "volume")
-          for iceberg in versions.ICEBERG_VERSIONS[versions.Stack("", versions.SPARK_VERSIONS[0]).line]]
+# each store, on each Iceberg release each Spark line offers where tables live on that store
+PLACES = [(store, line, iceberg) for line, releases in versions.ICEBERG_VERSIONS.items() for iceberg in releases
+          for store in ("s3", "volume")
+          if store == "volume" or object_store.unsupported(versions.stack(line, iceberg)) is None]
 
 
-@pytest.fixture(scope="module", params=PLACES, ids=[f"{store}-iceberg{iceberg}" for store, iceberg in PLACES])
+@pytest.fixture(scope="module", params=PLACES,
+                ids=[f"{store}-spark{line}-iceberg{iceberg}" for store, line, iceberg in PLACES])
 def one_executor(request: pytest.FixtureRequest) -> Iterator[tuple[object, str]]:
-    store, iceberg = request.param
-    with session(workers=1, iceberg=iceberg, output="iceberg", store=store) as opened:
+    store, line, iceberg = request.param
+    with session(workers=1, spark=line, iceberg=iceberg, output="iceberg", store=store) as opened:
         yield opened.cluster, store
 
 
