@@ -78,7 +78,7 @@ def test_iceberg_a_replayed_batch_0_writes_every_committed_file_again(one_execut
         rewritten = result.verdict.anomalies.get("file_rewritten")
         assert rewritten is not None and rewritten.count == moved, (order, result.summary())
         read = result.engine_read or {}  # Spark reads each file by the size its manifest recorded
-        if store == "s3":  # a file now shorter than recorded (one always is): a ranged GET past its end
-            assert "Status Code: 416" in read.get("error", ""), read
-        else:  # what it finds within those sizes: some of the table's rows, never others
-            assert read.get("repeated") == 0 and read.get("only_spark", 0) == 0, read
+        if store == "s3":  # a file now shorter than recorded (one always is): a read past its end fails (a 416
+            assert "error" in read, read  # to a ranged GET; an end of stream on Iceberg 1.12.0)
+        else:  # on the volume it fails so too (1.12.0), or reads some of the table's rows, never others (1.11.0)
+            assert "error" in read or (read.get("repeated") == 0 and read.get("only_spark", 0) == 0), read
