@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import versions
-from harness.output import object_store
+from harness.explore.campaign import releases
 from harness.run.session import scenario, session
 from suites.test_faults import assert_fired_with_effect
 
@@ -43,10 +42,8 @@ def first_attempt_order(topic: str) -> list[int]:
     return names["first_attempt_order"](topic, PARTITIONS)
 
 
-# each store, on each Iceberg release each Spark line offers where tables live on that store
-PLACES = [(store, line, iceberg) for line, releases in versions.ICEBERG_VERSIONS.items() for iceberg in releases
-          for store in ("s3", "volume")
-          if store == "volume" or object_store.unsupported(versions.stack(line, iceberg)) is None]
+# each store, on each Iceberg release each Spark line offers where tables live on that store (a campaign's)
+PLACES = [(store, stack.line, stack.iceberg) for store in ("s3", "volume") for stack in releases("iceberg", store)]
 
 
 @pytest.fixture(scope="module", params=PLACES,

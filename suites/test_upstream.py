@@ -69,16 +69,21 @@ def iceberg_15050(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def
     return result
 
 
+def assert_manifest_list_deleted(result: ScenarioResult, issue: str) -> dict:
+    """The run ended `table_corrupt`, a snapshot's manifest list gone (Iceberg's client deleted it); its example."""
+    corrupt = result.verdict.anomalies.get("table_corrupt")
+    assert corrupt is not None, f"{issue} did not reproduce: {result.summary()}"
+    assert "/metadata/snap-" in corrupt.examples[0]["missing"], corrupt.examples
+    return corrupt.examples[0]
+
+
 @pytest.mark.iceberg("1.10.1")
 def test_iceberg_15050_a_503_to_a_create_commit_that_landed_deletes_the_live_snapshot_s_files(  # type: ignore[no-untyped-def]
         eo_scenario) -> None:
     result = iceberg_15050(eo_scenario)
 
     assert result.to_dict()["versions"]["iceberg"] == "1.10.1"
-    corrupt = result.verdict.anomalies.get("table_corrupt")
-    assert corrupt is not None, f"apache/iceberg#15050 did not reproduce: {result.summary()}"
-    assert "/metadata/snap-" in corrupt.examples[0]["missing"], corrupt.examples  # the live snapshot's manifest list
-    assert corrupt.examples[0]["after"] == FAIL_CREATE_COMMIT
+    assert assert_manifest_list_deleted(result, "apache/iceberg#15050")["after"] == FAIL_CREATE_COMMIT
 
 
 @pytest.mark.iceberg("1.11.0")
@@ -152,9 +157,7 @@ def test_iceberg_14583_in_1_10_1_a_retried_commit_s_409_deletes_the_live_snapsho
     result = iceberg_14583(eo_scenario)
 
     assert result.to_dict()["versions"]["iceberg"] == "1.10.1"
-    corrupt = result.verdict.anomalies.get("table_corrupt")
-    assert corrupt is not None, f"apache/iceberg#14583 did not reproduce: {result.summary()}"
-    assert "/metadata/snap-" in corrupt.examples[0]["missing"], corrupt.examples
+    assert_manifest_list_deleted(result, "apache/iceberg#14583")
 
 
 @pytest.mark.iceberg("1.11.0")

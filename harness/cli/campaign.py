@@ -13,7 +13,7 @@ from harness.certify.shards import Shard
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
 from harness.cli.explore import budget
-from harness.cli.options import add_dependency_settings, add_setting
+from harness.cli.options import add_search_settings, add_setting
 from harness.errors import EXIT_INFRASTRUCTURE
 from harness.explore.campaign import MIN_CELL_S, check_budget, plan, run_campaign
 from harness.explore.campaign import described as cell_outcome
@@ -60,12 +60,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="the findings index and the coverage store (default: <reports>/campaign)")
     parser.add_argument("--dry-run", action="store_true", help="say the cells and each one's time; run nothing")
     add_setting(parser, "pipeline")
-    add_setting(parser, "seed")
-    add_setting(parser, "records")
-    add_setting(parser, "stall_timeout", metavar="S")
-    add_setting(parser, "live_rate", metavar="R")
-    add_setting(parser, "restarts", metavar="N")
-    add_dependency_settings(parser)
+    add_search_settings(parser)
     parser.set_defaults(func=command)
 
 

@@ -15,7 +15,7 @@ from harness.certify.rows import MatrixRun, Row
 from harness.certify.tally import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
-from harness.cli.options import add_dependency_settings, add_setting, refuse_renamed
+from harness.cli.options import add_search_settings, add_setting
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.labels import new_run_id
 from harness.errors import EXIT_INFRASTRUCTURE, EXIT_OK, BadInput, HarnessError, InfrastructureError
@@ -53,13 +53,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="N worker processes, each with its own cluster, exploring into one coverage store")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
-    add_setting(parser, "seed")
-    add_setting(parser, "records")
-    add_setting(parser, "stall_timeout", metavar="S")
-    add_setting(parser, "live_rate", metavar="R")
-    add_setting(parser, "restarts", metavar="N")
-    add_dependency_settings(parser)
-    refuse_renamed(parser)
+    add_search_settings(parser)
     parser.set_defaults(func=command)
 
 

@@ -57,6 +57,18 @@ def add_dependency_settings(parser: argparse.ArgumentParser) -> None:
         add_setting(parser, name, metavar=metavar)
 
 
+def add_search_settings(parser: argparse.ArgumentParser) -> None:
+    """What every scenario of a search (`explore`, `campaign`) shares: its workload, its timeouts, its live rate,
+    its restarts and what ships with the sink; and the old names, refused with the new."""
+    add_setting(parser, "seed")
+    add_setting(parser, "records")
+    add_setting(parser, "stall_timeout", metavar="S")
+    add_setting(parser, "live_rate", metavar="R")
+    add_setting(parser, "restarts", metavar="N")
+    add_dependency_settings(parser)
+    refuse_renamed(parser)
+
+
 def add_global_settings(parser: argparse.ArgumentParser, default: object) -> None:
     """The settings every command takes (`default`: None on the root parser, argparse.SUPPRESS on a
     command's, so that a value given before the command name is not overwritten)."""

@@ -21,12 +21,11 @@ from harness.errors import BadInput, HarnessError
 from harness.explore.coverage import CoverageStore
 from harness.explore.explorer import BaselineFailed, explore
 from harness.explore.findings import Finding, FindingsIndex
-from harness.output import object_store
 from harness.output.registry import store as output_store
 from harness.output.registry import stores
 from harness.progress import say
 from harness.report.folders import run_report_dir
-from harness.run.session import session
+from harness.run.session import checked_store, session
 from harness.subject.code_spec import catalog, resolve_sink
 
 MIN_CELL_S = 180.0  # a cluster, a baseline and one scenario: less and a cell tries nothing
@@ -76,8 +75,11 @@ def releases(output: str, where: str) -> list[versions.Stack]:
         line = versions.Stack(kafka, spark).line
         for iceberg in versions.ICEBERG_VERSIONS.get(line, ()) if output == "iceberg" else ("",):
             stack = versions.Stack(kafka, spark, iceberg)
-            if output_store(output).unsupported(stack) is None and (
-                    where != "s3" or object_store.unsupported(stack) is None):
+            try:  # the checks a run makes before its cluster starts
+                checked_store(output, where, stack)
+            except BadInput:
+                continue
+            if output_store(output).unsupported(stack) is None:
                 found.append(stack)
     return found
 
@@ -93,7 +95,7 @@ def plan(outputs: list[str], where: list[str], sinks: list[str], per_output: int
     for output in outputs:
         chosen = [s for s in sinks if (resolve_sink(s).output or "kafka") == output] if sinks else \
             reference_sinks(output)
-        for place in (w for w in where if w in output_store(output).stores):
+        for place in where:
             for stack in releases(output, place)[:per_output]:
                 cells += [Cell(sink, output, place, stack.spark, stack.iceberg_asked) for sink in chosen]
     if not cells:
