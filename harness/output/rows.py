@@ -91,13 +91,18 @@ def _bounded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 else:
                     lengths = pa.array([dictionary.nbytes // max(len(dictionary), 1) + 1] * len(dictionary))
                 decoded += (pc.sum(pc.take(lengths, column.indices)).as_py() or 0) if len(dictionary) else 0
+                _within(decoded)  # before its cells are made
                 column = column.dictionary_decode()
             else:
                 decoded += column.nbytes
-            if decoded > MAX_DECODED:
-                raise ValueError(f"its columns decode to more than {MAX_DECODED:,} bytes: refused undecoded")
+                _within(decoded)
             columns.append(column)
         yield pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+def _within(decoded: int) -> None:
+    if decoded > MAX_DECODED:
+        raise ValueError(f"its columns decode to more than {MAX_DECODED:,} bytes: refused undecoded")
 
 
 def file_columns(data: bytes, orc: bool, columns: list[str]) -> dict[str, list]:
