@@ -5,10 +5,10 @@ from here, so the same history gets the same outcome wherever it is judged.
 A fault that never fired is the anomaly `vacuous` (a fail). A fault whose injection errored, or that
 fired without any recorded effect, or after the point it was to land at (a table's commit: Spark's
 own commit came first, harness.run.table_watch), live input that was not produced while the stream ran, a
-speculation row where Spark ran no task twice, or a request of the system under test the gate could not
-read (its points may have passed unseen) leaves the scenario `ineffective`: it did not try what it says,
-so it is never a pass, and any anomalies it found stay listed but are not the outcome (an injection that
-failed half way may have caused them).
+speculation row where no task's copy wrote what its stopped first attempt did (as the gate saw it), or a
+request of the system under test the gate could not read (its points may have passed unseen) leaves the
+scenario `ineffective`: it did not try what it says, so it is never a pass, and any anomalies it found stay
+listed but are not the outcome (an injection that failed half way may have caused them).
 """
 
 from __future__ import annotations
@@ -49,8 +49,10 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
     produced while the stream ran and, on a pass, its latency measured for every acknowledged record
     where the output carries its input's identity (`latency_measured` None: results that are not input
     records, an aggregation's or a state table's rows, have no per-record latency);
-    with `speculation`, Spark must have run a copy of a task (the driver's log says so)."""
-    errors, missed, unread, effects, first_batch, produced, copies = [], [], [], 0, None, None, 0
+    with `speculation`, a task's copy must have written the records of its stopped first attempt, as the
+    gate saw them (what Spark says of its tasks comes from the driver's JVM, which the sink can drive)."""
+    errors, missed, unread, effects, first_batch, produced, copies, spark_said = [], [], [], 0, None, None, 0, 0
+    unread_writes: list[str] = []
     for event in events:
         kind = event["type"]
         if kind == "fault.error":
@@ -63,8 +65,12 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
             first_batch = event["t"]
         elif kind == "input.produced":
             produced = event["t"]
+        elif kind == "write.copied":
+            copies += event.get("records", 1)
         elif kind == "speculation":
-            copies += event.get("copies", 1)
+            spark_said += event.get("copies", 1)
+        elif kind == "write.unread":
+            unread_writes.append(f"{event.get('container')}: {event.get('why')}")
         elif kind in ("gate.parse_error", "gate.unread"):  # a request on the system under test's route unread
             unread.append(f"the gate could not read a request of the system under test (api key "
                           f"{event.get('api_key')}): {event.get('error') or event.get('why')}")
@@ -85,7 +91,9 @@ def judge(verdict: Verdict, events: Iterable[dict], faults: Sequence[str], unfir
     if live and not (first_batch is not None and produced is not None and first_batch < produced):
         reasons.append("live input was not produced while the stream ran")
     if speculation and not copies:
-        reasons.append("no task ran twice: Spark launched no speculative copy")
+        said = f"; Spark's event log says {spark_said} ran, but none wrote them" if spark_said else ""
+        left = f" (writes not read: {'; '.join(unread_writes[:3])})" if unread_writes else ""
+        reasons.append(f"no task ran twice: no executor wrote the records of one stopped mid-task{said}{left}")
     if reasons:
         return Judgement(INEFFECTIVE, verdict, tuple(reasons))
     if live and latency_measured is not None and latency_measured != acked:

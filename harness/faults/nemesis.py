@@ -272,12 +272,16 @@ class Nemesis:
     def _pause(self, step: FaultStep, event: GateEvent | None, hold: Held | None) -> None:
         name = str(step)
         assert step.duration is not None
+        paused = self.cluster.gate.paused if self.cluster.gate is not None else set()  # a copy's evidence
         if step.target in ("driver", "worker") or is_node(step.target):
-            container = self._container(step, event).get_wrapped_container()
+            service = self._container(step, event)
+            container = service.get_wrapped_container()
             container.pause()
+            paused.add(service.alias)
             self.history.record("effect", fault=name, effect=f"container {container.name} paused")
 
             def resume() -> None:
+                paused.discard(service.alias)
                 try:
                     container.unpause()
                 except NotFound:  # replaced while paused (a driver killed meanwhile): nothing left to resume
@@ -292,9 +296,11 @@ class Nemesis:
             status, said = self._send(service, pids, "STOP")
             if status != 0:
                 raise RuntimeError(f"kill -STOP {' '.join(map(str, pids))} in {service.alias} failed: {said.strip()}")
+            paused.add(service.alias)
             self.history.record("effect", fault=name, effect=f"{plural(pids)} in {service.alias} stopped")
 
             def resume() -> None:
+                paused.discard(service.alias)
                 self._send(service, pids, "CONT")
                 if hold is not None:
                     hold.release()  # the zombie's late request goes out as it wakes

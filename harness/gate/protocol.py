@@ -3,8 +3,9 @@ fields of the transactional requests that name a transaction point.
 
 Bodies of EndTxn, InitProducerId and AddPartitionsToTxn are decoded with kafka-python's message
 classes (generated from Kafka's own JSON schemas, every version). Produce bodies can be megabytes, so
-they are walked here without decoding their records: the transactional id, acks and the partitions
-written (topic names up to version 12; from 13 on a topic is named by its id, `id:<hex>`).
+they are walked here without decoding their records: the transactional id, acks, the partitions written
+(topic names up to version 12; from 13 on a topic is named by its id, `id:<hex>`) and where each partition's
+records are in the request (harness.gate.record_batches reads them when a copy is looked for).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class RequestInfo:
     acks: int | None = None  # Produce only: 0 means the broker sends no response
     transaction_timeout_ms: int | None = None  # InitProducerId only: the sink's transaction.timeout.ms
     partitions: tuple[tuple[str, int], ...] = ()  # AddPartitionsToTxn: the (topic, partition)s it adds; Produce: writes
+    record_sets: tuple[tuple[str, int, int], ...] = ()  # Produce: (topic, start, end) of each partition's records
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
@@ -97,9 +99,10 @@ def parse_request(payload: bytes) -> RequestInfo:
     if _flexible(api_key, api_version):
         pos = _skip_tagged_fields(payload, pos)
     if api_key == PRODUCE:
-        transactional_id, acks, partitions = _produce_body(payload, pos, api_version)
+        transactional_id, acks, sets = _produce_body(payload, pos, api_version)
         return RequestInfo(api_key, api_version, correlation_id, client_id, transactional_id, acks=acks,
-                           partitions=partitions)
+                           partitions=tuple((topic, index) for topic, index, _, _ in sets),
+                           record_sets=tuple((topic, start, end) for topic, _, start, end in sets))
     body = BODY_CLASSES[api_key].decode(io.BytesIO(payload[pos:]).read(), version=api_version)
     if api_key == END_TXN:
         return RequestInfo(api_key, api_version, correlation_id, client_id, body.transactional_id,
@@ -117,9 +120,9 @@ def parse_request(payload: bytes) -> RequestInfo:
 
 
 def _produce_body(payload: bytes, pos: int, api_version: int) -> tuple[str | None, int,
-                                                                        tuple[tuple[str, int], ...]]:
-    """A Produce body's transactional id (v3+), acks, and the (topic, partition)s it writes: the record
-    sets are skipped by their sizes, never decoded."""
+                                                                        list[tuple[str, int, int, int]]]:
+    """A Produce body's transactional id (v3+), acks, and the (topic, partition, start, end)s it writes:
+    the record sets are skipped by their sizes, never decoded."""
     flexible = api_version >= PRODUCE_FIRST_FLEXIBLE
     transactional_id = None
     if api_version >= 3:
@@ -137,16 +140,18 @@ def _produce_body(payload: bytes, pos: int, api_version: int) -> tuple[str | Non
         partitions, pos = _count(payload, pos, flexible)
         for _ in range(partitions):
             (index,) = struct.unpack_from(">i", payload, pos)
-            written.append((topic, index))
             if flexible:
-                size, pos = _uvarint(payload, pos + 4)
-                pos = _skip_tagged_fields(payload, pos + max(size - 1, 0))
+                size, start = _uvarint(payload, pos + 4)
+                pos = start + max(size - 1, 0)
+                written.append((topic, index, start, pos))
+                pos = _skip_tagged_fields(payload, pos)
             else:
                 (size,) = struct.unpack_from(">i", payload, pos + 4)
                 pos += 8 + max(size, 0)
+                written.append((topic, index, pos - max(size, 0), pos))
         if flexible:
             pos = _skip_tagged_fields(payload, pos)
-    return transactional_id, acks, tuple(written)
+    return transactional_id, acks, written
 
 
 def _string(payload: bytes, pos: int, flexible: bool) -> tuple[str | None, int]:

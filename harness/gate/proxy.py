@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from harness.gate.copies import CopiedWrites
 from harness.gate.frame_pool import FramePool
 from harness.gate.http_proxy import http_pumps
 from harness.gate.object_writes import ObjectWrites
@@ -54,6 +55,7 @@ from harness.gate.protocol import (
     parse_request,
     response_correlation_id,
 )
+from harness.gate.record_batches import fingerprints
 from harness.gate.relay import SERVICE_PORTS, keep_alive
 
 INSPECTED = {PRODUCE, *BODY_CLASSES}
@@ -90,6 +92,8 @@ class KafkaGate:
         self._in_transaction: set[str] = set()
         self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added
         self.objects = ObjectWrites()  # what the S3 server wrote (harness.gate.object_writes)
+        self.copies: CopiedWrites | None = None  # set while a run looks for a task's copy on the wire
+        self.paused: set[str] = set()  # containers the nemesis paused (a copy runs while its first attempt is)
         self.last_transactional_id: str | None = None  # whose coordinator a fault off a request aims at
         self._ids = itertools.count(1)
         self._loop = asyncio.new_event_loop()
@@ -253,6 +257,8 @@ class KafkaGate:
                     self.record("gate.parse_error", api_key=api_key, error=repr(error), head=payload[:64].hex())
                     request = None
                 if request is not None:
+                    if self.copies is not None and request.record_sets and peer.role == "executors":
+                        self._look_for_copies(self.copies, peer, payload, request)
                     at_request, at_response = self._points(request)
                     if at_response is not None:
                         pending[request.correlation_id] = (at_response, request)
@@ -279,6 +285,29 @@ class KafkaGate:
                 ):
                     return
             await self.forward(writer, size_bytes + payload)
+
+    def _look_for_copies(self, copies: CopiedWrites, peer: Peer, payload: bytes, request: RequestInfo) -> None:
+        """Record a write to the output that copies what a stopped executor's container wrote, or what
+        such a container writes that its copy wrote meanwhile (harness.gate.copies)."""
+        sets = [(topic, start, end) for topic, start, end in request.record_sets if topic in self.outputs]
+        if not sets:
+            return
+        try:
+            view = memoryview(payload)
+            prints = [mark for topic, start, end in sets for mark in fingerprints(view[start:end], topic)]
+        except ValueError as error:
+            if (peer.container, str(error)) not in copies.unread:
+                copies.unread.add((peer.container, str(error)))
+                self.record("write.unread", container=peer.container, why=str(error))
+            return
+        stopped = self.paused | {hold.event.peer.container for hold in self.holds
+                                 if not hold.settled and hold.event.peer.role == "executors"}
+        for (attempt, copy), records in copies.written(peer.container, prints, stopped).items():
+            self.record("write.copied", attempt=attempt, copy=copy, records=records)
+        if copies.full and not copies.unread:
+            copies.unread.add(("", "full"))
+            self.record("write.unread", container=peer.container,
+                        why=f"past {copies.limit:,} records written, the later ones are not compared")
 
     async def forward(self, writer: asyncio.StreamWriter, data: bytes) -> None:
         """Write frames on; wait for the peer only when a megabyte is buffered."""

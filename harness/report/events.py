@@ -69,7 +69,13 @@ def describe(event: dict) -> str:
             return (f"task {event.get('task')}.{event.get('attempt')} in stage {event.get('stage')} on "
                     f"{event.get('container')} (executor {event.get('executor')}): {event.get('outcome')}")
         case "speculation":
-            return f"Spark ran a copy of a slow task ({event.get('copies')} marked speculatable): {event.get('first')}"
+            return (f"Spark's event log says it ran a copy of a slow task ({event.get('copies')} marked "
+                    f"speculatable): {event.get('first')}")
+        case "write.copied":
+            return (f"a task's copy on the wire: {event.get('copy')} wrote {event.get('records')} records that "
+                    f"{event.get('attempt')} wrote while stopped")
+        case "write.unread":
+            return f"the records {event.get('container')} wrote were not compared: {event.get('why')}"
     details = ", ".join(f"{k}={v}" for k, v in event.items() if k not in ("t", "type"))
     return f"{kind}: {details}"
 

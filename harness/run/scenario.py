@@ -30,6 +30,7 @@ from harness.evidence import write_evidence
 from harness.faults.nemesis import Nemesis
 from harness.faults.schedule import Schedule
 from harness.faults.spec import FaultStep
+from harness.gate.copies import CopiedWrites
 from harness.gate.relay_files import RelayFiles
 from harness.history import History
 from harness.output.base import Output, Place
@@ -281,6 +282,7 @@ class Scenario:
         gate = self.cluster.gate
         assert gate is not None
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {topics.output}
+        gate.copies = CopiedWrites() if self.speculation else None  # a copy's evidence, seen on the wire
         system.watcher.listeners.append(schedule.on_batch)
 
         if self.rate:

@@ -53,6 +53,7 @@ def stop(system: System, faults: Faults) -> None:
     stopped and the driver retired: nothing of the run moves while its output is read."""
     system.input.stop()
     faults.gate.interceptor, faults.gate.record, faults.gate.outputs = Observe(), _ignore, set()
+    faults.gate.copies = None
     faults.schedule.close()
     faults.schedule.nemesis.heal_all()
     faults.schedule.nemesis.close()

@@ -20,6 +20,7 @@ from kafka.protocol.producer.transaction import AddPartitionsToTxnRequest, EndTx
 
 from harness.faults.schedule import Schedule
 from harness.faults.spec import parse_step
+from harness.gate.copies import CopiedWrites
 from harness.gate.points import GateEvent, Hold, Peer
 from harness.gate.protocol import MAX_FRAME, parse_request
 from harness.gate.proxy import KafkaGate
@@ -265,8 +266,48 @@ def test_produce_names_the_partitions_it_writes_without_decoding_records(version
                                                data.PartitionProduceData(index=0, records=None)]),
               data(name="markers", partition_data=[data.PartitionProduceData(index=0, records=b"m")])]
     request = ProduceRequest[version](transactional_id=None, acks=-1, timeout_ms=1000, topic_data=topics)
-    info = parse_request(frame(request, version, 6)[4:])
+    payload = frame(request, version, 6)[4:]
+    info = parse_request(payload)
     assert info.partitions == (("out", 2), ("out", 0), ("markers", 0))
+    assert [(topic, payload[start:end]) for topic, start, end in info.record_sets] == [
+        ("out", b"r" * 900), ("out", b""), ("markers", b"m")]
+
+
+def test_a_write_that_copies_a_held_one_s_records_from_another_container_is_a_copy(relay_ports) -> None:
+    """One executor's write to the output held at the gate, another's carrying the same records while it is:
+    the gate records a copy (the speculation rows' evidence), with neither request's records changed."""
+    from suites.unit.test_record_batches import RECORDS, batch
+
+    names = iter(["spark-worker-1", "spark-worker-2"])
+    broker = FakeBroker()
+    gate = KafkaGate(("127.0.0.1", relay_ports[1]), lambda ip: Peer(next(names), "executors", ip),
+                     lambda peer: ("127.0.0.1", broker.port), SECRET)
+    events: list[tuple[str, dict]] = []
+    gate.record = lambda type, **fields: events.append((type, fields))
+    gate.interceptor, gate.outputs, gate.copies = (holding := HoldOn("produce.sent")), {"out"}, CopiedWrites()
+    gate.start()
+    data = ProduceRequest.TopicProduceData
+
+    def write(correlation_id: int, records: bytes) -> bytes:
+        topics = [data(name="out", partition_data=[data.PartitionProduceData(index=0, records=records)])]
+        return frame(ProduceRequest[8](transactional_id=None, acks=-1, timeout_ms=1000, topic_data=topics), 8,
+                     correlation_id)
+
+    try:
+        with socket.create_connection(("127.0.0.1", relay_ports[0]), timeout=5) as first:
+            first.sendall(write(1, batch(RECORDS)))
+            wait_for(lambda: holding.holds)
+            with socket.create_connection(("127.0.0.1", relay_ports[0]), timeout=5) as copy:
+                copy.sendall(write(2, batch(RECORDS, 1, stamp=5)))
+                wait_for(lambda: len(holding.holds) == 2)
+                holding.holds[1].release()
+                assert answer(copy) == 2
+            holding.holds[0].release()
+            assert answer(first) == 1
+    finally:
+        gate.stop()
+    copied = [fields for type, fields in events if type == "write.copied"]
+    assert copied == [{"attempt": "spark-worker-1", "copy": "spark-worker-2", "records": 3}], events
 
 
 def test_a_plain_write_to_the_output_is_produce_sent_as_it_arrives_and_produce_as_answered() -> None:

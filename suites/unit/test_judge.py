@@ -185,7 +185,16 @@ def test_an_unforeseen_error_is_one_line_and_status_3_with_the_traceback_kept(
 
 
 def test_a_speculation_row_where_no_task_ran_twice_is_ineffective() -> None:
-    copied = [*FIRED, EFFECT, {"type": "speculation", "copies": 1, "first": "Marking task 3 ... as speculatable"}]
+    """The copy's evidence is the gate's (another container wrote the stopped attempt's records): what
+    Spark's event log says, which the sink can forge through the driver's JVM, is not enough alone."""
+    copied = [*FIRED, EFFECT, {"type": "write.copied", "attempt": "spark-worker-1", "copy": "spark-worker-2",
+                               "records": 250}]
     assert judge(output(), copied, [FAULT], speculation=True).outcome == PASS
     judgement = judge(output(), [*FIRED, EFFECT], [FAULT], speculation=True)
     assert judgement.outcome == INEFFECTIVE and "no task ran twice" in judgement.summary()
+    said = [*FIRED, EFFECT, {"type": "speculation", "copies": 1, "first": "Marking task 3 ... as speculatable"},
+            {"type": "write.unread", "container": "spark-worker-2", "why": "records compressed with lz4: not read"}]
+    judgement = judge(output(), said, [FAULT], speculation=True)
+    assert judgement.outcome == INEFFECTIVE, judgement.summary()
+    assert "event log says 1 ran, but none wrote them" in judgement.summary()
+    assert "spark-worker-2: records compressed with lz4" in judgement.summary()
