@@ -62,12 +62,14 @@ def describe(event: dict) -> str:
             return f"incomplete: {event.get('reason')}"
         case "query.failed":
             batch = f" in batch {event['batch']}" if event.get("batch") is not None else ""
-            return f"the query failed on its own{batch} (failure {event.get('failure')}): {event.get('detail')}"
+            return (f"the query failed on its own{batch} (failure {event.get('failure')}); the driver's log says: "
+                    f"{event.get('detail')}")
         case "query.restart":
             return f"the supervisor started the query again on its checkpoint ({event.get('detail')})"
         case "task.attempt":
-            return (f"task {event.get('task')}.{event.get('attempt')} in stage {event.get('stage')} on "
-                    f"{event.get('container')} (executor {event.get('executor')}): {event.get('outcome')}")
+            return (f"Spark's event log: task {event.get('task')}.{event.get('attempt')} in stage "
+                    f"{event.get('stage')} on {event.get('container')} (executor {event.get('executor')}): "
+                    f"{event.get('outcome')}")
         case "speculation":
             return (f"Spark's event log says it ran a copy of a slow task ({event.get('copies')} marked "
                     f"speculatable): {event.get('first')}")

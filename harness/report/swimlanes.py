@@ -196,7 +196,7 @@ def _task_attempts(events: list[dict], lanes: list[str], x, y) -> list[str]:  # 
             left, right = x(event["t"]), x(event.get("ended") or last)
             color = "#27ae60" if event.get("outcome") == "finished" else "#7f8c8d"
             title = (f"task {event.get('task')}.{event.get('attempt')} in stage {event.get('stage')}: "
-                     f"{event.get('outcome')}")
+                     f"{event.get('outcome')} (Spark's event log, the driver's word)")
             top, width = y(event["container"]) + LANE - 7, max(right - left, 3)
             parts.append(f'<rect x="{left:.1f}" y="{top}" width="{width:.1f}" height="5" fill="none" '
                          f'stroke="{color}" stroke-width="1.5"><title>{escape(title)}</title></rect>')
@@ -210,7 +210,8 @@ def _query_failures(events: list[dict], lanes: list[str], x, y) -> list[str]:  #
         if event["type"] == "query.failed" and event.get("container") in lanes:
             left, top = x(event["t"]), y(event["container"]) + LANE / 2
             parts.append(f'<path d="M{left - 5:.1f},{top - 5} l10,10 m0,-10 l-10,10" stroke="#c0392b" '
-                         f'stroke-width="2.5"><title>{escape(str(event.get("detail")))}</title></path>')
+                         f'stroke-width="2.5"><title>the driver\'s log says: {escape(str(event.get("detail")))}'
+                         '</title></path>')
     return parts
 
 
