@@ -402,26 +402,11 @@ def test_a_file_whose_dictionary_decodes_past_the_limit_is_refused_undecoded(mon
     assert sum(len(r) for r in rows.file_rows(out.getvalue(), 0, 0, "t")) == 1000
 
 
-def test_a_bomb_s_batch_past_the_bound_is_refused_before_its_cells_are_made() -> None:
-    """The bomb's first batch (655 MiB decoded) is within the bound; its second would pass it, and is
-    refused on its indices alone: pyarrow never holds more than the first batch's cells."""
-    from fixtures.user_sinks.hostile_delta_bomb import PARQUET
-
-    default = pa.default_memory_pool()
-    pool = pa.proxy_memory_pool(default)  # its own peak, whatever ran before in this process
-    pa.set_memory_pool(pool)
-    try:
-        with pytest.raises(ValueError, match="decode to more than"):
-            for _ in rows.file_rows(PARQUET, 0, 0, "t"):
-                pass
-    finally:
-        pa.set_memory_pool(default)
-    assert 0 < pool.max_memory() < rows.MAX_DECODED * 3 // 4
-
-
 def test_a_committed_decompression_bomb_is_the_table_s_corruption_naming_the_file() -> None:
     """The hostile sink's own bomb (fixtures/user_sinks/hostile_delta_bomb.py: 443 bytes, 1.25 GiB decoded),
-    committed beside a good file: refused undecoded, and the table's failure names it."""
+    committed beside a good file: refused undecoded, and the table's failure names it. Its first batch (655
+    MiB decoded) is within the bound; its second would pass it, and is refused on its indices alone:
+    pyarrow never holds more than the first batch's cells."""
     from fixtures.user_sinks.hostile_delta_bomb import BOMB, PARQUET
     from harness.output.commits import TableCorrupt, parsed
 
@@ -430,6 +415,13 @@ def test_a_committed_decompression_bomb_is_the_table_s_corruption_naming_the_fil
     files.write(f"{TABLE}/a.parquet", parquet(["k"], ["v"]))
     files.write(log_path(1), entry(add(BOMB)))
     files.write(f"{TABLE}/{BOMB}", PARQUET)
-    with pytest.raises(TableCorrupt, match="decode to more than") as raised, parsed(TABLE):
-        DeltaTable(files, TABLE).read(lambda batch: None)
+    default = pa.default_memory_pool()
+    pool = pa.proxy_memory_pool(default)  # its own peak, whatever ran before in this process
+    pa.set_memory_pool(pool)
+    try:
+        with pytest.raises(TableCorrupt, match="decode to more than") as raised, parsed(TABLE):
+            DeltaTable(files, TABLE).read(lambda batch: None)
+    finally:
+        pa.set_memory_pool(default)
     assert raised.value.missing == f"{TABLE}/{BOMB}" and raised.value.where == TABLE
+    assert 0 < pool.max_memory() < rows.MAX_DECODED * 3 // 4
