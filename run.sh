@@ -72,8 +72,7 @@ esac
 "$python" -m harness doctor --fix
 case "$job" in  # certify and smoke: the images a Kafka run starts (a table output's servers come with its run)
   test) "$python" -m harness images build  # every image the gate starts, before its tests: none is built inside one
-        "$python" -m harness images build --output iceberg --store s3  # the S3 server's, the REST catalog's
-        "$python" -m harness images build --output paimon --spark 3.5 ;;  # Spark 3.5's: Paimon's and Hudi's gate tests
+        "$python" -m harness images build --output iceberg --store s3 ;;  # the S3 server's, the REST catalog's
   *) "$python" -m harness images build --output kafka ;;
 esac
 case "$job" in

@@ -311,8 +311,8 @@ def test_an_iceberg_blind_append_commits_the_replayed_batch_twice(cluster) -> No
 
 @pytest.mark.spark("3.5")
 def test_a_paimon_blind_append_commits_the_replayed_batch_twice(eo_scenario) -> None:  # type: ignore[no-untyped-def]
-    """Chaos only: the gate has Paimon's replayed commit found in its history (the primary-key test) and a
-    blind append's duplicates caught (Delta's, Iceberg's)."""
+    """Chaos only, as every test on a cluster of Spark 3.5: the gate has a blind append's duplicates caught on
+    Delta and Iceberg."""
     result = eo_scenario(sink="bad_paimon_blind_append", output="paimon", faults=[AT_TABLE_COMMIT], records=RECORDS)
 
     assert_killed_at_the_table_commit(result)
@@ -435,9 +435,10 @@ def assert_spark_reads_the_same_rows(cluster, result: ScenarioResult, format: st
     assert ours == theirs, f"the harness read {sum(ours.values())} rows, Spark {sum(theirs.values())}"
 
 
-@pytest.mark.gate
 @pytest.mark.spark("3.5")
 def test_a_paimon_primary_key_table_is_read_merged_as_spark_reads_it_and_a_replay_is_idempotent(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    """Chaos only, as every test on a cluster of Spark 3.5: in CI it was a third cluster on two cores. The
+    unit tests read a primary-key table Paimon wrote (suites/unit/fixtures/paimon)."""
     result = eo_scenario(sink="paimon_primary_key", output="paimon", faults=[AT_TABLE_COMMIT], records=RECORDS)
 
     assert_killed_at_the_table_commit(result)
