@@ -55,8 +55,9 @@ SPARK_VERSIONS = ("4.0.0", "4.1.1", "3.5.7")
 # Spark 4.0; its Spark 4.1 jar before 4.4.0 calls Spark 4.1.0's internals, which 4.1.2 and later lack.
 DELTA_VERSIONS = {"4.0": "4.0.1", "4.1": "4.4.0", "3.5": "3.3.2"}
 # Apache Iceberg's Spark runtime for each Spark line, the default first: a run picks one with --iceberg.
-# 1.10.1 stays: suites/test_upstream.py reproduces bugs that 1.10.2 fixes.
-ICEBERG_VERSIONS = {"4.0": ("1.11.0", "1.10.1"), "4.1": ("1.12.0", "1.11.0"), "3.5": ("1.10.1",)}
+# 1.10.1 stays: suites/test_upstream.py reproduces bugs that 1.10.2 fixes; so do 1.9.1 and 1.9.2 on Spark 3.5
+# (apache/iceberg#13352, fixed in 1.9.2; Iceberg's Spark 4.0 runtime starts at 1.10.0).
+ICEBERG_VERSIONS = {"4.0": ("1.11.0", "1.10.1"), "4.1": ("1.12.0", "1.11.0"), "3.5": ("1.10.1", "1.9.2", "1.9.1")}
 KAFKA_ENV = "HARNESS_KAFKA"
 SPARK_ENV = "HARNESS_SPARK"
 ICEBERG_ENV = "HARNESS_ICEBERG"

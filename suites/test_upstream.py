@@ -21,7 +21,14 @@ apache/iceberg#14583 (a commit that landed, retried, its 409 taken for a conflic
 committed snapshot's manifest list; #15511, in 1.10.2 and 1.11.0, cleans up from the refreshed table): a 503
 with Retry-After answered to an applied commit makes Iceberg's HTTP client send the commit again, the catalog
 answers 409, and the append's retry finds its snapshot in the refreshed table. Run with Spark's own Iceberg
-streaming sink on 1.10.1 (the table left without its live snapshot's manifest list) and 1.11.0 (exactly-once)."""
+streaming sink on 1.10.1 (the table left without its live snapshot's manifest list) and 1.11.0 (exactly-once).
+apache/iceberg#13352 (fixed in 1.9.2; #12818 had made Iceberg's HTTP client retry a request answered 502 or
+504, a commit's POST included): a 502 answered to a REST commit that had landed makes Iceberg 1.9.1's client
+send the commit again, the catalog answers 409, and the cleanup deletes the live snapshot's manifest list, as
+apache/iceberg#14583 does after a 503 with Retry-After. Run with Spark's own Iceberg streaming sink on Spark
+3.5 (Iceberg's Spark 4.0 runtime starts at 1.10.0) with Iceberg 1.9.1 (the table left corrupt) and 1.9.2 (the
+502 fails the batch, whose replay is skipped: exactly-once).
+"""
 
 from __future__ import annotations
 
@@ -67,6 +74,12 @@ def iceberg_15050(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def
     [created, answered] = [e for e in result.events("point") if e["point"] == "catalog.commit"][:2]
     assert created["tables"][0]["creates"] and answered["status"] == 200, (created, answered)  # applied
     return result
+
+
+def commit_answers(result: ScenarioResult) -> list:
+    """The REST catalog's answers to the commits, in order."""
+    return [e.get("status") for e in result.events("point") if e["point"] == "catalog.commit"
+            and e.get("phase") == "response"]
 
 
 def assert_manifest_list_deleted(result: ScenarioResult, issue: str) -> dict:
@@ -145,8 +158,7 @@ def iceberg_14583(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def
     result = eo_scenario(sink="iceberg_streaming", output="iceberg", store="s3", faults=[RETRIED_COMMIT],
                          records=RECORDS, engine_read=True)
     assert_fired_with_effect(result, RETRIED_COMMIT)
-    answers = [e.get("status") for e in result.events("point") if e["point"] == "catalog.commit"
-               and e.get("phase") == "response"]
+    answers = commit_answers(result)
     assert 409 in answers, f"the client did not send the applied commit again: the catalog answered {answers}"
     return result
 
@@ -165,4 +177,38 @@ def test_iceberg_14583_is_fixed_in_1_11_0_the_retried_commit_keeps_its_snapshot(
     result = iceberg_14583(eo_scenario)
 
     assert result.to_dict()["versions"]["iceberg"] == "1.11.0"
+    assert result.exactly_once, result.summary()
+
+
+RETRIED_ON_502 = "fail:sender@catalog.commit#2/502"  # batch 0's append, after the CREATE
+
+
+def iceberg_13352(eo_scenario) -> ScenarioResult:  # type: ignore[no-untyped-def]
+    """Spark's Iceberg streaming sink into the run's REST catalog on S3; the catalog applies batch 0's commit
+    and the gate answers 502 in its place."""
+    result = eo_scenario(sink="iceberg_streaming", output="iceberg", store="s3", faults=[RETRIED_ON_502],
+                         records=RECORDS)
+    assert_fired_with_effect(result, RETRIED_ON_502)
+    return result
+
+
+@pytest.mark.spark("3.5")
+@pytest.mark.iceberg("1.9.1")
+def test_iceberg_13352_in_1_9_1_a_commit_retried_after_a_502_deletes_the_live_snapshot_s_manifest_list(  # type: ignore[no-untyped-def]
+        eo_scenario) -> None:
+    result = iceberg_13352(eo_scenario)
+
+    assert result.to_dict()["versions"]["iceberg"] == "1.9.1"
+    assert 409 in commit_answers(result), f"the client did not send the commit again: {commit_answers(result)}"
+    assert_manifest_list_deleted(result, "apache/iceberg#13352")
+
+
+@pytest.mark.spark("3.5")
+@pytest.mark.iceberg("1.9.2")
+def test_iceberg_13352_is_fixed_in_1_9_2_the_502_fails_the_batch_and_its_replay_is_skipped(eo_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = iceberg_13352(eo_scenario)
+
+    assert result.to_dict()["versions"]["iceberg"] == "1.9.2"
+    assert 409 not in commit_answers(result), commit_answers(result)
+    assert result.events("query.failed"), "the 502 did not fail the batch"
     assert result.exactly_once, result.summary()

@@ -91,7 +91,7 @@ def checked_store(output: str, where: str, stack: versions.Stack | None = None) 
     """Where the output's table lives (the `store` setting), checked before a cluster starts."""
     if where not in store(output).stores:
         raise BadInput(f"output {output} lives on {' or '.join(store(output).stores)} only, not --store {where}")
-    why = object_store.unsupported(stack or versions.stack()) if where == "s3" else None
+    why = object_store.unsupported(stack or versions.stack(), output) if where == "s3" else None
     if why:
         raise BadInput(f"--store s3: {why}")
     return where

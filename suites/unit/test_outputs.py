@@ -12,7 +12,7 @@ from harness.errors import BadInput
 from harness.output import object_store
 from harness.output.delta import artifact
 from harness.output.registry import LOCATIONS, NAMES, store, stores
-from harness.run.session import checked_output
+from harness.run.session import checked_output, checked_store
 from harness.subject.code_spec import resolve_sink
 from harness.versions import ICEBERG_VERSIONS, SPARK_VERSIONS, Stack
 
@@ -43,7 +43,22 @@ def test_every_spark_4_line_runs_the_delta_and_iceberg_outputs_on_the_volume_and
         for release in ICEBERG_VERSIONS[stack.line]:
             asked = Stack(stack.kafka, stack.spark, release)
             assert not store("delta").unsupported(asked) and not store("iceberg").unsupported(asked), asked
-            assert object_store.unsupported(asked) is None and object_store.s3a_jars(asked), asked
+            assert object_store.unsupported(asked, "delta") is None and object_store.s3a_jars(asked), asked
+
+
+def test_iceberg_lives_on_s3_on_every_line_it_has_a_runtime_for_and_delta_where_s3a_is_known() -> None:
+    """Iceberg writes S3 with its own S3FileIO (its aws bundle in every image); Delta through Hadoop's S3A."""
+    for line, releases in ICEBERG_VERSIONS.items():
+        stack = next(s for s in STACKS if s.line == line)
+        for release in releases:
+            asked = Stack(stack.kafka, stack.spark, release)
+            assert object_store.unsupported(asked, "iceberg") is None, asked
+            assert f"org.apache.iceberg:iceberg-aws-bundle:{release}" in store("iceberg").jars(asked)
+    spark_3 = next(s for s in STACKS if s.line == "3.5")
+    assert "no S3A client" in (object_store.unsupported(spark_3, "delta") or "")
+    with pytest.raises(BadInput, match="no S3A client"):
+        checked_store("delta", "s3", spark_3)
+    assert checked_store("iceberg", "s3", spark_3) == "s3"
 
 
 def test_delta_s_jar_is_named_by_the_spark_line_from_delta_4_1_on() -> None:

@@ -71,8 +71,7 @@ class IcebergStore:
         if release is None:
             return ()
         runtime = f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{release}"
-        aws = () if object_store.unsupported(stack) else (f"org.apache.iceberg:iceberg-aws-bundle:{release}",)
-        return (runtime, *aws)  # S3FileIO, where tables may live on S3
+        return runtime, f"org.apache.iceberg:iceberg-aws-bundle:{release}"  # S3FileIO, for tables on S3
 
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API
