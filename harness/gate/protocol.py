@@ -57,22 +57,27 @@ class RequestInfo:
     record_sets: tuple[tuple[str, int, int], ...] = ()  # Produce: (topic, start, end) of each partition's records
 
 
-def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+def uvarint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """An unsigned varint (Kafka's compact lengths, and a record's fields before their zigzag), at most 10
+    bytes; a ValueError past the data's end or that bound."""
     value = shift = 0
-    while True:
+    for _ in range(10):
+        if pos >= len(data):
+            raise ValueError("a varint runs past its data")
         byte = data[pos]
         pos += 1
         value |= (byte & 0x7F) << shift
         if byte < 0x80:
             return value, pos
         shift += 7
+    raise ValueError("a varint of more than 10 bytes")
 
 
 def _skip_tagged_fields(data: bytes, pos: int) -> int:
-    count, pos = _uvarint(data, pos)
+    count, pos = uvarint(data, pos)
     for _ in range(count):
-        _, pos = _uvarint(data, pos)
-        size, pos = _uvarint(data, pos)
+        _, pos = uvarint(data, pos)
+        size, pos = uvarint(data, pos)
         pos += size
     return pos
 
@@ -141,7 +146,7 @@ def _produce_body(payload: bytes, pos: int, api_version: int) -> tuple[str | Non
         for _ in range(partitions):
             (index,) = struct.unpack_from(">i", payload, pos)
             if flexible:
-                size, start = _uvarint(payload, pos + 4)
+                size, start = uvarint(payload, pos + 4)
                 pos = start + max(size - 1, 0)
                 written.append((topic, index, start, pos))
                 pos = _skip_tagged_fields(payload, pos)
@@ -157,7 +162,7 @@ def _produce_body(payload: bytes, pos: int, api_version: int) -> tuple[str | Non
 def _string(payload: bytes, pos: int, flexible: bool) -> tuple[str | None, int]:
     """A nullable string: compact (uvarint length + 1) in flexible versions, else int16 length."""
     if flexible:
-        length, pos = _uvarint(payload, pos)
+        length, pos = uvarint(payload, pos)
         length -= 1
     else:
         (length,) = struct.unpack_from(">h", payload, pos)
@@ -170,7 +175,7 @@ def _string(payload: bytes, pos: int, flexible: bool) -> tuple[str | None, int]:
 def _count(payload: bytes, pos: int, flexible: bool) -> tuple[int, int]:
     """An array's length: compact (uvarint length + 1) in flexible versions, else int32."""
     if flexible:
-        count, pos = _uvarint(payload, pos)
+        count, pos = uvarint(payload, pos)
         return max(count - 1, 0), pos
     (count,) = struct.unpack_from(">i", payload, pos)
     return max(count, 0), pos + 4

@@ -300,12 +300,12 @@ class KafkaGate:
                 copies.unread.add((peer.container, str(error)))
                 self.record("write.unread", container=peer.container, why=str(error))
             return
-        stopped = self.paused | {hold.event.peer.container for hold in self.holds
-                                 if not hold.settled and hold.event.peer.role == "executors"}
+        stopped = self.paused | {hold.event.peer.container for hold in self.open_holds()
+                                 if hold.event.peer.role == "executors"}
+        was_full = copies.full
         for (attempt, copy), records in copies.written(peer.container, prints, stopped).items():
             self.record("write.copied", attempt=attempt, copy=copy, records=records)
-        if copies.full and not copies.unread:
-            copies.unread.add(("", "full"))
+        if copies.full and not was_full:
             self.record("write.unread", container=peer.container,
                         why=f"past {copies.limit:,} records written, the later ones are not compared")
 

@@ -17,6 +17,8 @@ import hashlib
 import struct
 import zlib
 
+from harness.gate.protocol import uvarint
+
 HEADER = 61  # a batch's fixed fields, up to and including its record count
 MAGIC_AT, ATTRIBUTES_AT, COUNT_AT = 16, 21, 57
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -102,15 +104,6 @@ def _bytes(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A zigzag varint (a record's fields), at most 10 bytes."""
-    value = shift = 0
-    for _ in range(10):
-        if pos >= len(data):
-            raise ValueError("a varint runs past its record batch")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (value >> 1) ^ -(value & 1), pos
-        shift += 7
-    raise ValueError("a varint of more than 10 bytes")
+    """A zigzag varint (a record's fields)."""
+    value, pos = uvarint(data, pos)
+    return (value >> 1) ^ -(value & 1), pos
