@@ -21,8 +21,8 @@ from harness.errors import BadInput, HarnessError
 from harness.explore.coverage import CoverageStore
 from harness.explore.explorer import BaselineFailed, explore
 from harness.explore.findings import Finding, FindingsIndex
+from harness.output.registry import NAMES, stores
 from harness.output.registry import store as output_store
-from harness.output.registry import stores
 from harness.progress import say
 from harness.report.folders import run_report_dir
 from harness.run.session import checked_store, session
@@ -44,7 +44,7 @@ class Cell:
 
     @property
     def name(self) -> str:
-        where = "" if self.output == "kafka" else f" on {self.store}"
+        where = f" on {self.store}" if output_store(self.output).table else ""
         release = f"Spark {self.spark}" + (f", Iceberg {self.iceberg}" if self.iceberg else "")
         return f"{self.sink} into {self.output}{where}, {release}"
 
@@ -63,7 +63,12 @@ class CellOutcome:
 def reference_sinks(output: str) -> list[str]:
     """The catalog's sinks that write `output` and are not known to be bad."""
     return [name for name in catalog("sink") if not name.startswith("bad_")
-            and (resolve_sink(name).output or "kafka") == output]
+            and written_by(name) == output]
+
+
+def written_by(sink: str) -> str:
+    """The output a sink writes: its own (its OUTPUT), else the default output."""
+    return resolve_sink(sink).output or NAMES[0]
 
 
 def releases(output: str, where: str) -> list[versions.Stack]:
@@ -93,7 +98,7 @@ def plan(outputs: list[str], where: list[str], sinks: list[str], per_output: int
             raise BadInput(f"--outputs: no output '{output}' (known: {', '.join(known)})")
     cells = []
     for output in outputs:
-        chosen = [s for s in sinks if (resolve_sink(s).output or "kafka") == output] if sinks else \
+        chosen = [s for s in sinks if written_by(s) == output] if sinks else \
             reference_sinks(output)
         for place in where:
             for stack in releases(output, place)[:per_output]:
