@@ -8,11 +8,11 @@ were planned and committed.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from typing import Protocol
 
 from harness.history import History
+from harness.run.poller import Poller
 
 STATE_FILES = (".delta", ".snapshot", ".zip", ".changelog")
 
@@ -115,25 +115,18 @@ class BatchWatcher:
     def __init__(self, folder: CheckpointFolder, history: History, interval: float = 0.2) -> None:
         self.folder = folder
         self.history = history
-        self.interval = interval
         self.listeners: list[Callable[[dict], None]] = []
         self._seen: dict[str, set[int]] = {"batch.planned": set(), "batch.committed": set(),
                                            "state.committed": set()}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="batch-watcher", daemon=True)
+        self._poller = Poller("batch-watcher", interval, self.poll)
 
     def start(self) -> BatchWatcher:
-        self._thread.start()
+        self._poller.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
+        self._poller.stop()
         self.poll()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.poll()
 
     def poll(self) -> None:
         folder = self.folder

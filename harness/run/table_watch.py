@@ -32,6 +32,7 @@ from harness.gate.s3_requests import S3_PUT
 from harness.history import History
 from harness.output.commits import Commit, TableCorrupt
 from harness.run.checkpoint import CheckpointFolder, whole_number
+from harness.run.poller import Poller
 
 POINT = "table.committed"
 HELD_WITHIN_S = 2.0  # a new version's hold is said this soon after it, or it came before the driver held
@@ -218,26 +219,19 @@ class TableWatcher:
         self.folder = folder
         self.history = history
         self.on_commit = on_commit
-        self.interval = interval
         self.seen: set[int] = set()
         self.attributed: dict[int, int] = {}  # version -> the batch Spark ran when it committed (it named none)
         self._planned_ms: dict[int, int] = {}
         self._first_seen: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="table-watcher", daemon=True)
+        self._poller = Poller("table-watcher", interval, self.poll)
 
     def start(self) -> TableWatcher:
-        self._thread.start()
+        self._poller.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
+        self._poller.stop()
         self.poll(final=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.poll()
 
     def poll(self, final: bool = False) -> None:
         try:

@@ -3,13 +3,13 @@ writer held before it heard (harness.output.postgres.table), while Spark's `comm
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from harness.history import History
 from harness.run.checkpoint import CheckpointFolder
+from harness.run.poller import Poller
 from harness.run.table_watch import POINT
 
 
@@ -64,25 +64,17 @@ class PostgresCommitWatcher:
         self.folder = folder
         self.history = history
         self.on_commit = on_commit
-        self.interval = interval
         self.attributed: dict[int, int] = {}  # every transaction names its batch (its rows' batch_id)
         self.seen: set[tuple[int, int | None]] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="postgres-commit-watcher", daemon=True)
+        self._poller = Poller("postgres-commit-watcher", interval, self.poll)
 
     def start(self) -> PostgresCommitWatcher:
-        self._thread.start()
+        self._poller.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
+        self._poller.stop()
         self.table.stop_holding()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.poll()
 
     def _role(self, pid: int) -> str:
         try:
