@@ -9,6 +9,7 @@ from harness.client.reader import CommittedReader, ReadResult
 from harness.client.records import Record
 from harness.output.base import EngineSource, Hold, Output, Place, Watcher
 from harness.output.commits import Commit, State
+from harness.output.store_defaults import StoreDefaults
 
 
 class KafkaTopic:
@@ -58,20 +59,14 @@ class KafkaTopic:
         return {}, {}  # a topic keeps no versions
 
 
-class KafkaStore:
+class KafkaStore(StoreDefaults):
     """Kafka as a store: nothing to add to the images, its commit points are the gate's (harness.faults.space)."""
 
     name = "kafka"
     label = "Kafka"
     table = False
     state_tables = False
-    points: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    stores = ("volume",)
     description = "kafka (the output topic, read_committed)"
-
-    def unsupported(self, stack: object) -> str | None:
-        return None
 
     def versions(self, stack: object) -> dict[str, tuple[str, str]]:
         return {}  # the brokers' version is the run's own
@@ -79,17 +74,8 @@ class KafkaStore:
     def jars(self, stack: object) -> tuple[str, ...]:
         return ()  # Spark's Kafka connector is in every image
 
-    def wheels(self, stack: object) -> tuple[str, ...]:
-        return ()
-
-    def images(self, where: str) -> tuple[str, ...]:
-        return ()  # the cluster's Kafka
-
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {}  # a Kafka sink's points are drawn from its kind (harness.faults.space.Observation.assumed)
-
-    def fault_classes(self, seen: object) -> list:
-        return []
 
     def output(self, place: Place) -> Output:
         return KafkaTopic(place.bootstrap, place.topic)

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 
 # Lowest first. A module belongs to the first entry whose prefix names it or its package.
-# the output role itself (harness.output.base), and where tables may live (harness.output.object_store's
-# pins); every other module under harness.output is a store's
-OUTPUT_ROLE = ("harness.output", "harness.output.base", "harness.output.commits", "harness.output.rows",
-               "harness.output.parquet_pages", "harness.output.orc_child", "harness.output.registry",
-               "harness.output.object_store")
+# the output role itself (harness.output.base, a store's defaults), and where tables may live
+# (harness.output.object_store's pins); every other module under harness.output is a store's
+OUTPUT_ROLE = ("harness.output", "harness.output.base", "harness.output.store_defaults", "harness.output.commits",
+               "harness.output.rows", "harness.output.parquet_pages", "harness.output.orc_child",
+               "harness.output.registry", "harness.output.object_store")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("driver", ("harness.driver", "harness.images")),  # inside the Spark containers (and their images' builds)
     ("base", ("harness", "harness.errors", "harness.versions", "harness.history", "harness.progress",

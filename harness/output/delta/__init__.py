@@ -9,6 +9,7 @@ from harness import versions
 from harness.output import object_store
 from harness.output.base import Output, Place
 from harness.output.object_store import s3a_jars
+from harness.output.store_defaults import StoreDefaults
 
 if TYPE_CHECKING:
     from harness.faults.space import FaultClass, Observation
@@ -28,12 +29,11 @@ def artifact(stack: Stack, delta: str) -> str:
     return f"io.delta:{name}:{delta}"
 
 
-class DeltaStore:
+class DeltaStore(StoreDefaults):
     name = "delta"
     label = "Delta Lake"
     table = True
     state_tables = True
-    points: tuple[str, ...] = ()
     aliases = ("s3",)  # harness.output.object_store.server.ALIAS: the harness's tunnel reaches it
     stores = ("volume", "s3")
     description = "delta (a Delta table on the run's volume, its latest snapshot and its log)"

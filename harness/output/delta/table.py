@@ -12,22 +12,16 @@ value column of a Parquet file in C (no JVM, no Spark batch job in a container: 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
-from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
+from harness.output.base import EngineSource, Hold
 from harness.output.commits import Commit, Files, State, decoded, table_file
 from harness.output.delta import deletion_vectors
 from harness.output.delta.log import LOG, VERSION_FILE, DeltaLog, Snapshot, versions
+from harness.output.file_table import FileTable, state_of
 from harness.output.rows import file_rows, read_files
-
-if TYPE_CHECKING:
-    from harness.history import History
-    from harness.run.checkpoint import CheckpointFolder
-    from harness.run.table_watch import GateHolds
-
 
 # Delta Lake's SQL extension and catalog (its jars are in the image): a session needs them for Delta's
 # commands (MERGE, DESCRIBE HISTORY) and its catalog tables; format("delta") alone would not.
@@ -40,31 +34,31 @@ def table_path(checkpoint: str) -> str:
     return f"{checkpoint}-table"
 
 
-class DeltaTable:
+class DeltaTable(FileTable):
     """The scenario's table (the context's `table_path`): at `path` of `files` (the run's volume through the
     relay, or its S3 server's bucket), which Spark names `uri` with `settings` of its own (S3A's, through the
     gate; `direct`: the same past it, for the harness's own read by Spark)."""
 
     name = "delta"
+    label = "Delta"
+    commits_folder, commit_file = LOG, VERSION_FILE
     unit = "table version"  # what one of its commits is, in explanations
-    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
     keyed = False  # its log table's commits append rows (a state table is the sink's to declare)
 
     def __init__(self, files: Files, path: str, uri: str | None = None, settings: dict[str, str] | None = None,
                  direct: dict[str, str] | None = None) -> None:
-        self.files = files
-        self.where = path
-        self.uri = uri or path
+        super().__init__(files, path)
+        self.uri = uri or self.where
         self.settings = settings or {}
         self.direct = direct or {}
-        self.log = DeltaLog(files, path)
-        self.versions: list[int] = []  # partition (a file of the snapshot) -> the version that added it
+        self.log = DeltaLog(files, self.where)
         self.paths: list[str] = []  # partition -> its data file, where the files are (harness.output.commits.Files)
         self._history: list[Commit] | None = None
 
     def prepare(self) -> None:
-        """Nothing to make (the sink's first write creates the table); a table already there is refused."""
-        if self.log.listing():
+        """Nothing to make (the sink's first write creates the table); a table already there (its log) is
+        refused."""
+        if self.listing():
             raise BadInput(f"Delta table {self.where} already exists: each scenario writes a table of its own")
 
     def context(self) -> dict[str, object]:
@@ -76,25 +70,16 @@ class DeltaTable:
     def engine_source(self) -> EngineSource | None:
         """By its path: on the volume, or at `s3a://` from the S3 server directly."""
         if self.uri == self.where:
-            return EngineSource("delta", self.where, self.spark_settings())
+            return super().engine_source()
         return EngineSource("delta", self.uri, {**SESSION, **self.direct}, infrastructure=True)
 
     def hold(self) -> Hold | None:
         """On the volume the driver is held as each log entry appears; an object store has no folder to watch."""
-        if self.uri != self.where:
-            return None
-        return Hold(f"{self.where}/{LOG}", VERSION_FILE.pattern, holds_folder(self.where))
-
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
-              at_gate: GateHolds | None) -> Watcher | None:
-        from harness.run.table_watch import DriverHolds, TableWatcher
-
-        holds = DriverHolds(self.files, holds_folder(self.where)) if self.hold() is not None else at_gate
-        return TableWatcher(self, holds, folder, history, on_commit).start()
+        return super().hold() if self.uri == self.where else None
 
     def versions_now(self) -> list[int]:
         """The log's versions so far, in order (its table.committed watcher polls them)."""
-        return versions(self.log.listing())
+        return versions(self.listing())
 
     def commit(self, version: int) -> Commit:
         return self.log.commit(version)
@@ -107,7 +92,7 @@ class DeltaTable:
         if snapshot is None:
             raise BadInput(f"the sink wrote no Delta table at {self.where} (looked for {self.where}/_delta_log/ "
                            "on the run's volume): write to the context's table_path")
-        self.versions = [version for version, _ in snapshot.files]
+        self.added_by = [version for version, _ in snapshot.files]
         self.paths = [self.log.data_path(path) for _, path in snapshot.files]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
         files = snapshot.files
@@ -131,27 +116,16 @@ class DeltaTable:
         """The table as of `version`: each key's values (one for a state table that keeps one row per
         key), to tell a batch's repeat that changed nothing from one applied again."""
         snapshot = self.log.snapshot(upto=version)
-        state: dict[bytes | None, list[bytes | None]] = {}
         if snapshot is None:
-            return state
-        for partition, (_, path) in enumerate(snapshot.files):
-            for batch in self._batches(snapshot, partition, path, 0):
-                for row in batch:
-                    state.setdefault(row.key(), []).append(row.value())
-        return state
-
-    def change_of(self, version: int) -> tuple[State, State]:
-        """The table as of the version before `version` and as of `version` (a version is a whole snapshot)."""
-        return self.state_at(version - 1), self.state_at(version)
+            return {}
+        return state_of((batch.keys, batch.values) for partition, (_, path) in enumerate(snapshot.files)
+                        for batch in self._batches(snapshot, partition, path, 0))
 
     def commits(self) -> list[Commit]:
         """Every version of the log, read once (the read places its rows by their versions' times)."""
         if self._history is None:
             self._history = self.log.history()
         return self._history
-
-    def commit_of(self, partition: int) -> int | None:
-        return self.versions[partition]
 
     def file_of(self, partition: int) -> str | None:
         return self.paths[partition] if self.uri.startswith("s3a://") else None

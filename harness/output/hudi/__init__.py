@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.output.base import Output, Place
+from harness.output.store_defaults import StoreDefaults
 
 if TYPE_CHECKING:
-    from harness.output.base import FaultClass, Observation
     from harness.versions import Stack
 
 RELEASES = {"3.5": "1.2.0"}  # Hudi's Spark bundle for each Spark line it has one for here
@@ -26,14 +26,11 @@ def table_path(checkpoint: str) -> str:
     return f"{checkpoint}-table"
 
 
-class HudiStore:
+class HudiStore(StoreDefaults):
     name = "hudi"
     label = "Apache Hudi"
     table = True
     state_tables = True
-    points: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    stores = ("volume",)
     description = ("hudi (a copy-on-write or merge-on-read Hudi table on the run's volume, its timeline and "
                    "latest file slices, merged; Spark 3.5)")
 
@@ -50,17 +47,8 @@ class HudiStore:
         return (f"org.apache.hudi:hudi-spark{stack.line}-bundle_{stack.scala}:{RELEASES[stack.line]}",) \
             if stack.line in RELEASES else ()
 
-    def wheels(self, stack: Stack) -> tuple[str, ...]:
-        return ()  # a sink writes through Spark's own API
-
-    def images(self, where: str) -> tuple[str, ...]:
-        return ()  # its table on the volume needs no server
-
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Hudi's Spark writes complete on the driver
-
-    def fault_classes(self, seen: Observation) -> list[FaultClass]:
-        return []  # its one point, the table's commit, is every table's (harness.faults.space)
 
     def output(self, place: Place) -> Output:
         from harness.output.hudi.table import HudiTable

@@ -35,21 +35,15 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
-from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, decoded, table_file
+from harness.output.file_table import FileTable, state_of
 from harness.output.hudi.merge import Slice, merged_slices
 from harness.output.rows import file_rows, read_files
-
-if TYPE_CHECKING:
-    from harness.history import History
-    from harness.output.base import CheckpointFolder
-    from harness.run.table_watch import GateHolds
 
 META = ".hoodie"
 TIMELINE = f"{META}/timeline"
@@ -110,17 +104,17 @@ def parse_commit(name: str, data: bytes) -> tuple[Commit, set[Group]]:
                   rewrite=metadata.get("operationType") in REWRITES), replaced
 
 
-class HudiTable:
-    """The scenario's table (its folder on the volume)."""
+class HudiTable(FileTable):
+    """The scenario's table (its folder on the volume); a partition's version (`added_by`) is the instant
+    that wrote its base file."""
 
     name = "hudi"
+    label = "Hudi"
+    commits_folder, commit_file = TIMELINE, INSTANT_FILE
     unit = "commit"  # what one of its commits is, in explanations: a completed instant
-    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
 
     def __init__(self, files: Files, path: str) -> None:
-        self.files = files
-        self.where = path.rstrip("/")
-        self.instants: list[int] = []  # partition (a base file) -> the instant that wrote it
+        super().__init__(files, path)
         self._commits: dict[int, tuple[Commit, set[Group]]] = {}  # a completed instant's file never changes
         self._local: tempfile.TemporaryDirectory[str] | None = None  # a merge-on-read table's copy, for hudi-rs
 
@@ -130,15 +124,6 @@ class HudiTable:
         row is an idempotent repeat (harness.output.base.Output.keyed)."""
         return any(commit.operation in UPSERTS for commit in self.commits())
 
-    def listing(self) -> list[str]:
-        """The names in the timeline folder (none when the table was never written)."""
-        return [name for name in self.files.walk(f"{self.where}/{TIMELINE}") if "/" not in name]
-
-    def prepare(self) -> None:
-        """Nothing to make (the sink's first write creates the table); a table already there is refused."""
-        if self.files.walk(self.where):
-            raise BadInput(f"Hudi table {self.where} already exists: each scenario writes a table of its own")
-
     def context(self) -> dict[str, object]:
         return {"table_path": self.where}
 
@@ -146,19 +131,6 @@ class HudiTable:
         from harness.output.hudi import SESSION
 
         return SESSION
-
-    def engine_source(self) -> EngineSource | None:
-        return EngineSource("hudi", self.where, self.spark_settings())
-
-    def hold(self) -> Hold | None:
-        return Hold(f"{self.where}/{TIMELINE}", INSTANT_FILE.pattern, holds_folder(self.where))
-
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
-              at_gate: GateHolds | None) -> Watcher | None:
-        from harness.run.table_watch import DriverHolds, TableWatcher
-
-        return TableWatcher(self, DriverHolds(self.files, holds_folder(self.where)), folder, history,
-                            on_commit).start()
 
     def versions_now(self) -> list[int]:
         """The completed writes so far, in order (its table.committed watcher polls them)."""
@@ -180,12 +152,6 @@ class HudiTable:
         """Every completed write still in the active timeline (an archived one is not), in order."""
         found = completed(self.listing())
         return [self._parsed(version, found)[0] for version in found]
-
-    def commit_of(self, partition: int) -> int | None:
-        return self.instants[partition]
-
-    def file_of(self, partition: int) -> str | None:
-        return None
 
     def _properties(self) -> dict[str, str]:
         """hoodie.properties (Java properties); a table the harness cannot read is refused."""
@@ -248,7 +214,7 @@ class HudiTable:
         if self.merge_on_read:
             return self._read_merged(on_batch)
         slices = self._slices()
-        self.instants = [version for version, _ in slices]
+        self.added_by = [version for version, _ in slices]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
         return read_files(len(slices), lambda p: self._batches(p, slices[p][1], committed_ms.get(slices[p][0], 0)),
                           on_batch)
@@ -261,21 +227,16 @@ class HudiTable:
                                                     f"Hudi table {self.where}"))
 
     def state_at(self, version: int) -> State:
-        """The table as of instant `version` (empty before the first): each key's values."""
-        state: State = {}
+        """The table as of instant `version` (empty before the first): each key's values. An instant time is
+        an int: as of `version - 1` (change_of's before) is as of every instant before `version`."""
         if self.merge_on_read:
-            columns = [(keys, values) for _, keys, values in self._merged_slices(version)]
-        else:
-            columns = [(batch.keys, batch.values) for partition, (_, path) in enumerate(self._slices(upto=version))
-                       for batch in self._batches(partition, path, 0)]
-        for keys, values in columns:
-            for key, value in zip(keys, values, strict=True):
-                state.setdefault(key, []).append(value)
-        return state
+            return state_of((keys, values) for _, keys, values in self._merged_slices(version))
+        return state_of((batch.keys, batch.values) for partition, (_, path) in enumerate(self._slices(upto=version))
+                        for batch in self._batches(partition, path, 0))
 
     def _read_merged(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         slices = self._merged_slices(None)
-        self.instants = [instant for instant, _, _ in slices]
+        self.added_by = [instant for instant, _, _ in slices]
         committed_ms = {c.version: c.timestamp_ms for c in self.commits()}
         return read_files(len(slices), lambda p: iter([Records.run(p, 0, slices[p][1], slices[p][2],
                                                                    committed_ms.get(slices[p][0], 0))]), on_batch)
@@ -297,8 +258,3 @@ class HudiTable:
                 with open(target, "wb") as file:
                     file.write(self.files.read_bytes(f"{self.where}/{name}"))
         return self._local.name
-
-    def change_of(self, version: int) -> tuple[State, State]:
-        """The table as of the instant before `version` and as of `version` (an instant time is an int: every
-        instant before `version` is at most `version - 1`)."""
-        return self.state_at(version - 1), self.state_at(version)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from harness.output import object_store, postgres
 from harness.output.base import Output, Place
+from harness.output.store_defaults import StoreDefaults
 from harness.versions import ICEBERG_VERSIONS
 
 if TYPE_CHECKING:
@@ -46,12 +47,11 @@ def session_settings(checkpoint: str) -> dict[str, str]:
             f"spark.sql.catalog.{CATALOG}.warehouse": warehouse(checkpoint)}
 
 
-class IcebergStore:
+class IcebergStore(StoreDefaults):
     name = "iceberg"
     label = "Apache Iceberg"
     table = True
     state_tables = True
-    points: tuple[str, ...] = ()
     aliases = ("catalog", "s3")  # harness.output.iceberg.rest.ALIAS and the S3 server's: the harness's tunnels
     stores = ("volume", "s3")
     description = ("iceberg (an Iceberg table in a Hadoop catalog on the run's volume, or with --store s3 in a "
@@ -72,9 +72,6 @@ class IcebergStore:
             return ()
         runtime = f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{release}"
         return runtime, f"org.apache.iceberg:iceberg-aws-bundle:{release}"  # S3FileIO, for tables on S3
-
-    def wheels(self, stack: Stack) -> tuple[str, ...]:
-        return ()  # a sink writes through Spark's own API
 
     def images(self, where: str) -> tuple[str, ...]:
         return REST_IMAGES if where == "s3" else ()  # the Hadoop catalog on the volume needs no server

@@ -32,17 +32,14 @@ from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
-from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, TableCorrupt, decoded, table_file
+from harness.output.file_table import CatalogTable, state_of
+from harness.output.iceberg import IDENTIFIER, session_settings
 from harness.output.iceberg.deletes import position_deletes
 from harness.output.rows import file_columns, file_rows, read_files
 
 if TYPE_CHECKING:
     from pyiceberg.table.metadata import TableMetadata
-
-    from harness.history import History
-    from harness.output.base import CheckpointFolder
-    from harness.run.table_watch import GateHolds
 
 METADATA = "metadata"
 VERSION_FILE = re.compile(r"^v([0-9]+)\.metadata\.json$")  # ASCII digits: HadoopTableOperations' own names
@@ -119,57 +116,28 @@ class LiveFile(NamedTuple):
     deleted: frozenset[int] = frozenset()
 
 
-class IcebergTable:
+class IcebergTable(CatalogTable):
     """The scenario's Iceberg table: its folder in the warehouse (`<warehouse>/<namespace>/<table>`)."""
 
     name = "iceberg"
+    label = "Iceberg"
+    commits_folder, commit_file = METADATA, VERSION_FILE
+    identifier, catalog_settings = IDENTIFIER, staticmethod(session_settings)
     unit = "table version"  # what one of its commits is, in explanations
-    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
     keyed = False  # its log table's commits append rows (a state table is the sink's to declare)
 
     path_of = staticmethod(volume_path)  # where a location the metadata names is, in `files`
 
     def __init__(self, files: Files, path: str, checkpoint: str = "") -> None:
         """`checkpoint`: the query's, which the catalog's warehouse is beside (harness.output.iceberg)."""
-        self.files = files
-        self.where = path.rstrip("/")
-        self.checkpoint = checkpoint
+        super().__init__(files, path, checkpoint)
         self.io = file_io(files, self.path_of)
-        self.added_by: list[int | None] = []  # partition (a file of the snapshot) -> the version that added it
         self.paths: list[str] = []  # partition -> its data file, as the metadata names it
         self.metadata = cache(self._metadata)  # a metadata file is never rewritten
 
-    def prepare(self) -> None:
-        """Nothing to make (the sink creates the table); a table already there is refused."""
-        if self.files.walk(self.where):
-            raise BadInput(f"Iceberg table {self.where} already exists: each scenario writes a table of its own")
-
-    def context(self) -> dict[str, object]:
-        from harness.output.iceberg import IDENTIFIER
-
-        return {"table_name": IDENTIFIER, "table_path": self.where}
-
-    def spark_settings(self) -> dict[str, str]:
-        from harness.output.iceberg import session_settings
-
-        return session_settings(self.checkpoint)
-
-    def engine_source(self) -> EngineSource | None:
-        return EngineSource("iceberg", self.where, self.spark_settings())
-
-    def hold(self) -> Hold | None:
-        return Hold(f"{self.where}/{METADATA}", VERSION_FILE.pattern, holds_folder(self.where))
-
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
-              at_gate: GateHolds | None) -> Watcher | None:
-        from harness.run.table_watch import DriverHolds, TableWatcher
-
-        holds = DriverHolds(self.files, holds_folder(self.where)) if self.hold() is not None else at_gate
-        return TableWatcher(self, holds, folder, history, on_commit).start()
-
     def versions_now(self) -> list[int]:
         """The metadata versions so far, in order (its table.committed watcher polls them)."""
-        return versions(name for name in self.files.walk(f"{self.where}/{METADATA}") if "/" not in name)
+        return versions(self.listing())
 
     def _metadata(self, version: int) -> TableMetadata:
         from pyiceberg.table.metadata import TableMetadataUtil
@@ -220,12 +188,6 @@ class IcebergTable:
     def commits(self) -> list[Commit]:
         """Every version's commit, in order."""
         return [self.commit(version) for version in self.versions_now()]
-
-    def commit_of(self, partition: int) -> int | None:
-        return self.added_by[partition]
-
-    def file_of(self, partition: int) -> str | None:
-        return None  # on the run's volume
 
     def _live(self, version: int) -> list[LiveFile]:
         """The data files of a version's current snapshot, each with the snapshot that added it, the rows its
@@ -306,15 +268,7 @@ class IcebergTable:
     def state_at(self, version: int) -> State:
         """The table as of `version`: each key's values, to tell a batch's repeat that changed nothing from
         one applied again."""
-        state: State = {}
         if version < 1 or not self._exists(version):
-            return state
-        for partition, file in enumerate(self._live(version)):
-            for batch in self._rows(partition, file.path, 0, file.deleted):
-                for row in batch:
-                    state.setdefault(row.key(), []).append(row.value())
-        return state
-
-    def change_of(self, version: int) -> tuple[State, State]:
-        """The table as of the version before `version` and as of `version` (a version is a whole snapshot)."""
-        return self.state_at(version - 1), self.state_at(version)
+            return {}
+        return state_of((batch.keys, batch.values) for partition, file in enumerate(self._live(version))
+                        for batch in self._rows(partition, file.path, 0, file.deleted))

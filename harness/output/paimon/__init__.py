@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.output.base import Output, Place
+from harness.output.store_defaults import StoreDefaults
 
 if TYPE_CHECKING:
-    from harness.output.base import FaultClass, Observation
     from harness.versions import Stack
 
 RELEASES = {"3.5": "0.9.0"}  # Paimon's Spark jar for each Spark line it has one for here
@@ -35,14 +35,11 @@ def session_settings(checkpoint: str) -> dict[str, str]:
             f"spark.sql.catalog.{CATALOG}.warehouse": f"file:{warehouse(checkpoint)}"}
 
 
-class PaimonStore:
+class PaimonStore(StoreDefaults):
     name = "paimon"
     label = "Apache Paimon"
     table = True
     state_tables = True
-    points: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    stores = ("volume",)
     description = ("paimon (a Paimon append or primary-key table in a filesystem catalog on the run's volume, read "
                    "merged; Spark 3.5)")
 
@@ -59,17 +56,8 @@ class PaimonStore:
         return (f"org.apache.paimon:paimon-spark-{stack.line}:{RELEASES[stack.line]}",) \
             if stack.line in RELEASES else ()
 
-    def wheels(self, stack: Stack) -> tuple[str, ...]:
-        return ()  # a sink writes through Spark's own API
-
-    def images(self, where: str) -> tuple[str, ...]:
-        return ()  # its table on the volume needs no server
-
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {"table.committed": frozenset({"driver"})}  # Paimon's Spark writes commit on the driver
-
-    def fault_classes(self, seen: Observation) -> list[FaultClass]:
-        return []  # its one point, the table's commit, is every table's (harness.faults.space)
 
     def output(self, place: Place) -> Output:
         from harness.output.paimon.table import PaimonTable

@@ -32,22 +32,17 @@ import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
 from harness.output.avro_bounds import check_avro
-from harness.output.base import EngineSource, Hold, OnCommit, Watcher, holds_folder
 from harness.output.commits import Commit, Files, State, decoded, table_file
+from harness.output.file_table import CatalogTable, state_of
+from harness.output.paimon import IDENTIFIER, session_settings
 from harness.output.paimon.merge import MergeEngine, merge_engine, superseded
 from harness.output.rows import file_rows, read_files
-
-if TYPE_CHECKING:
-    from harness.history import History
-    from harness.output.base import CheckpointFolder
-    from harness.run.table_watch import GateHolds
 
 # ASCII digits only (\d takes any script's); a listing of the table folder or of its snapshot/ folder
 SNAPSHOT_FILE = re.compile(r"^(?:snapshot/)?snapshot-([0-9]+)$")
@@ -70,19 +65,18 @@ def volume_path(name: str, folder: str) -> str:
     raise BadInput(f"Paimon file {name} is not on the run's volume")
 
 
-class PaimonTable:
+class PaimonTable(CatalogTable):
     """The scenario's Paimon table: its folder in the warehouse (`<warehouse>/<database>.db/<table>`)."""
 
     name = "paimon"
+    label = "Paimon"
+    commits_folder, commit_file = "snapshot", SNAPSHOT_FILE
+    identifier, catalog_settings = IDENTIFIER, staticmethod(session_settings)
     unit = "snapshot"  # what one of its commits is, in explanations
-    ordered = False  # a table keeps no row order: its files' rows are not judged for a key's sequence
 
     def __init__(self, files: Files, path: str, checkpoint: str = "") -> None:
         """`checkpoint`: the query's, which the catalog's warehouse is beside (harness.output.paimon)."""
-        self.files = files
-        self.where = path.rstrip("/")
-        self.checkpoint = checkpoint
-        self.added_by: list[int | None] = []  # partition (a file of the snapshot) -> the snapshot that added it
+        super().__init__(files, path, checkpoint)
         self._commits: dict[int, Commit] = {}
         self._read: dict[str, list] = {}  # a manifest or manifest list, read once: Paimon never rewrites one
         self._located: dict[str, str] = {}  # a data file's name -> its path on the volume
@@ -90,41 +84,9 @@ class PaimonTable:
 
     versions = staticmethod(versions)  # a watcher's poll of `listing()`
 
-    def prepare(self) -> None:
-        """Nothing to make (the sink creates the table); a table already there is refused."""
-        if self.files.walk(self.where):
-            raise BadInput(f"Paimon table {self.where} already exists: each scenario writes a table of its own")
-
-    def context(self) -> dict[str, object]:
-        from harness.output.paimon import IDENTIFIER
-
-        return {"table_name": IDENTIFIER, "table_path": self.where}
-
-    def spark_settings(self) -> dict[str, str]:
-        from harness.output.paimon import session_settings
-
-        return session_settings(self.checkpoint)
-
-    def engine_source(self) -> EngineSource | None:
-        return EngineSource("paimon", self.where, self.spark_settings())
-
-    def hold(self) -> Hold | None:
-        return Hold(f"{self.where}/snapshot", SNAPSHOT_FILE.pattern, holds_folder(self.where))
-
-    def watch(self, folder: CheckpointFolder, history: History, on_commit: OnCommit,
-              at_gate: GateHolds | None) -> Watcher | None:
-        from harness.run.table_watch import DriverHolds, TableWatcher
-
-        return TableWatcher(self, DriverHolds(self.files, holds_folder(self.where)), folder, history,
-                            on_commit).start()
-
     def versions_now(self) -> list[int]:
         """The snapshots so far, in order (its table.committed watcher polls them)."""
         return versions(self.listing())
-
-    def listing(self) -> list[str]:
-        """The names in `snapshot/` (none when the sink never committed)."""
-        return [name for name in self.files.walk(f"{self.where}/snapshot") if "/" not in name]
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
         """The rows of the latest snapshot: file i of the snapshot is partition i, a row's index in it its
@@ -225,20 +187,12 @@ class PaimonTable:
 
     def state_at(self, version: int) -> State:
         """The table as of snapshot `version` (empty before the first): each key's values."""
-        state: State = {}
         if version < 1:
-            return state
+            return {}
         names = self._files(version)
         left_out = self._merged(version, names)
-        for partition, name in enumerate(names):
-            for batch in self._batches(partition, name, 0, left_out.get(name, frozenset())):
-                for key, value in zip(batch.keys, batch.values, strict=True):
-                    state.setdefault(key, []).append(value)
-        return state
-
-    def change_of(self, version: int) -> tuple[State, State]:
-        """The table as of the snapshot before `version` and as of `version` (a snapshot is the whole table)."""
-        return self.state_at(version - 1), self.state_at(version)
+        return state_of((batch.keys, batch.values) for partition, name in enumerate(names)
+                        for batch in self._batches(partition, name, 0, left_out.get(name, frozenset())))
 
     def commit(self, version: int) -> Commit:
         """Snapshot `version` as a Commit: its kind, writer, time and rows, the data files its delta manifest
@@ -262,9 +216,3 @@ class PaimonTable:
         found = versions(self.listing())
         self._commits = {version: self._commits.get(version) or self.commit(version) for version in found}
         return list(self._commits.values())
-
-    def commit_of(self, partition: int) -> int | None:
-        return self.added_by[partition]
-
-    def file_of(self, partition: int) -> str | None:
-        return None

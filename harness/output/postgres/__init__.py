@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness import versions
 from harness.output.base import Output, Place
+from harness.output.store_defaults import StoreDefaults
 
 if TYPE_CHECKING:
     from harness.faults.space import FaultClass, Observation
@@ -17,18 +18,16 @@ if TYPE_CHECKING:
 IMAGES = ("postgres",)  # its server's (harness.output.postgres.server)
 
 
-class PostgresStore:
+class PostgresStore(StoreDefaults):
+    """Every Spark line; no wheel (psycopg is in every image: versions.image_python_requirements)."""
+
     name = "postgres"
     label = "PostgreSQL"
     table = True
     state_tables = True
     points = ("pg.commit",)
     aliases = ("postgres",)  # harness.output.postgres.server.ALIAS: the harness's tunnel reaches it
-    stores = ("volume",)
     description = "postgres (a PostgreSQL table, read in a transaction of its own, with its rows' transactions)"
-
-    def unsupported(self, stack: Stack) -> str | None:
-        return None
 
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         return {"postgres": ("PostgreSQL", versions.POSTGRES_PACKAGE.removeprefix("postgresql-")),
@@ -36,9 +35,6 @@ class PostgresStore:
 
     def jars(self, stack: Stack) -> tuple[str, ...]:
         return (f"org.postgresql:postgresql:{versions.POSTGRES_JDBC}",)  # for `df.write.jdbc`
-
-    def wheels(self, stack: Stack) -> tuple[str, ...]:
-        return ()  # psycopg is in every image (versions.image_python_requirements)
 
     def images(self, where: str) -> tuple[str, ...]:
         return IMAGES

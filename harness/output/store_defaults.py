@@ -1,0 +1,32 @@
+"""What a store (harness.output.base.Store) says where it adds nothing of its own: no gate point beside the
+table's commit, no container, its tables on the run's volume, every Spark line, no wheel, no server's image,
+no fault class of its own. Most stores say most of these; a store inherits them and states only where it
+differs, so the defaults are written once and every store's package keeps only what is its own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.output.base import FaultClass, Observation
+    from harness.versions import Stack
+
+
+class StoreDefaults:
+    """The defaults of a store; the rest of harness.output.base.Store is each store's own."""
+
+    points: tuple[str, ...] = ()  # no gate point its commits cross beside table.committed
+    aliases: tuple[str, ...] = ()  # no container of its own for the harness's tunnels to reach
+    stores: tuple[str, ...] = ("volume",)  # its tables live on the run's volume only
+
+    def unsupported(self, stack: Stack) -> str | None:
+        return None  # it runs on every Spark line
+
+    def wheels(self, stack: Stack) -> tuple[str, ...]:
+        return ()  # a sink writes through Spark's own API, or a package every image has
+
+    def images(self, where: str) -> tuple[str, ...]:
+        return ()  # it starts no server: every cluster's containers serve it
+
+    def fault_classes(self, seen: Observation) -> list[FaultClass]:
+        return []  # its points are every table's commit or the gate's (harness.faults.space)
