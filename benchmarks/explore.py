@@ -30,7 +30,7 @@ from pathlib import Path
 import harness.run.scenario as scenario_module
 from harness.certify.matrix import BASELINE, MatrixScenario
 from harness.certify.rows import MatrixRun, Row, run_row
-from harness.certify.tally import Worker
+from harness.certify.worker import Worker
 from harness.checker.verdict import FAIL, PASS
 from harness.cli.explore import where_the_time_goes
 from harness.cluster.engine import engine_socket_url

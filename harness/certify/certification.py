@@ -1,5 +1,5 @@
 """`certify`: run the matrix for one sink on one cluster (or spread over several worker processes,
-harness.certify.pool), print outcomes as they come, write a certificate folder (index.html,
+harness.certify.scheduler), print outcomes as they come, write a certificate folder (index.html,
 certificate.json, JUnit XML). Exit 0 only when what was asked held: a full matrix certified, a quick one
 every row passed (harness.errors.EXIT_CODES)."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
 from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, table_rows
-from harness.certify.pool import MOST_CLUSTERS, certify_spread, spread_note, worker_engines
 from harness.certify.room import Sizing, shape_key
 from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
+from harness.certify.scheduler import MOST_CLUSTERS, certify_spread, spread_note, worker_engines
 from harness.certify.shards import Shard, shard_of
 from harness.certify.worker import CertifyJob
 from harness.checker.judge import EXIT_STATUS, INEFFECTIVE

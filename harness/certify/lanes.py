@@ -1,4 +1,4 @@
-"""Which row a free cluster runs next when a matrix is spread over several (harness.certify.pool). Pure:
+"""Which row a free cluster runs next when a matrix is spread over several (harness.certify.scheduler). Pure:
 no processes, no Docker, so the plan is tested on its own.
 
 A row's time is mostly a wait when its fault holds a request, pauses a container or cuts a link for

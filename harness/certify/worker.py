@@ -1,5 +1,6 @@
-"""One worker process of a spread certification: its own engine, its own cluster, rows taken from its
-queue one at a time (the parent says it is ready, then hands it each row) until the parent hands it None.
+"""One worker process of a spread certification (harness.certify.scheduler): its own engine, its own
+cluster, rows taken from its queue one at a time until the parent hands it None; and the messages it sends
+back: Ready once its cluster is up, Finished for each row, Failed for the error that ended it.
 
 It is a process of its own because the Docker client (harness.cluster.engine), the signal handlers and
 the run's reaper are all per process. Ctrl-C is left to the parent, which stops its workers with SIGTERM,
@@ -15,14 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing.queues import Queue
 from typing import Protocol
 
 from harness.certify.matrix import MatrixScenario
 from harness.certify.rows import MatrixRun, Row, observed, run_row
-from harness.certify.tally import Failed, Finished, Ready, Worker
 from harness.cluster.topology import Cluster
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.faults.space import Observation
@@ -30,6 +30,47 @@ from harness.interrupt import terminate_like_ctrl_c
 from harness.progress import speak_as
 from harness.run.session import session
 from harness.subject.shipment import Shipment, adopt
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One worker process: its number, the engine (DOCKER_HOST) it runs on, its run (its cluster's labels
+    and its report folder)."""
+
+    index: int
+    engine: str
+    run_id: str
+
+    @property
+    def name(self) -> str:
+        return f"w{self.index}"
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A worker's cluster is up: it can take rows."""
+
+    worker: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A worker ran a row; with what that run showed of the sink and pipeline (the baseline's decides the plan)."""
+
+    worker: int
+    row: Row
+    seen: Observation
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A worker ended on an error (its cluster did not start, the sink is bad input): its last message."""
+
+    worker: int
+    status: int
+    error: str
+
 
 RunRow = Callable[[MatrixScenario], tuple[Row, Observation]]  # a row -> its outcome, what its run showed
 
@@ -76,7 +117,7 @@ def stop_when_orphaned() -> None:
 
 
 def serve(worker: Worker, job: Job, tasks: Queue, results: Queue) -> None:
-    """The worker process's body: messages (Took, Finished, Failed) go to `results`."""
+    """The worker process's body: messages (Ready, Finished, Failed) go to `results`."""
     os.environ["DOCKER_HOST"] = worker.engine  # before anything talks to Docker: the client is made once
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     terminate_like_ctrl_c()

@@ -10,9 +10,9 @@ import statistics
 import time
 from functools import partial
 
-from harness.certify.pool import spread_note, worker_engines
 from harness.certify.rows import MatrixRun, Row
-from harness.certify.tally import Worker
+from harness.certify.scheduler import spread_note, worker_engines
+from harness.certify.worker import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
 from harness.cli.options import add_search_settings, add_setting

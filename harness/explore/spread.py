@@ -18,7 +18,7 @@ from multiprocessing.queues import Queue
 from pathlib import Path
 
 from harness.certify.rows import MatrixRun
-from harness.certify.tally import Worker
+from harness.certify.worker import Worker
 from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
 from harness.explore.coverage import CoverageStore
 from harness.explore.explorer import BaselineFailed, Exploration, explore

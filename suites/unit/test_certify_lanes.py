@@ -1,4 +1,4 @@
-"""How a spread matrix plans its rows (harness.certify.lanes, harness.certify.room, harness.certify.tally):
+"""How a spread matrix plans its rows (harness.certify.lanes, harness.certify.room, harness.certify.scheduler):
 expected times from the fault specs, longest first, a live row alone, the clusters worth starting and
 those the memory holds, which rows ran at once, and a row ineffective beside others run again alone."""
 
@@ -26,7 +26,8 @@ from harness.certify.lanes import (
 from harness.certify.matrix import MATRIX, MatrixScenario, rows_for
 from harness.certify.room import MARGIN, RESERVE_BYTES, PeakStore, clusters_that_fit
 from harness.certify.rows import Row
-from harness.certify.tally import Finished, Tally, Took, Worker
+from harness.certify.scheduler import Tally, Took
+from harness.certify.worker import Finished, Worker
 from harness.faults.space import Observation
 from harness.subject.code_spec import resolve_sink
 from harness.subject.pipeline import load_pipeline

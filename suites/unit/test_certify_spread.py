@@ -21,9 +21,9 @@ import pytest
 
 from harness.certify.certificate import write_certificate
 from harness.certify.matrix import MATRIX, scenarios_for
-from harness.certify.pool import certify_spread, worker_engines
 from harness.certify.rows import MatrixRun, Row
-from harness.certify.tally import Finished, Tally, Took, Worker
+from harness.certify.scheduler import Tally, Took, certify_spread, worker_engines
+from harness.certify.worker import Finished, Worker
 from harness.errors import EXIT_BAD_INPUT, BadInput
 from harness.faults.space import Observation
 from harness.subject.code_spec import resolve_sink
@@ -275,7 +275,7 @@ import sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path[:0] = [{repo!r}, {unit!r}]
 from pathlib import Path
-from harness.certify.pool import certify_spread
+from harness.certify.scheduler import certify_spread
 from harness.subject.code_spec import resolve_sink
 from harness.interrupt import terminate_like_ctrl_c
 from test_certify_spread import StandInJob
