@@ -61,6 +61,9 @@ python=.venv/bin/python
 extras=""  # the lint, docs and test tools for the jobs (and contributors' setup) that use them: certify and smoke download less
 case "$job" in test|docs|setup) extras="[test]" ;; esac
 "$python" -m pip install -q -e ".$extras"
+# the example store in a package of its own, found through its entry point as a team's store would be (the tests'
+# and contributors' environments: examples/files_store)
+case "$job" in test|setup) "$python" -m pip install -q --no-deps -e examples/files_store ;; esac
 docs() { NO_MKDOCS_2_WARNING=1 "$python" -m mkdocs build --strict --quiet; }
 
 case "$job" in

@@ -305,10 +305,11 @@ def outputs_page() -> str:
                                       or "yes") for stack in (Stack("", spark) for spark in SPARK_VERSIONS)
                  if not store.unsupported(stack)]
         jars = sorted({jar for spark in SPARK_VERSIONS for jar in store.jars(Stack("", spark))})
-        rows.append((f"`{store.name}`", store.description, "; ".join(lines) or "-",
-                     " ".join(f"`{jar}`" for jar in jars) or "-"))
+        rows.append((f"`{store.name}`", store.description, f"`{registry.package(store.name)}`",
+                     "; ".join(lines) or "-", " ".join(f"`{jar}`" for jar in jars) or "-"))
     lines = ["# Outputs", "", inspect.cleandoc(registry.__doc__ or ""), "",
-             *_table(("--output", "what the harness reads", "Spark lines (parts)", "jars in the Spark image"), rows),
+             *_table(("--output", "what the harness reads", "package", "Spark lines (parts)",
+                      "jars in the Spark image"), rows),
              "",
              "What each gives the sink is in the [sink context](sink-context.md); what each commit point adds to the "
              "fault space is in the [fault classes](fault-classes.md); the formats' guide is "

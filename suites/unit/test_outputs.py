@@ -3,16 +3,18 @@ on is refused before a cluster starts, and every catalog sink writes an output t
 
 from __future__ import annotations
 
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 
 from harness.catalog import sinks
 from harness.errors import BadInput
-from harness.output import object_store
+from harness.output import object_store, registry
 from harness.output.delta import artifact
-from harness.output.registry import LOCATIONS, NAMES, store, stores
+from harness.output.registry import NAMES, store, stores
 from harness.run.session import checked_output, checked_store
+from harness.settings import SETTINGS
 from harness.subject.code_spec import resolve_sink
 from harness.versions import ICEBERG_VERSIONS, SPARK_VERSIONS, Stack
 
@@ -22,7 +24,8 @@ SPARK_4, SPARK_3 = STACKS[0], STACKS[-1]  # the default, and the 3.5 line (Scala
 
 
 def test_every_store_loads_under_its_own_name_and_the_default_is_kafka() -> None:
-    assert NAMES[0] == "kafka" and [found.name for found in stores()] == list(LOCATIONS)
+    assert NAMES[0] == "kafka" and [found.name for found in stores()] == list(NAMES)
+    assert {"kafka", "delta", "postgres", "iceberg", "paimon", "hudi"} <= set(NAMES)
     with pytest.raises(BadInput, match="output 'nope': one of kafka, delta"):
         store("nope")
 
@@ -91,3 +94,46 @@ def test_a_result_names_the_versions_of_what_it_ran_and_nothing_else() -> None:
     on_s3 = stack.described("iceberg", "s3")
     assert set(on_s3) == {"kafka", "spark", "iceberg", "versitygw", "iceberg_rest", "postgres"}  # its catalog's
     assert set(stack.described("delta", "s3")) == {"kafka", "spark", "delta", "versitygw"}
+
+
+class _Dist:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _point(name: str, value: str, dist: str) -> EntryPoint:
+    return EntryPoint(name, value, registry.GROUP)._for(_Dist(dist))  # type: ignore[arg-type]
+
+
+def test_the_default_store_comes_first_then_the_harness_s_own_then_other_packages_each_by_name() -> None:
+    found = [_point("warehouse", "team.store:STORE", "team-store"), _point("paimon", "harness.output.paimon:STORE",
+                                                                         "eo-harness"),
+             _point("delta", "harness.output.delta:STORE", "eo-harness"), _point("aaa", "other:STORE", "other"),
+             _point("kafka", "harness.output.kafka:STORE", "eo-harness")]
+    assert list(registry.ordered(found)) == ["kafka", "delta", "paimon", "aaa", "warehouse"]
+
+
+def test_a_name_two_packages_declare_is_refused_naming_both() -> None:
+    found = [_point("delta", "harness.output.delta:STORE", "eo-harness"), _point("delta", "theirs:STORE", "theirs")]
+    with pytest.raises(BadInput, match="declared twice.*harness.output.delta:STORE.*theirs:STORE"):
+        registry.ordered(found)
+
+
+def test_an_entry_point_that_does_not_load_or_names_another_store_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="does not load .*ModuleNotFoundError"):
+        registry._loaded(_point("gone", "no_such_module_here:STORE", "x"))
+    with pytest.raises(BadInput, match="no store of that name .*'kafka'"):
+        registry._loaded(_point("mine", "harness.output.kafka:STORE", "x"))
+
+
+def test_every_harness_store_is_declared_by_the_harness_s_own_package() -> None:
+    assert {registry.package(name) for name in ("kafka", "delta", "postgres", "iceberg", "paimon", "hudi")} == {
+        "eo-harness"}
+
+
+def test_a_store_from_its_own_package_is_an_output_choice_and_the_harness_names_it_nowhere() -> None:
+    """examples/files_store, installed beside the harness (run.sh setup and test), found by its entry point."""
+    root = Path(__file__).resolve().parents[2]
+    assert registry.package("files") == "eo-harness-files"
+    assert "files" in (SETTINGS["output"].choices or ())
+    assert not [path for path in (root / "harness").rglob("*.py") if "eo_files" in path.read_text()]

@@ -207,7 +207,7 @@ def test_a_state_table_sink_into_a_topic_is_refused(tmp_path: Path) -> None:
 
     upsert = tmp_path / "upsert_sink.py"
     upsert.write_text('TABLE = "state"\n\ndef sink(frame, context):\n    return frame.writeStream\n')
-    with pytest.raises(BadInput, match="keeps a state table .*only a table output is judged as one .delta, postgres"):
+    with pytest.raises(BadInput, match="keeps a state table .*only a table output is judged as one .delta, hudi, "):
         scenario(None, "x", pipeline="running_totals", sink=f"{upsert}:sink", output="kafka")  # type: ignore[arg-type]
 
 
