@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from eo_files.log import LogError, batches, files_at, parse
+from eo_files.log import LogError, batches, files_at, history, parse
 
 FOLDER = "/volume/s-files"
 
@@ -27,6 +27,21 @@ def test_the_files_as_of_a_batch_are_its_compaction_s_and_the_actions_after_it()
     log = {0: "0", 1: "1.compact", 2: "2"}
     assert sorted(files_at(log, 2, texts.__getitem__, FOLDER)) == [f"{FOLDER}/b.parquet", f"{FOLDER}/c.parquet"]
     assert sorted(files_at(log, 0, texts.__getitem__, FOLDER)) == [f"{FOLDER}/a.parquet"]
+
+
+def test_the_history_reads_each_log_file_once_a_compaction_starting_the_files_again() -> None:
+    texts = {"0": log_file(("add", "a.parquet")), "1.compact": log_file(("add", "b.parquet")),
+             "2": log_file(("add", "c.parquet"))}
+    read: list[str] = []
+
+    def text_of(name: str) -> str:
+        read.append(name)
+        return texts[name]
+
+    seen = [(batch, sorted(files)) for batch, files in history({0: "0", 1: "1.compact", 2: "2"}, text_of, FOLDER)]
+    assert seen == [(0, [f"{FOLDER}/a.parquet"]), (1, [f"{FOLDER}/b.parquet"]),
+                    (2, [f"{FOLDER}/b.parquet", f"{FOLDER}/c.parquet"])]
+    assert read == ["0", "1.compact", "2"]
 
 
 @pytest.mark.parametrize("text", ["v2\n{}", "v1\nnot json", "v1\n" + json.dumps({"path": "file:///etc/passwd",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from eo_files.log import ENTRY, LOG, Entry, batches, files_at
+from eo_files.log import ENTRY, LOG, Entry, batches, files_at, history
 from harness.client.reader import ReadResult
 from harness.client.records import Record, Records
 from harness.errors import BadInput
@@ -46,27 +46,31 @@ class FileFolder(FileTable):
     def _log(self) -> dict[int, str]:
         return batches(self.listing())
 
+    def _text(self, name: str) -> str:
+        return self.files.read_bytes(f"{self.where}/{LOG}/{name}").decode()
+
     def _files_at(self, log: dict[int, str], batch: int) -> dict[str, Entry]:
-        folder = f"{self.where}/{LOG}"
-        with parsed(self.where, f"{folder}/{log.get(batch, batch)}"):
-            return files_at(log, batch, lambda name: self.files.read_bytes(f"{folder}/{name}").decode(), self.where)
+        with parsed(self.where, f"{self.where}/{LOG}/{log.get(batch, batch)}"):
+            return files_at(log, batch, self._text, self.where)
 
     def versions_now(self) -> list[int]:
         return list(self._log())
 
     def commit(self, version: int) -> Commit:
-        """Batch `version`'s log file: the files it added to those of the batch before it."""
+        """Batch `version`'s log file (the watcher asks as each appears)."""
         log = self._log()
-        now = self._files_at(log, version)
-        before = self._files_at(log, max((b for b in log if b < version), default=-1))
-        added = [entry for path, entry in now.items() if path not in before]
-        return Commit(version, operation="file sink", epoch=version, added=tuple(e.path for e in added),
-                      removed=tuple(path for path in before if path not in now), named_by="the file sink's log",
-                      timestamp_ms=max((e.modified_ms for e in added), default=0))
+        return _commit(version, self._files_at(log, max((b for b in log if b < version), default=-1)),
+                       self._files_at(log, version))
 
     def commits(self) -> list[Commit]:
+        """Every batch's commit, from one pass over the log (each log file read once)."""
         if self._history is None:
-            self._history = [self.commit(version) for version in self._log()]
+            before: dict[str, Entry] = {}
+            self._history = []
+            with parsed(self.where, f"{self.where}/{LOG}"):
+                for batch, now in history(self._log(), self._text, self.where):
+                    self._history.append(_commit(batch, before, now))
+                    before = now
         return self._history
 
     def read(self, on_batch: Callable[[list[Record]], None]) -> ReadResult:
@@ -86,3 +90,11 @@ class FileFolder(FileTable):
 
     def state_at(self, version: int) -> State:
         return {}  # files are appended: no state table's rows to tell a repeat by
+
+
+def _commit(batch: int, before: dict[str, Entry], now: dict[str, Entry]) -> Commit:
+    """A batch's log file as a commit: the files it added to those of the batch before it, and those it removed."""
+    added = [entry for path, entry in now.items() if path not in before]
+    return Commit(batch, operation="file sink", epoch=batch, added=tuple(e.path for e in added),
+                  removed=tuple(path for path in before if path not in now), named_by="the file sink's log",
+                  timestamp_ms=max((e.modified_ms for e in added), default=0))

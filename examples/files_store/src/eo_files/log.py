@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
@@ -57,14 +57,25 @@ def parse(text: str, folder: str) -> list[tuple[str, Entry]]:
     return actions
 
 
-def files_at(log: Mapping[int, str], batch: int, text_of: Callable[[str], str], folder: str) -> dict[str, Entry]:
-    """The files committed as of `batch`: its latest compaction's, then each later batch's actions."""
-    start = max((b for b, name in log.items() if b <= batch and name.endswith(".compact")), default=0)
+def history(log: Mapping[int, str], text_of: Callable[[str], str],
+            folder: str) -> Iterator[tuple[int, dict[str, Entry]]]:
+    """Each batch of `log`, in order, with the files committed as of it: each log file read once, a compaction
+    starting the files again from its own."""
     files: dict[str, Entry] = {}
-    for number in (b for b in log if start <= b <= batch):
-        for action, entry in parse(text_of(log[number]), folder):
+    for batch, name in log.items():
+        files = {} if name.endswith(".compact") else dict(files)
+        for action, entry in parse(text_of(name), folder):
             if action == "add":
                 files[entry.path] = entry
             else:
                 files.pop(entry.path, None)
+        yield batch, files
+
+
+def files_at(log: Mapping[int, str], batch: int, text_of: Callable[[str], str], folder: str) -> dict[str, Entry]:
+    """The files committed as of `batch`: its latest compaction's, then each later batch's actions."""
+    start = max((b for b, name in log.items() if b <= batch and name.endswith(".compact")), default=0)
+    files: dict[str, Entry] = {}
+    for _, now in history({b: name for b, name in log.items() if start <= b <= batch}, text_of, folder):
+        files = now
     return files
