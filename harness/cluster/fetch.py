@@ -256,12 +256,20 @@ def _dependencies(wheel: Path, extras: set[str]) -> list[Requirement]:
     return needed
 
 
+# Source archives whose wheel is mostly archives already (pyspark's: 400 MB of jars), built into a wheel that
+# stores its files rather than deflating them again: the build takes half as long (18 s against 37 s alone on
+# 2 cores, and it runs beside the other images' builds), the wheel is a tenth larger
+STORED_WHEELS = frozenset({"pyspark"})
+
+
 def _build_pure_wheel(requirement: str, dest: Path, log: Path) -> Path:
     """Build `requirement` from its source archive with the host's Python; the wheel must be pure Python."""
     name = Requirement(requirement).name
+    stored = canonicalize_name(name) in STORED_WHEELS
+    stored_option = ["--config-settings=--build-option=--compression=stored"] if stored else []
     with tempfile.TemporaryDirectory(dir=dest.parent) as built:
         run_logged([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", name, "--wheel-dir", built,
-                    requirement], log, f"pip wheel {requirement}")
+                    *stored_option, requirement], log, f"pip wheel {requirement}")
         wheel = next(Path(built).glob("*.whl"))
         if not _installs(wheel, image_tags()):
             raise ImageBuildFailed(f"{requirement} has no wheel for the images' Python {_image_python()} and "

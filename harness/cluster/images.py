@@ -87,8 +87,8 @@ TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), 
 # a table output's database: started for --output postgres (and Iceberg's REST catalog); `images build` builds it
 # with the others, a run only when its output starts it
 POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), stage_postgres, BASE, ("apt-get",))
-# an S3 server and an Iceberg catalog, for tables on object storage: built or pulled on first use (`needed`),
-# not with the others
+# an S3 server and an Iceberg catalog, for tables on object storage: a run builds or pulls them on first use
+# (`needed`), `images build` with the others
 VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), stage_versitygw, BASE, ("go",))
 ICEBERG_REST = Image("iceberg-rest", (versions.ICEBERG_REST, versions.JETTY_FOR_ICEBERG_REST, versions.POSTGRES_JDBC,
                                       versions.HADOOP_FOR_ICEBERG_REST), stage_iceberg_rest, BASE, MAVEN)
@@ -108,8 +108,14 @@ class Images:
 
     @property
     def all(self) -> tuple[Image, ...]:
-        """What `images build` builds (`images push` pushes the S3 stores' images too)."""
+        """What a run of any output on the volume may start: the cluster's and PostgreSQL's."""
         return (*self.cluster, self.postgres)
+
+    @property
+    def every(self) -> tuple[Image, ...]:
+        """What `images build` builds and `images push` pushes: the S3 stores' servers too (a host that pulls
+        cannot build them on first use, and CI builds them up front, beside the others, not inside a test)."""
+        return (*self.all, VERSITYGW, ICEBERG_REST)
 
     @property
     def cluster(self) -> tuple[Image, ...]:
@@ -183,11 +189,12 @@ def tools_missing(image: Image) -> list[str]:
 
 
 def build_all(stack: versions.Stack | None = None) -> None:
-    """Every image of this run's versions (or `stack`'s) present: pulled from the registry setting's registry
-    when it has them, built here otherwise; an unchanged tree pulls and builds nothing."""
+    """Every image of this run's versions (or `stack`'s) present, the S3 stores' servers too, built at once:
+    pulled from the registry setting's registry when it has them, built here otherwise; an unchanged tree pulls
+    and builds nothing."""
     wanted = current(stack)
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}")
-    _have(wanted.all)
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, the S3 stores' too")
+    _have(wanted.every)
 
 
 def build_for(output: str, where: str, stack: versions.Stack | None = None) -> None:
@@ -279,7 +286,7 @@ def _build_at_once(to_build: list[Image]) -> None:
         return
     with ThreadPoolExecutor(max_workers=len(to_build), thread_name_prefix="image") as pool:
         builds: dict[str, Future[None]] = {}
-        for image in to_build:  # parents first (`Images.all`)
+        for image in to_build:  # parents first (`Images.every`)
             parent = builds.get(image.parent.name) if image.parent is not None else None
             builds[image.name] = pool.submit(_build, image, parent)
         wait(builds.values())
@@ -291,10 +298,9 @@ def push_all(registry: str) -> None:
     """Every image of this run's versions, the S3 server's and the Iceberg catalog's too (a host that pulls
     cannot build them on first use), built or pulled first where missing, pushed to `registry`."""
     wanted = current()
-    every = (*wanted.all, VERSITYGW, ICEBERG_REST)
     say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, the S3 stores' too")
-    _have(every)
-    for image in every:
+    _have(wanted.every)
+    for image in wanted.every:
         seconds = registries.push(registry, image.tag)
         say(f"image {image.tag}: pushed to {registry} in {seconds:.1f} s")
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from docker.errors import APIError, NotFound
+from docker.models.containers import Container
 
 from harness.cluster.kafka import KafkaBroker
 from harness.cluster.relay import port_reached
@@ -27,6 +28,24 @@ from harness.history import History
 
 IN_SYNC_WAIT_S = 120.0  # after a Kafka node's fault heals: how long every replica may take to catch up
 GONE_WAIT_S = 30.0  # how long a signalled process may take to end (a JVM's SIGTERM runs its shutdown hooks)
+
+
+FREEZE_ATTEMPTS = 5  # runc gives up freezing a cgroup whose process is busy in the kernel; it thaws it and says so
+FREEZE_RETRY_S = 0.2
+
+
+def freeze(container: Container) -> None:
+    """`docker pause`, tried again where runc could not freeze the container's cgroup in time ("unable to
+    freeze", seen with a JVM busy in the kernel on a loaded host): it left the container running, so another
+    try is the same fault a moment later, where giving up would leave the row without its fault."""
+    for attempt in range(1, FREEZE_ATTEMPTS + 1):
+        try:
+            container.pause()
+            return
+        except APIError as error:
+            if "unable to freeze" not in str(error) or attempt == FREEZE_ATTEMPTS:
+                raise
+            time.sleep(FREEZE_RETRY_S)
 
 
 class Nemesis:
@@ -276,7 +295,7 @@ class Nemesis:
         if step.target in ("driver", "worker") or is_node(step.target):
             service = self._container(step, event)
             container = service.get_wrapped_container()
-            container.pause()
+            freeze(container)
             paused.add(service.alias)
             self.history.record("effect", fault=name, effect=f"container {container.name} paused")
 

@@ -61,7 +61,7 @@ def test_a_postgres_run_builds_its_server_s_image_with_the_cluster_s(monkeypatch
 def test_images_build_without_an_output_still_has_every_image(monkeypatch: pytest.MonkeyPatch) -> None:
     host = Host(monkeypatch, set(), set(), {"debootstrap", "mvn", "java", "go", "apt-get"})
     images.build_all()
-    assert host.built == [*CLUSTER, "postgres"]
+    assert host.built == [*CLUSTER, "postgres", "versitygw", "iceberg-rest"]
 
 
 def test_a_cluster_starts_without_a_table_server_s_image(monkeypatch: pytest.MonkeyPatch) -> None:
