@@ -2,7 +2,11 @@
 its pytest summary; written on docs/benchmarks/ci.md. Run it alone on the machine: CI's tests are bound by
 its cores, and anything beside them slows them.
 
-    python benchmarks/ci.py [--runs 1]
+    python benchmarks/ci.py [--runs 1] [--without-images]
+
+`--without-images` measures what a CI machine without this project's images pays: before each run it removes
+every image of this version set from the engine (the run builds them again) and gives the run an empty HOME
+(no pip, Maven, Go or harness cache; pyenv's versions stay found through PYENV_ROOT).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -17,9 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from docker.errors import NotFound
 from docs_page import record, section
 
 from harness.cluster import images
+from harness.cluster.engine import docker_client
 from harness.interrupt import run_script
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -29,8 +36,24 @@ WHAT = ("How long `bash run.sh test` takes: what CI runs (`.ci/run`: ruff, the d
         "`benchmarks/ci.py`. What each suite runs: [contributing](../contributing.md#the-suites-and-what-each-takes).")
 
 
-def one_run(commit: str) -> tuple[int, float, str, float]:
-    """`.ci/run` on a clean clone of `commit`: its exit status, its seconds, pytest's counts and seconds."""
+def without_images() -> dict[str, str]:
+    """Every image of this version set removed from the engine; the environment of a run with an empty HOME."""
+    client = docker_client()
+    for image in reversed(images.current().every):  # children first: their parents' layers go with the last
+        try:
+            client.images.remove(image.tag, force=True)
+        except NotFound:
+            pass
+    home = tempfile.mkdtemp(prefix="eo-ci-home-")
+    pyenv = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip() if shutil.which(
+        "pyenv") else ""
+    return {"HOME": home, **({"PYENV_ROOT": pyenv} if pyenv else {})}
+
+
+def one_run(commit: str, empty: bool) -> tuple[int, float, str, float]:
+    """`.ci/run` on a clean clone of `commit` (`empty`: without images or caches): its exit status, its
+    seconds, pytest's counts and seconds."""
+    environment = {**os.environ, "CI": "true", **(without_images() if empty else {})}
     with tempfile.TemporaryDirectory(prefix="eo-ci-") as folder:
         clone = Path(folder) / "repository"
         subprocess.run(["git", "clone", "-q", str(REPOSITORY), str(clone)], check=True)
@@ -40,7 +63,7 @@ def one_run(commit: str) -> tuple[int, float, str, float]:
         started = time.monotonic()
         with log.open("w") as out:
             status = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=out, stderr=subprocess.STDOUT,
-                                    env={**os.environ, "CI": "true"}).returncode
+                                    env=environment).returncode
         seconds = time.monotonic() - started
         text = log.read_text(errors="replace")
         found = list(SUMMARY.finditer(text))
@@ -57,17 +80,21 @@ def minutes(seconds: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="clean clones run one after another (median quoted)")
+    parser.add_argument("--without-images", action="store_true", help="each run without this version set's images "
+                        "(removed from the engine first) and with an empty HOME")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs takes 1 or more")
     commit = subprocess.run(["git", "-C", str(REPOSITORY), "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()
-    present = all(images.present(image) for image in images.current().all)
-    runs = [one_run(commit) for _ in range(args.runs)]
+    present = not args.without_images and all(images.present(image) for image in images.current().every)
+    runs = [one_run(commit, args.without_images) for _ in range(args.runs)]
     rows = [[i + 1, status, counts, minutes(pytest_s), minutes(seconds)]
             for i, (status, seconds, counts, pytest_s) in enumerate(runs)]
-    notes = (f"A clean clone of {commit[:7]}, alone on the machine, the default images "
-             f"{'present' if present else 'built by the run'}; median of the whole: "
+    notes = (f"A clean clone of {commit[:7]}, alone on the machine, the images "
+             f"{'present' if present else 'built by the run'}"
+             f"{' from an empty HOME (no pip, Maven, Go or harness cache)' if args.without_images else ''}; "
+             "median of the whole: "
              f"{minutes(statistics.median(r[1] for r in runs))}.")
     for row in rows:
         print(" | ".join(map(str, row)))
