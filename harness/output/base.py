@@ -155,6 +155,9 @@ class Store(Protocol):
     def unsupported(self, stack: Stack) -> str | None:
         """Why this store cannot run with these versions (a Spark line it has no release for), else None."""
 
+    def unsupported_on(self, stack: Stack, where: str) -> str | None:
+        """Why its tables cannot live on `where` (one of `stores`) with these versions, else None."""
+
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         """Its pinned parts for these versions: key -> (what, version), for reports and certificates."""
 

@@ -22,6 +22,9 @@ class StoreDefaults:
     def unsupported(self, stack: Stack) -> str | None:
         return None  # it runs on every Spark line
 
+    def unsupported_on(self, stack: Stack, where: str) -> str | None:
+        return None  # wherever it lives (`stores`), on every Spark line it runs on
+
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API, or a package every image has
 

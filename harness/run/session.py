@@ -19,7 +19,6 @@ from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError
 from harness.evidence import write_evidence
 from harness.faults.spec import FaultStep, parse_schedule
-from harness.output import object_store
 from harness.output.registry import state_tables, store
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -91,7 +90,7 @@ def checked_store(output: str, where: str, stack: versions.Stack | None = None) 
     """Where the output's table lives (the `store` setting), checked before a cluster starts."""
     if where not in store(output).stores:
         raise BadInput(f"output {output} lives on {' or '.join(store(output).stores)} only, not --store {where}")
-    why = object_store.unsupported(stack or versions.stack(), output) if where == "s3" else None
+    why = store(output).unsupported_on(stack or versions.stack(), where)
     if why:
         raise BadInput(f"--store s3: {why}")
     return where

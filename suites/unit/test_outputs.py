@@ -46,7 +46,7 @@ def test_every_spark_4_line_runs_the_delta_and_iceberg_outputs_on_the_volume_and
         for release in ICEBERG_VERSIONS[stack.line]:
             asked = Stack(stack.kafka, stack.spark, release)
             assert not store("delta").unsupported(asked) and not store("iceberg").unsupported(asked), asked
-            assert object_store.unsupported(asked, "delta") is None and object_store.s3a_jars(asked), asked
+            assert store("delta").unsupported_on(asked, "s3") is None and object_store.s3a_jars(asked), asked
 
 
 def test_iceberg_lives_on_s3_on_every_line_it_has_a_runtime_for_and_delta_where_s3a_is_known() -> None:
@@ -55,10 +55,10 @@ def test_iceberg_lives_on_s3_on_every_line_it_has_a_runtime_for_and_delta_where_
         stack = next(s for s in STACKS if s.line == line)
         for release in releases:
             asked = Stack(stack.kafka, stack.spark, release)
-            assert object_store.unsupported(asked, "iceberg") is None, asked
+            assert store("iceberg").unsupported_on(asked, "s3") is None, asked
             assert f"org.apache.iceberg:iceberg-aws-bundle:{release}" in store("iceberg").jars(asked)
     spark_3 = next(s for s in STACKS if s.line == "3.5")
-    assert "no S3A client" in (object_store.unsupported(spark_3, "delta") or "")
+    assert "no S3A client" in (store("delta").unsupported_on(spark_3, "s3") or "")
     with pytest.raises(BadInput, match="no S3A client"):
         checked_store("delta", "s3", spark_3)
     assert checked_store("iceberg", "s3", spark_3) == "s3"

@@ -44,6 +44,9 @@ class DeltaStore(StoreDefaults):
                     f"{', '.join(f'Spark {k}: Delta {v}' for k, v in versions.DELTA_VERSIONS.items())})")
         return None
 
+    def unsupported_on(self, stack: Stack, where: str) -> str | None:
+        return object_store.s3a_unsupported(stack) if where == "s3" else None
+
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         delta = release(stack)
         return {"delta": ("Delta Lake", delta)} if delta else {}

@@ -29,12 +29,10 @@ def s3a_jars(stack: Stack) -> tuple[str, ...]:
               ("s3", "s3-transfer-manager", "apache-client")))
 
 
-def unsupported(stack: Stack, output: str) -> str | None:
-    """Why `output`'s tables cannot live on S3 with these versions, else None. Delta reaches S3 through
-    Hadoop's S3A client (`s3a://` paths), known on some Spark lines only; Iceberg through its own S3FileIO
-    (iceberg-aws-bundle), on every line it has a Spark runtime for."""
-    if output == "iceberg":
-        return None
+def s3a_unsupported(stack: Stack) -> str | None:
+    """Why a table cannot live on S3 through Hadoop's S3A client (`s3a://` paths, Delta's way) with these
+    versions, else None: S3A is known on some Spark lines only. (Iceberg reaches S3 through its own S3FileIO,
+    iceberg-aws-bundle, on every line it has a Spark runtime for.)"""
     if stack.line not in HADOOP_AWS:
         return (f"Spark {stack.spark}: no S3A client known for its line (known: "
                 f"{', '.join(f'Spark {line}' for line in HADOOP_AWS)})")
