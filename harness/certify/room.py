@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,19 +191,18 @@ class Sizing:
     notes: list[str] = field(default_factory=list)  # how it decided, for the console and the certificate
     sampler: PeakSampler = field(default_factory=PeakSampler)
 
-    def watch(self, run_id: str) -> None:
-        """Sample this run's cluster (a started worker's) until the baseline has run."""
-        self.sampler.watch(run_id)
-
-    def at_start(self) -> int:
+    def at_start(self, run_ids: Sequence[str]) -> int:
         """Clusters to start with the baseline: two when a known peak fits and a cluster's known cores leave
-        room for a second, else one."""
+        room for a second, else one; the first of the workers' `run_ids` that many, each sampled until the
+        baseline has run."""
         known, free = self.store.known(self.key), available_memory()
         cores, cpus = self.store.known(cores_key(self.key)), engine_cpus()
         count = clusters_that_fit(free, known, 2 if load(cores, cpus) <= GAIN else 1)
         self.notes.append(f"at the start: {count} cluster(s); a cluster's peak {gib(known)} and its work "
                           f"{_cores(cores)} of the engine's {cpus} (from an earlier run on this engine), "
                           f"{gib(free)} available")
+        for run_id in run_ids[:count]:
+            self.sampler.watch(run_id)
         return count
 
     def after_baseline(self, run_id: str, running: int, wanted: Callable[[float], int]) -> int:

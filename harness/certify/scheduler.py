@@ -28,7 +28,7 @@ import multiprocessing
 import os
 import queue
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from multiprocessing.queues import Queue
@@ -60,11 +60,9 @@ class Sizer(Protocol):
 
     notes: list[str]  # how it decided, for the console and the certificate
 
-    def at_start(self) -> int:
-        """Clusters to start with the baseline."""
-
-    def watch(self, run_id: str) -> None:
-        """Sample a started worker's cluster until the baseline has run."""
+    def at_start(self, run_ids: Sequence[str]) -> int:
+        """Clusters to start with the baseline, the first of the workers' (`run_ids`, in order); those are
+        sampled until the baseline has run (it runs on whichever is ready first)."""
 
     def after_baseline(self, run_id: str, running: int, wanted: Callable[[float], int]) -> int:
         """Clusters for the rows, at least those `running`: as many as the plan is worth (`wanted`, given the
@@ -139,7 +137,8 @@ class Scheduler:
         """The baseline, then the rows it calls for (the shard's share of them); returns what the baseline
         showed and every row in plan order."""
         self.pending = [BASELINE]  # the only row at first: it decides the rest; the other clusters start meanwhile
-        self._start(self.sizing.at_start() if self.sizing else len(self.processes))
+        run_ids = [worker.run_id for worker in self.tally.workers]
+        self._start(self.sizing.at_start(run_ids) if self.sizing else len(self.processes))
         self._until_settled([BASELINE])
         seen = self.tally.observed(BASELINE)
         plan = shard_of(shard, plan_after_baseline(sink.spec, seen, quick))
@@ -167,8 +166,6 @@ class Scheduler:
         for index in range(len(self.started), min(count, len(self.processes))):
             self.processes[index].start()
             self.started.append(index)
-            if self.sizing:
-                self.sizing.watch(self.tally.workers[index].run_id)
 
     def _until_settled(self, rows: list[MatrixScenario]) -> None:
         """The loop: rows handed out, then the next message (a quiet second: the workers that ended), until

@@ -153,10 +153,10 @@ def test_a_second_cluster_starts_with_the_baseline_only_where_a_cluster_s_known_
     monkeypatch.setattr(room, "engine_cpus", lambda: 2)
     store = PeakStore(tmp_path / "peaks.json")
     store.remember("e", 2 * GIB)
-    assert room.Sizing("e", store).at_start() == 2  # its cores unknown
+    assert room.Sizing("e", store).at_start([]) == 2  # its cores unknown
     store.remember(room.cores_key("e"), 1.9)
     sizing = room.Sizing("e", store)
-    assert sizing.at_start() == 1 and "1.9 cores of the engine's 2" in sizing.notes[0]
+    assert sizing.at_start([]) == 1 and "1.9 cores of the engine's 2" in sizing.notes[0]
 
 
 @pytest.mark.parametrize("available, peak, wanted, running, fits", [

@@ -221,12 +221,9 @@ class StandInSizing:
     asked: list = field(default_factory=list)
     notes: list = field(default_factory=list)
 
-    def at_start(self) -> int:
-        self.asked.append("at_start")
+    def at_start(self, run_ids: list[str]) -> int:
+        self.asked.append(("at_start", [run_id.rsplit("-", 1)[1] for run_id in run_ids]))
         return 1
-
-    def watch(self, run_id: str) -> None:
-        self.asked.append(("watch", run_id.rsplit("-", 1)[1]))
 
     def after_baseline(self, run_id: str, running: int, wanted: Callable[[float], int]) -> int:
         self.asked.append(("after_baseline", run_id.rsplit("-", 1)[1], running, wanted(0.0), wanted(1.0)))
@@ -243,7 +240,7 @@ def test_the_quick_default_starts_one_cluster_then_those_the_plan_and_memory_all
                                 sizing=sizing)
     # the plan wants 3 clusters where the cores are not shared, 2 where one cluster's work takes them all (only
     # its rows' waits overlap then)
-    assert sizing.asked == ["at_start", ("watch", "w0"), ("after_baseline", "w0", 1, 3, 2), ("watch", "w1")]
+    assert sizing.asked == [("at_start", ["w0", "w1", "w2"]), ("after_baseline", "w0", 1, 3, 2)]
     assert {r.outcome for r in rows} == {"pass"} and {r.worker for r in rows[1:]} == {"w0", "w1"}
     assert rows[0].worker == "w0" and not (tmp_path / "marks" / "w2.ready").exists()  # two of three wanted
     assert "[harness] clusters for the rows: 2" in capsys.readouterr().err
