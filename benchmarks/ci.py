@@ -22,11 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from docker.errors import NotFound
 from docs_page import record, section
 
 from harness.cluster import images
-from harness.cluster.engine import docker_client
 from harness.interrupt import run_script
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -36,25 +34,21 @@ WHAT = ("How long `bash run.sh test` takes: what CI runs (`.ci/run`: ruff, the d
         "`benchmarks/ci.py`. What each suite runs: [contributing](../contributing.md#the-suites-and-what-each-takes).")
 
 
-def without_images() -> dict[str, str]:
-    """Every image of this version set removed from the engine; the environment of a run with an empty HOME."""
-    client = docker_client()
-    for image in reversed(images.current().every):  # children first: their parents' layers go with the last
-        try:
-            client.images.remove(image.tag, force=True)
-        except NotFound:
-            pass
-    home = tempfile.mkdtemp(prefix="eo-ci-home-")
+def without_images(home: Path) -> dict[str, str]:
+    """Every image of this version set removed from the engine; the environment of a run with `home` (empty)
+    as its HOME."""
+    images.remove_all()
+    home.mkdir()
     pyenv = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip() if shutil.which(
         "pyenv") else ""
-    return {"HOME": home, **({"PYENV_ROOT": pyenv} if pyenv else {})}
+    return {"HOME": str(home), **({"PYENV_ROOT": pyenv} if pyenv else {})}
 
 
 def one_run(commit: str, empty: bool) -> tuple[int, float, str, float]:
     """`.ci/run` on a clean clone of `commit` (`empty`: without images or caches): its exit status, its
     seconds, pytest's counts and seconds."""
-    environment = {**os.environ, "CI": "true", **(without_images() if empty else {})}
-    with tempfile.TemporaryDirectory(prefix="eo-ci-") as folder:
+    with tempfile.TemporaryDirectory(prefix="eo-ci-") as folder:  # the run's HOME too (`empty`), removed after it
+        environment = {**os.environ, "CI": "true", **(without_images(Path(folder) / "home") if empty else {})}
         clone = Path(folder) / "repository"
         subprocess.run(["git", "clone", "-q", str(REPOSITORY), str(clone)], check=True)
         subprocess.run(["git", "-C", str(clone), "checkout", "-q", commit], check=True)

@@ -33,10 +33,7 @@ GOALS = {"start": 45.0, "build": 600.0, "memory_gib": 8.0}
 
 
 def cold_build() -> float:
-    client = docker_client()
-    for image in reversed(images.current().all):
-        if images.present(image):
-            client.images.remove(image.tag, force=True)
+    images.remove_all()
     shutil.rmtree(cache_dir() / "build", ignore_errors=True)
     shutil.rmtree(cache_dir() / "wheels", ignore_errors=True)
     shutil.rmtree(cache_dir() / "debootstrap", ignore_errors=True)

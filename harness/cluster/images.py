@@ -294,13 +294,22 @@ def _build_at_once(to_build: list[Image]) -> None:
         build.result()
 
 
+def remove_all() -> None:
+    """Every image of this run's versions removed from the engine, children first (their parents' layers go
+    with the last): for the benchmarks that measure a build from nothing."""
+    client = docker_client()
+    for image in reversed(current().every):
+        try:
+            client.images.remove(image.tag, force=True)
+        except ImageNotFound:
+            pass
+
+
 def push_all(registry: str) -> None:
     """Every image of this run's versions, the S3 server's and the Iceberg catalog's too (a host that pulls
     cannot build them on first use), built or pulled first where missing, pushed to `registry`."""
-    wanted = current()
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, the S3 stores' too")
-    _have(wanted.every)
-    for image in wanted.every:
+    build_all()
+    for image in current().every:
         seconds = registries.push(registry, image.tag)
         say(f"image {image.tag}: pushed to {registry} in {seconds:.1f} s")
 
