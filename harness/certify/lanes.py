@@ -79,6 +79,26 @@ class Lanes:
                 return row
         return None
 
+    def plan(self, rows: Sequence[MatrixScenario], base_s: float, most: int) -> Plan:
+        """The rows after the baseline as the loop hands them out (longest first, the baseline's `base_s`
+        known), and how many of up to `most` clusters they are worth."""
+        return Plan(tuple(longest_first(rows, base_s)), base_s, self, most)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The rows in the order they go, and what they are worth in clusters once the cores one cluster's work
+    takes are measured (`clusters`)."""
+
+    rows: tuple[MatrixScenario, ...]
+    base_s: float
+    lanes: Lanes
+    most: int
+
+    def clusters(self, load: float = 0.0) -> int:
+        """`clusters_worth` these rows, one cluster's work taking `load` of the machine."""
+        return clusters_worth(self.rows, self.base_s, self.lanes, self.most, load)
+
 
 def makespan(rows: Sequence[MatrixScenario], clusters: int, base_s: float, lanes: Lanes, load: float = 0.0) -> float:
     """The expected time of `rows` over `clusters` taken in plan order (`next_row`), each cluster free at

@@ -30,12 +30,11 @@ import queue
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Protocol
 
-from harness.certify.lanes import Lanes, clusters_worth, longest_first
+from harness.certify.lanes import Lanes
 from harness.certify.matrix import BASELINE, MatrixScenario
 from harness.certify.rows import Row, plan_after_baseline, print_row
 from harness.certify.shards import Shard, shard_of
@@ -143,14 +142,13 @@ class Scheduler:
         seen = self.tally.observed(BASELINE)
         plan = shard_of(shard, plan_after_baseline(sink.spec, seen, quick))
         ran = self.tally.done.get(BASELINE.name)
-        base_s = ran.seconds if ran else 0.0
+        ordered = self.lanes.plan(plan, ran.seconds if ran else 0.0, len(self.processes))
         if self.sizing and ran and ran.worker and plan:  # its cluster is measured: how many clusters the rows get
             measured = next(worker.run_id for worker in self.tally.workers if worker.name == ran.worker)
-            self._start(self.sizing.after_baseline(measured, len(self.started), partial(
-                clusters_worth, plan, base_s, self.lanes, len(self.processes))))
+            self._start(self.sizing.after_baseline(measured, len(self.started), ordered.clusters))
             for line in self.sizing.notes:
                 say(f"clusters {line}")
-        self.pending, self.total = longest_first(plan, base_s), len(plan) + 1  # the loop hands them out in turn
+        self.pending, self.total = list(ordered.rows), len(plan) + 1  # the loop hands them out in turn
         self.planned = {row.name: row for row in plan}
         self._until_settled(plan)
         for index in self.started:  # None: no more rows, remove your cluster

@@ -92,6 +92,14 @@ def test_the_quick_matrix_is_worth_three_clusters_and_a_matrix_of_kills_one() ->
     assert clusters_worth(live, 40, SHARED, 3) == 1  # each alone: more clusters shorten nothing
 
 
+def test_a_plan_gives_the_scheduler_its_rows_in_order_and_what_they_are_worth_in_clusters() -> None:
+    plan = SHARED.plan(QUICK_TXN, 40, 3)
+    assert list(plan.rows) == longest_first(QUICK_TXN, 40)
+    assert plan.clusters() == clusters_worth(QUICK_TXN, 40, SHARED, 3) == 3
+    assert plan.clusters(0.45) == clusters_worth(QUICK_TXN, 40, SHARED, 3, load=0.45)
+    assert SHARED.plan(QUICK_TXN, 40, 1).clusters() == 1  # never more than the workers there are
+
+
 def test_a_cluster_is_started_only_where_its_rows_finish_sooner_with_the_cores_shared() -> None:
     kills = [ROWS["kill-sender-txn.commit"], replace(ROWS["kill-sender-txn.commit"], name="kill-2")]
     assert slowdown(1, 0.9) == 1.0 and slowdown(2, 0.9) == 1.8 and slowdown(3, 0.2) == 1.0
