@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from harness import versions
-from harness.cluster.fetch import fetch_debian_packages, fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
+from harness.cluster.fetch import fetch_go_binary, fetch_maven_jars, fetch_wheels, image_wheels
 from harness.errors import ImageBuildFailed
 from harness.output.registry import stores
 
@@ -108,20 +108,3 @@ def stage_toxiproxy(context: Path, log: Path) -> None:
     fetch_go_binary(
         versions.TOXIPROXY_MODULE, versions.TOXIPROXY, "cmd/server", context / "toxiproxy-server", log
     )
-
-
-def stage_versitygw(context: Path, log: Path) -> None:
-    """The S3 server (versitygw), built by Go from its module."""
-    fetch_go_binary(versions.VERSITYGW_MODULE, versions.VERSITYGW, "cmd/versitygw", context / "versitygw", log)
-
-
-def stage_iceberg_rest(context: Path, log: Path) -> None:
-    """The Iceberg REST catalog's jars, fetched by Maven from the context's own pom."""
-    fetch_maven_jars(context / "pom.xml", context / "jars",
-                     {"iceberg.version": versions.ICEBERG_REST, "jetty.version": versions.JETTY_FOR_ICEBERG_REST,
-                      "postgres.jdbc": versions.POSTGRES_JDBC, "hadoop.version": versions.HADOOP_FOR_ICEBERG_REST}, log)
-
-
-def stage_postgres(context: Path, log: Path) -> None:
-    """PostgreSQL's Debian packages, the .deb files kept in the cache between builds."""
-    fetch_debian_packages([versions.POSTGRES_PACKAGE], context / "debs", cache_dir() / "debs-postgres", log)

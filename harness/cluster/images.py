@@ -31,17 +31,14 @@ from harness.cluster.image_inputs import (
     KAFKA_SCALA,
     PACKAGE,
     cache_dir,
-    stage_iceberg_rest,
     stage_kafka,
-    stage_postgres,
     stage_spark,
     stage_toxiproxy,
-    stage_versitygw,
     store_jars,
     store_wheels,
 )
 from harness.errors import ImageBuildFailed
-from harness.output.registry import store
+from harness.output.registry import store, stores
 from harness.progress import say, step
 from harness.settings import from_environment
 
@@ -50,13 +47,20 @@ PREFIX = "eo-harness"
 
 @dataclass(frozen=True)
 class Image:
-    """One image: its name, what it is built from, and how its build context is staged."""
+    """One image: its name, what it is built from, and how its build context is staged. A store's images are
+    its own (`Store.images`), their inputs in its package (`inputs`), so that a store from another package
+    brings its servers' images as the harness's own stores do."""
 
     name: str
     pins: tuple[str, ...]
     stage: Callable[[Path, Path], None] | None  # (context dir, log) -> None; None for the base
     parent: Image | None = None
     tools: tuple[str, ...] = ()  # the programs on PATH that building it takes
+    inputs: Path | None = None  # its Dockerfile's folder, copied as its build context: harness/images/<name> if None
+
+    @property
+    def folder(self) -> Path:
+        return self.inputs or DOCKERFILES / self.name
 
     @property
     def tag(self) -> str:
@@ -67,32 +71,25 @@ class Image:
         """A hash of everything that goes into the image, so unchanged inputs mean no rebuild."""
         sha = hashlib.sha256()
         sha.update("\n".join(self.pins).encode())
-        for path in self._source_files():
-            sha.update(str(path.relative_to(PACKAGE.parent)).encode())  # the same tag for both
+        for name, path in self._source_files():
+            sha.update(name.encode())  # where its package lives changes no tag: a clone's or an installed one
             sha.update(path.read_bytes())
         if self.parent is not None:
             sha.update(self.parent.tag.encode())
         return sha.hexdigest()[:12]
 
-    def _source_files(self) -> list[Path]:
+    def _source_files(self) -> list[tuple[str, Path]]:
+        """The files it is built from, each with the name it is hashed by."""
         if self.parent is None:  # its pins name every version it takes: another pin changed rebuilds nothing
-            return [Path(rootfs.__file__)]
-        return sorted(p for p in (DOCKERFILES / self.name).rglob("*") if p.is_file())
+            source = Path(rootfs.__file__)
+            return [(str(source.relative_to(PACKAGE.parent)), source)]
+        return sorted((f"{self.name}/{p.relative_to(self.folder)}", p) for p in self.folder.rglob("*") if p.is_file())
 
 
 MAVEN = ("mvn", "java")
 # its tools are those of the way it gets root (debootstrap, or mmdebstrap unprivileged): own_tools_missing
 BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *versions.image_python_requirements()), None)
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), stage_toxiproxy, BASE, ("go",))
-# a table output's database: started for --output postgres (and Iceberg's REST catalog); `images build` builds it
-# with the others, a run only when its output starts it
-POSTGRES = Image("postgres", (versions.DEBIAN_SUITE, versions.POSTGRES_PACKAGE), stage_postgres, BASE, ("apt-get",))
-# an S3 server and an Iceberg catalog, for tables on object storage: a run builds or pulls them on first use
-# (`needed`), `images build` with the others
-VERSITYGW = Image("versitygw", (versions.VERSITYGW_MODULE, versions.VERSITYGW), stage_versitygw, BASE, ("go",))
-ICEBERG_REST = Image("iceberg-rest", (versions.ICEBERG_REST, versions.JETTY_FOR_ICEBERG_REST, versions.POSTGRES_JDBC,
-                                      versions.HADOOP_FOR_ICEBERG_REST), stage_iceberg_rest, BASE, MAVEN)
-STORES_IMAGES = {image.name: image for image in (POSTGRES, VERSITYGW, ICEBERG_REST)}  # a store names those it starts
 
 
 @dataclass(frozen=True)
@@ -104,18 +101,18 @@ class Images:
     kafka: Image
     spark: Image
     toxiproxy: Image
-    postgres: Image
 
     @property
     def all(self) -> tuple[Image, ...]:
-        """What a run of any output on the volume may start: the cluster's and PostgreSQL's."""
-        return (*self.cluster, self.postgres)
+        """What a run of any output on the volume may start: the cluster's and the servers stores start there
+        (PostgreSQL's)."""
+        return with_parents((*self.cluster, *stores_images(("volume",))))
 
     @property
     def every(self) -> tuple[Image, ...]:
-        """What `images build` builds and `images push` pushes: the S3 stores' servers too (a host that pulls
-        cannot build them on first use, and CI builds them up front, beside the others, not inside a test)."""
-        return (*self.all, VERSITYGW, ICEBERG_REST)
+        """What `images build` builds and `images push` pushes: every store's servers on every place it may live
+        (a host that pulls cannot build them on first use, and CI builds them up front, not inside a test)."""
+        return with_parents((*self.cluster, *stores_images(None)))
 
     @property
     def cluster(self) -> tuple[Image, ...]:
@@ -130,7 +127,22 @@ def current(stack: versions.Stack | None = None) -> Images:
     kafka = Image("kafka", (stack.kafka, versions.LOG4J, KAFKA_SCALA), partial(stage_kafka, stack.kafka), BASE, MAVEN)
     spark = Image("spark", (stack.spark, stack.connector, *store_jars(stack), *store_wheels(stack)),
                   partial(stage_spark, stack), BASE, MAVEN)
-    return Images(stack, BASE, kafka, spark, TOXIPROXY, POSTGRES)
+    return Images(stack, BASE, kafka, spark, TOXIPROXY)
+
+
+def stores_images(places: tuple[str, ...] | None) -> tuple[Image, ...]:
+    """The images every installed store (harness.output.registry) starts for a table on one of `places` (None:
+    on any it may live on)."""
+    return tuple(image for found in stores() for where in found.stores if places is None or where in places
+                 for image in found.images(where))
+
+
+def with_parents(wanted: tuple[Image, ...]) -> tuple[Image, ...]:
+    """These images, each once and after its parent (a parent not asked for comes with its child)."""
+    def lineage(image: Image) -> tuple[Image, ...]:
+        return (*(lineage(image.parent) if image.parent is not None else ()), image)
+
+    return tuple(dict.fromkeys(ancestor for image in wanted for ancestor in lineage(image)))
 
 
 def present(image: Image) -> bool:
@@ -165,8 +177,7 @@ def missing(stack: versions.Stack | None = None) -> list[Image]:
 def for_output(output: str, where: str, stack: versions.Stack | None = None) -> tuple[Image, ...]:
     """The images a run into `output` (its table on `where`: volume, s3) starts: every cluster's, then those its
     store starts (harness.output.registry), parents first."""
-    found = current(stack)
-    return tuple(dict.fromkeys((*found.cluster, *(STORES_IMAGES[name] for name in store(output).images(where)))))
+    return with_parents((*current(stack).cluster, *store(output).images(where)))
 
 
 def own_tools_missing(image: Image) -> list[str]:
@@ -207,10 +218,9 @@ def build_for(output: str, where: str, stack: versions.Stack | None = None) -> N
 
 
 def needed(image: Image) -> str:
-    """An image only some runs start (a store's: POSTGRES, VERSITYGW, ICEBERG_REST), had as `build_all` has the
-    others, where the store starts it: present already when the session knew the run's output (`build_for`); its
-    tag."""
-    _have((image.parent, image) if image.parent is not None else (image,))
+    """An image only some runs start (a store's server's), had as `build_all` has the others, where the store
+    starts it: present already when the session knew the run's output (`build_for`); its tag."""
+    _have(with_parents((image,)))
     return image.tag
 
 
@@ -344,7 +354,7 @@ def _build(image: Image, parent: Future[None] | None = None) -> None:
         context = work / "context"
         if context.exists():
             shutil.rmtree(context)
-        shutil.copytree(DOCKERFILES / image.name, context)
+        shutil.copytree(image.folder, context)
         if parent is not None:  # its parent's build is the longest: this one's fetch takes what CPU it leaves
             yield_cpu()
         with step(f"{image.name}: fetch inputs on the host"):

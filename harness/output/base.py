@@ -24,6 +24,7 @@ from harness.versions import Stack
 # The role sits below the cluster, the faults and the run, which a store's package uses (it sits above them,
 # harness.output.registry): their types are named here in comments, as `Any`.
 Cluster = Any  # harness.cluster.topology.Cluster
+Image = Any  # harness.cluster.images.Image: a store's server's, built where a run needs it
 CheckpointFolder = Any  # harness.run.checkpoint.CheckpointFolder
 GateHolds = Any  # harness.run.table_watch.GateHolds
 FaultClass = Any  # harness.faults.space.FaultClass
@@ -168,9 +169,10 @@ class Store(Protocol):
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         """Python packages (name==version) the Spark image installs for its sinks, without dependencies."""
 
-    def images(self, where: str) -> tuple[str, ...]:
-        """The images (harness.cluster.images, by name) of the servers it starts for a table on `where` (the
-        `store` setting), beside every cluster's: a run builds or pulls those only."""
+    def images(self, where: str) -> tuple[Image, ...]:
+        """The images of the servers it starts for a table on `where` (the `store` setting), beside every
+        cluster's: its own (harness.cluster.images.Image, their inputs in its package); a run builds or pulls
+        those only, `images build` every store's."""
 
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         """The commit points a sink of this store reaches with its table on `where` (the `store` setting) and

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.output.base import FaultClass, Observation
+    from harness.output.base import FaultClass, Image, Observation
     from harness.versions import Stack
 
 
@@ -28,7 +28,7 @@ class StoreDefaults:
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API, or a package every image has
 
-    def images(self, where: str) -> tuple[str, ...]:
+    def images(self, where: str) -> tuple[Image, ...]:
         return ()  # it starts no server: every cluster's containers serve it
 
     def fault_classes(self, seen: Observation) -> list[FaultClass]:

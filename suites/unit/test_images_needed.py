@@ -4,6 +4,8 @@ the REST catalog's. `images build` with no output still has every image it had."
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -40,16 +42,29 @@ def test_parents_come_before_their_children(output: str, where: str) -> None:
     assert all(image.parent is None or wanted.index(image.parent) < n for n, image in enumerate(wanted))
 
 
-def test_every_image_a_store_names_is_one_the_harness_builds() -> None:
-    named = {name for output, where in places() for name in store(output).images(where)}
-    assert named <= set(images.STORES_IMAGES)
+def test_every_image_a_store_starts_is_one_images_build_builds_with_its_inputs_in_the_store_s_package() -> None:
+    started = {image for output, where in places() for image in store(output).images(where)}
+    assert started <= set(images.current().every)
+    for image in started:
+        assert (image.folder / "Dockerfile").is_file()
+        assert image.folder.is_relative_to(Path(sessions.__file__).parents[1] / "output")  # the store's own
+
+
+def test_an_image_s_tag_hashes_its_inputs_by_their_place_in_its_folder_not_the_package_s(tmp_path: Path) -> None:
+    """A store from another package brings its images' inputs from wherever it is installed: the same tag."""
+    [postgres] = store("postgres").images("volume")
+    copy = tmp_path / "elsewhere" / "image"
+    shutil.copytree(postgres.folder, copy)
+    assert replace(postgres, inputs=copy).tag == postgres.tag
+    (copy / "Dockerfile").write_text((copy / "Dockerfile").read_text() + "\n# changed\n")
+    assert replace(postgres, inputs=copy).tag != postgres.tag
 
 
 def test_a_kafka_run_pulls_and_builds_no_table_server_s_image(monkeypatch: pytest.MonkeyPatch) -> None:
     host = Host(monkeypatch, set(), {image.tag for image in images.current().all}, set())
     images.build_for("kafka", "volume")
     assert sorted(host.pulled) == sorted(image.tag for image in images.current().cluster)
-    assert images.POSTGRES.tag not in host.pulled
+    assert not {image.tag for image in store("postgres").images("volume")} & set(host.pulled)
 
 
 def test_a_postgres_run_builds_its_server_s_image_with_the_cluster_s(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,7 +76,7 @@ def test_a_postgres_run_builds_its_server_s_image_with_the_cluster_s(monkeypatch
 def test_images_build_without_an_output_still_has_every_image(monkeypatch: pytest.MonkeyPatch) -> None:
     host = Host(monkeypatch, set(), set(), {"debootstrap", "mvn", "java", "go", "apt-get"})
     images.build_all()
-    assert host.built == [*CLUSTER, "postgres", "versitygw", "iceberg-rest"]
+    assert host.built == [*CLUSTER, "versitygw", "postgres", "iceberg-rest"]
 
 
 def test_a_cluster_starts_without_a_table_server_s_image(monkeypatch: pytest.MonkeyPatch) -> None:

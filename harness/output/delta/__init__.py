@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness import versions
 from harness.output import object_store
-from harness.output.base import Output, Place
+from harness.output.base import Image, Output, Place
 from harness.output.object_store import s3a_jars
 from harness.output.store_defaults import StoreDefaults
 
@@ -61,8 +61,11 @@ class DeltaStore(StoreDefaults):
         delta = release(stack)
         return (f"delta-spark=={delta}",) if delta else ()
 
-    def images(self, where: str) -> tuple[str, ...]:
-        return object_store.IMAGES if where == "s3" else ()  # a table on the volume needs no server
+    def images(self, where: str) -> tuple[Image, ...]:
+        if where != "s3":
+            return ()  # a table on the volume needs no server
+        from harness.output.object_store.image import VERSITYGW  # the cluster's images module: only when asked
+        return (VERSITYGW,)  # a table on the volume needs no server
 
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         driver = frozenset({"driver"})  # Delta commits on the driver: on S3 by the PUT of its log entry

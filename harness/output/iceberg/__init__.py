@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from harness.output import object_store, postgres
-from harness.output.base import Output, Place
+from harness.output.base import Image, Output, Place
 from harness.output.store_defaults import StoreDefaults
 from harness.versions import ICEBERG_VERSIONS
 
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from harness.versions import Stack
 
 # the REST catalog's (harness.output.iceberg.rest) and the servers it stands on: the S3 server, PostgreSQL
-REST_IMAGES = (*object_store.IMAGES, *postgres.IMAGES, "iceberg-rest")
 CATALOG = "harness"  # the Spark catalog the driver's session names the table in
 TABLE = "output"
 IDENTIFIER = f"{CATALOG}.db.{TABLE}"  # the context's table_name: one warehouse per scenario (a namespace on REST)
@@ -73,8 +71,13 @@ class IcebergStore(StoreDefaults):
         runtime = f"org.apache.iceberg:iceberg-spark-runtime-{stack.line}_{stack.scala}:{release}"
         return runtime, f"org.apache.iceberg:iceberg-aws-bundle:{release}"  # S3FileIO, for tables on S3
 
-    def images(self, where: str) -> tuple[str, ...]:
-        return REST_IMAGES if where == "s3" else ()  # the Hadoop catalog on the volume needs no server
+    def images(self, where: str) -> tuple[Image, ...]:
+        if where != "s3":
+            return ()  # the Hadoop catalog on the volume needs no server
+        from harness.output.iceberg.image import ICEBERG_REST  # the cluster's images module: only when asked
+        from harness.output.object_store.image import VERSITYGW
+        from harness.output.postgres.image import POSTGRES
+        return (VERSITYGW, POSTGRES, ICEBERG_REST)
 
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         driver = frozenset({"driver"})  # Iceberg's Spark writes commit on the driver: on S3 in the REST catalog

@@ -1,5 +1,5 @@
 """Iceberg's REST catalog in the run (`--store s3`): Iceberg's own RESTCatalogServer
-(harness.cluster.images.ICEBERG_REST) over a JDBC catalog in the run's PostgreSQL (a restarted catalog loses
+(harness.output.iceberg.image) over a JDBC catalog in the run's PostgreSQL (a restarted catalog loses
 nothing), writing table metadata to the run's S3 server. The system under test reaches it through the gate
 (the relay's `catalog` port, by the sender role's toxiproxy link); the catalog reaches PostgreSQL and the S3
 server directly, on the infrastructure's network; the harness asks it for a table's metadata pointer over a
@@ -17,6 +17,7 @@ from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster import images
 from harness.cluster.service import Service
+from harness.output.iceberg.image import ICEBERG_REST
 from harness.output.object_store import server as s3
 from harness.output.postgres import server as postgres
 from harness.progress import step
@@ -59,7 +60,7 @@ class RestCatalog:
         self.cluster = cluster
         self.objects = s3.attached(cluster)
         database = postgres.attached(cluster)
-        self.server = RestCatalogServer(images.needed(images.ICEBERG_REST), cluster.network, cluster.labels,
+        self.server = RestCatalogServer(images.needed(ICEBERG_REST), cluster.network, cluster.labels,
                                         database.server, self.objects.server)
         with step("starting Iceberg's REST catalog"):
             self.server.start()

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from harness.versions import Stack
 
-IMAGES = ("versitygw",)  # the S3 server's (harness.cluster.images.VERSITYGW)
 
 # Hadoop's S3A client for `s3a://` paths: hadoop-aws of the Hadoop release pyspark ships, per Spark line, with
 # the AWS SDK's S3 modules in place of its 600 MB bundle (Netty and Apache's HTTP client are Spark's own)

@@ -1,4 +1,4 @@
-"""The run's S3 server: versitygw (harness.cluster.images.VERSITYGW), its posix backend on a volume of its
+"""The run's S3 server: versitygw (harness.output.object_store.image), its posix backend on a volume of its
 own that no container of the system under test mounts (a bucket is a folder, an object a file), with a
 key pair made at random for the run. The system under test reaches it through the gate (relay's `s3` port,
 by the sender role's toxiproxy link), the harness through a tunnel of its own."""
@@ -15,6 +15,7 @@ from harness.cluster import images
 from harness.cluster.engine import docker_client
 from harness.cluster.service import Service
 from harness.output.object_store.files import REGION, S3Files
+from harness.output.object_store.image import VERSITYGW
 from harness.progress import step
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class ObjectStore:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        tag = images.needed(images.VERSITYGW)
+        tag = images.needed(VERSITYGW)
         volume = f"{cluster.checkpoints}-s3"
         docker_client().volumes.create(volume, labels=cluster.labels)
         self.server = S3Server(tag, cluster.network, cluster.labels, volume)

@@ -7,15 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness import versions
-from harness.output.base import Output, Place
+from harness.output.base import Image, Output, Place
 from harness.output.store_defaults import StoreDefaults
 
 if TYPE_CHECKING:
     from harness.faults.space import FaultClass, Observation
     from harness.versions import Stack
-
-
-IMAGES = ("postgres",)  # its server's (harness.output.postgres.server)
 
 
 class PostgresStore(StoreDefaults):
@@ -36,8 +33,9 @@ class PostgresStore(StoreDefaults):
     def jars(self, stack: Stack) -> tuple[str, ...]:
         return (f"org.postgresql:postgresql:{versions.POSTGRES_JDBC}",)  # for `df.write.jdbc`
 
-    def images(self, where: str) -> tuple[str, ...]:
-        return IMAGES
+    def images(self, where: str) -> tuple[Image, ...]:
+        from harness.output.postgres.image import POSTGRES  # the cluster's images module: only when asked
+        return (POSTGRES,)
 
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         return {point: frozenset() for point in ("table.committed", *self.points)}  # who commits: the sink's choice

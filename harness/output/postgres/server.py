@@ -13,6 +13,7 @@ from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
 from harness.cluster import images
 from harness.cluster.service import Service
+from harness.output.postgres.image import POSTGRES
 from harness.output.postgres.table import Endpoint
 from harness.progress import step
 
@@ -56,7 +57,7 @@ class Postgres:
     def __init__(self, cluster: Cluster) -> None:
         """Start the server; NotReady (exit 3) with its log when it does not (the session keeps the log)."""
         self.cluster = cluster
-        self.server = PostgresServer(images.needed(cluster.images.postgres), cluster.network, cluster.labels)
+        self.server = PostgresServer(images.needed(POSTGRES), cluster.network, cluster.labels)
         with step("starting PostgreSQL"):
             self.server.start()
         cluster.link_service(SERVICE, self.server.alias, PORT)

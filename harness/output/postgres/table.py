@@ -12,7 +12,7 @@ cursor. psycopg's `COPY` support also gives the reference sinks their fast write
 the wheel is the price (a few MB, in the images too).
 
 Commit holds (the `table.committed` point): the server names a synchronous standby that never connects
-(harness/images/postgres/start-postgres.sh), and the harness's trigger on the rows' table (its SQL:
+(harness/output/postgres/image/start-postgres.sh), and the harness's trigger on the rows' table (its SQL:
 harness.output.postgres.triggers) asks, inside each transaction that writes rows, for a synchronous
 commit (`synchronous_commit = on`, for that transaction only) and names the batches it wrote in
 `application_name`. Such a transaction commits (its commit record is written, it is committed on the
