@@ -29,7 +29,7 @@ from harness.gate.http_points import HttpAnswer, HttpCommit, Named
 from harness.gate.object_writes import WRITES, ObjectWrites
 from harness.gate.points import HOLD_REQUEST, HOLD_RESPONSE, Failed, GateEvent, Peer
 from harness.gate.pumps import flush, read_chunk
-from harness.gate.s3_requests import name_s3, s3_error
+from harness.gate.s3_requests import CommitKeys, name_s3, s3_error
 
 Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 Writes = dict[int, tuple[str, str]]  # id(request) -> the bucket and key of an object it writes
@@ -39,6 +39,7 @@ class _Gate(Protocol):
     """What these pumps use of the gate (harness.gate.proxy.KafkaGate)."""
 
     objects: ObjectWrites
+    commit_keys: CommitKeys
 
     def record(self, type: str, **fields: object) -> object: ...
 
@@ -61,8 +62,8 @@ def http_pumps(gate: _Gate, client: Stream, server: Stream, peer: Peer, connecti
                                              writes))]
 
 
-def _named(peer: Peer, request: Request, body: bytes | None = None) -> Named:
-    return name_catalog(request, body) if peer.service == "catalog" else name_s3(request)
+def _named(peer: Peer, request: Request, commits: CommitKeys, body: bytes | None = None) -> Named:
+    return name_catalog(request, body) if peer.service == "catalog" else name_s3(request, commits=commits)
 
 
 async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.StreamWriter, peer: Peer,
@@ -77,7 +78,7 @@ async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.S
                     if peer.service == "catalog" and wants_body(part):
                         held = (part, BodyBuffer(part))
                         continue
-                    named = _named(peer, part)
+                    named = _named(peer, part, gate.commit_keys)
                     if named.kind in WRITES and peer.service == "s3":
                         writes[id(part)] = (named.details["bucket"], named.details["key"])
                     if not await _point(gate, server, out, peer, connection, part, named, points):
@@ -88,7 +89,7 @@ async def _requests(gate: _Gate, reader: asyncio.StreamReader, server: asyncio.S
                 elif isinstance(part, End) and held is not None:
                     request, buffer = held
                     held = None
-                    named = _named(peer, request, bytes(buffer.data))
+                    named = _named(peer, request, gate.commit_keys, bytes(buffer.data))
                     if not await _point(gate, server, out, peer, connection, request, named, points):
                         return
                     out += request.raw + b"".join(buffer.raw) + part.raw

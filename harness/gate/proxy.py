@@ -57,6 +57,7 @@ from harness.gate.protocol import (
 )
 from harness.gate.record_batches import fingerprints
 from harness.gate.relay import SERVICE_PORTS, keep_alive
+from harness.gate.s3_requests import CommitKeys, no_commits
 
 INSPECTED = {PRODUCE, *BODY_CLASSES}
 # Client connections from one container at once, as a broker's `max.connections.per.ip` bounds them: a Spark
@@ -92,6 +93,7 @@ class KafkaGate:
         self._in_transaction: set[str] = set()
         self.writes: dict[str, tuple[str, int]] = {}  # transactional id -> a partition it last added
         self.objects = ObjectWrites()  # what the S3 server wrote (harness.gate.object_writes)
+        self.commit_keys: CommitKeys = no_commits  # which S3 objects commit the run's table: its store's
         self.copies: CopiedWrites | None = None  # set while a run looks for a task's copy on the wire
         self.paused: set[str] = set()  # containers the nemesis paused (a copy runs while its first attempt is)
         self.last_transactional_id: str | None = None  # whose coordinator a fault off a request aims at

@@ -1,7 +1,7 @@
 """What an S3 request means, for the gate: the bucket and key it names, its kind for the history, and the point
-`s3.put`, the write of a table's commit object (Delta's `_delta_log/<version>.json`, Iceberg's
-`metadata/<...>.metadata.json`) however it is sent; and S3's error answer, which the gate gives in the
-server's place. Other requests are named by kind for the history only. The bytes are read by
+`s3.put`, the write of a table's commit object however it is sent (which keys are commit objects, the run's
+store says: `CommitKeys`, harness.output.base.Store.commit_object); and S3's error answer, which the gate gives
+in the server's place. Other requests are named by kind for the history only. The bytes are read by
 harness.gate.http_framing.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from urllib.parse import parse_qsl, unquote, urlsplit
 from xml.sax.saxutils import escape
 
@@ -17,12 +18,14 @@ from harness.gate.http_points import Named
 
 S3_PUT = "s3.put"
 
-# A table's commit objects: Delta's log entry (its version, 20 digits), Iceberg's table metadata
-# (`v<N>.metadata.json` in a Hadoop table, `<5-digit sequence>-<uuid>.metadata.json` from a catalog; a codec
-# suffix such as `.gz.metadata.json` when compressed).
-_DELTA_COMMIT = re.compile(r"(?:.*/)?_delta_log/(?P<version>[0-9]{20})\.json")
-_ICEBERG_METADATA = re.compile(r"(?:.*/)?metadata/(?P<name>[^/]+)\.metadata\.json")
-_ICEBERG_VERSION = re.compile(r"v?(?P<version>[0-9]+)(?:-[0-9a-fA-F-]{36})?(?:\.[a-z0-9]+)?")
+CommitKeys = Callable[[str], dict | None]  # an object's key -> its table's commit (format, version), else None
+
+
+def no_commits(key: str) -> dict | None:
+    """No key is a commit object: the gate's keys between runs, and for a store with no table on S3."""
+    return None
+
+
 # A virtual-hosted request's Host: `<bucket>.s3.<region>.amazonaws.com`, `<bucket>.s3-<region>...`
 _VIRTUAL_HOST = re.compile(r"(?P<bucket>[a-z0-9][a-z0-9.-]*?)\.s3[.-].*")
 
@@ -44,10 +47,11 @@ def s3_location(request: Request, domain: str | None = None) -> tuple[str, str]:
     return bucket, key
 
 
-def name_s3(request: Request, domain: str | None = None) -> Named:
+def name_s3(request: Request, domain: str | None = None, commits: CommitKeys = no_commits) -> Named:
     """An S3 request's kind; a write of a commit object is the point `s3.put`, by what it writes, however it
     is sent: a PUT, the completion of its multipart upload, or a copy onto it (`x-amz-copy-source`); its key
-    as written or as a server that stores objects as files resolves it (`_delta_log/x/../N.json`)."""
+    as written or as a server that stores objects as files resolves it (`_delta_log/x/../N.json`); `commits`:
+    which keys are commit objects."""
     bucket, key = s3_location(request, domain)
     query = dict(parse_qsl(urlsplit(request.target).query, keep_blank_values=True))
     method = request.method
@@ -68,14 +72,14 @@ def name_s3(request: Request, domain: str | None = None) -> Named:
         return Named("s3.abort_upload", None, where)
     if method == "PUT" and request.header("x-amz-copy-source"):
         source = unquote(request.header("x-amz-copy-source") or "")
-        commit = commit_object(key)
+        commit = commit_object(key, commits)
         return Named("s3.copy", S3_PUT if commit else None, {**where, "source": source, **(commit or {})})
     multipart = method == "POST" and "uploadId" in query
     if method != "PUT" and not multipart:
         kind = {"GET": "s3.get", "HEAD": "s3.head", "DELETE": "s3.delete"}.get(method, f"s3.{method.lower()}")
         return Named(kind, None, where)
     kind = "s3.complete_upload" if multipart else "s3.put"
-    commit = commit_object(key)
+    commit = commit_object(key, commits)
     if commit is None:
         return Named(kind, None, where)
     conditions = {name: request.header(name) for name in ("if-none-match", "if-match")}
@@ -83,24 +87,14 @@ def name_s3(request: Request, domain: str | None = None) -> Named:
                                 "conditional": {k: v for k, v in conditions.items() if v is not None}})
 
 
-def commit_object(key: str) -> dict | None:
-    """A table's commit object's format and version, None for any other key: as written, or with its dot
-    segments resolved (a server that keeps objects as files stores `a/x/../b` at `a/b`)."""
-    found = _commit_object(key)
+def commit_object(key: str, commits: CommitKeys) -> dict | None:
+    """A table's commit object's format and version (`commits` says which keys are), None for any other key:
+    as written, or with its dot segments resolved (a server that keeps objects as files stores `a/x/../b` at
+    `a/b`)."""
+    found = commits(key)
     if found is None and any(segment in (".", "..") for segment in key.split("/")):
-        found = _commit_object(posixpath.normpath(key).lstrip("/"))
+        found = commits(posixpath.normpath(key).lstrip("/"))
     return found
-
-
-def _commit_object(key: str) -> dict | None:
-    delta = _DELTA_COMMIT.fullmatch(key)
-    if delta:
-        return {"format": "delta", "version": int(delta["version"])}
-    iceberg = _ICEBERG_METADATA.fullmatch(key)
-    if iceberg:
-        version = _ICEBERG_VERSION.fullmatch(iceberg["name"])
-        return {"format": "iceberg", "version": int(version["version"]) if version else None}
-    return None
 
 
 # S3's error codes by status. S3 sends no 502 or 504 of its own (a proxy in front of it does): those get its

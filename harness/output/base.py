@@ -159,6 +159,11 @@ class Store(Protocol):
     def unsupported_on(self, stack: Stack, where: str) -> str | None:
         """Why its tables cannot live on `where` (one of `stores`) with these versions, else None."""
 
+    def commit_object(self, key: str) -> dict | None:
+        """For a table on object storage: whether an object's key is its table's commit (the gate's point
+        `s3.put` when it is written), as its `format` and `version` (None when its name says none); None for
+        any other key."""
+
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         """Its pinned parts for these versions: key -> (what, version), for reports and certificates."""
 

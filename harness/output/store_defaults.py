@@ -25,6 +25,9 @@ class StoreDefaults:
     def unsupported_on(self, stack: Stack, where: str) -> str | None:
         return None  # wherever it lives (`stores`), on every Spark line it runs on
 
+    def commit_object(self, key: str) -> dict | None:
+        return None  # no table on object storage, or no object whose write commits it
+
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API, or a package every image has
 

@@ -282,6 +282,7 @@ class Scenario:
         gate = self.cluster.gate
         assert gate is not None
         gate.record, gate.interceptor, gate.outputs = self.history.record, schedule, {topics.output}
+        gate.commit_keys = store(self.output).commit_object  # which objects on S3 commit its table: the store says
         gate.copies = CopiedWrites() if self.speculation else None  # a copy's evidence, seen on the wire
         system.watcher.listeners.append(schedule.on_batch)
 

@@ -10,6 +10,7 @@ from harness.client.scenario_input import ScenarioInput
 from harness.faults.schedule import Schedule
 from harness.gate.points import Observe
 from harness.gate.proxy import KafkaGate
+from harness.gate.s3_requests import no_commits
 from harness.output.base import Hold, Output, Watcher
 from harness.run.checkpoint import BatchWatcher, CheckpointFolder
 from harness.run.driver_supervisor import DriverSupervisor
@@ -53,7 +54,7 @@ def stop(system: System, faults: Faults) -> None:
     stopped and the driver retired: nothing of the run moves while its output is read."""
     system.input.stop()
     faults.gate.interceptor, faults.gate.record, faults.gate.outputs = Observe(), _ignore, set()
-    faults.gate.copies = None
+    faults.gate.copies, faults.gate.commit_keys = None, no_commits
     faults.schedule.close()
     faults.schedule.nemesis.heal_all()
     faults.schedule.nemesis.close()

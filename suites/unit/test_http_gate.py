@@ -15,6 +15,7 @@ from harness.gate.points import GateEvent, Hold, Peer
 from harness.gate.proxy import KafkaGate
 from suites.unit.conftest import SECRET
 from suites.unit.test_gate import wait_for
+from suites.unit.test_http_protocol import TABLES
 from suites.unit.test_http_protocol import recording as recorded
 
 pytestmark = pytest.mark.unit
@@ -75,6 +76,7 @@ def running_gate(ports: tuple[int, ...], server: FakeServer) -> KafkaGate:
     gate = KafkaGate(("127.0.0.1", ports[3]), lambda ip: Peer("driver-q", "driver", ip),
                      lambda peer: ("127.0.0.1", server.port if peer.service in ("s3", "catalog") else 1), SECRET)
     gate.record = lambda type, **fields: events.append((type, fields))
+    gate.commit_keys = TABLES  # as a run into either store sets them
     gate.start()
     gate.events = events  # type: ignore[attr-defined]
     return gate

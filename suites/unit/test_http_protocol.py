@@ -22,9 +22,15 @@ from harness.gate.http_framing import (
     Response,
     framers,
 )
-from harness.gate.s3_requests import S3_PUT, name_s3, s3_error
+from harness.gate.s3_requests import S3_PUT, name_s3, no_commits, s3_error
+from harness.output.registry import store
 
 pytestmark = pytest.mark.unit
+
+
+def TABLES(key: str) -> dict | None:  # noqa: N802 - stands for the stores' own
+    """The commit objects of Delta's and Iceberg's tables, as each store names them."""
+    return store("delta").commit_object(key) or store("iceberg").commit_object(key)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "http"
 RECORDINGS = sorted(path.stem for path in FIXTURES.glob("*.request"))
@@ -95,7 +101,7 @@ def test_the_delta_commit_is_an_s3_put_point_streamed_after_a_100_continue() -> 
     (request,) = heads(request_parts, Request)
     assert request.header("expect") == "100-continue"  # S3A: the head goes first, the body after the 100
     assert request.header("content-encoding") == "aws-chunked"
-    named = name_s3(request)
+    named = name_s3(request, commits=TABLES)
     assert named.point == S3_PUT
     assert named.details == {"bucket": "harness", "key": "delta/t/_delta_log/00000000000000000003.json",
                              "format": "delta", "version": 3, "multipart": False, "conditional": {}}
@@ -117,7 +123,7 @@ def test_the_head_comes_out_before_its_body_arrives() -> None:
 
 def test_the_iceberg_metadata_put_is_an_s3_put_point() -> None:
     (request,) = heads(exchange("iceberg-metadata-put")[0], Request)
-    named = name_s3(request)
+    named = name_s3(request, commits=TABLES)
     assert named.point == S3_PUT
     assert named.details["format"] == "iceberg" and named.details["version"] == 2
     assert named.details["conditional"] == {}  # S3FileIO sends no If-None-Match
@@ -136,7 +142,7 @@ def test_a_head_request_s_answer_has_no_body_whatever_its_content_length() -> No
 @pytest.mark.parametrize("name, kind", [("s3-list", "s3.list"), ("s3-copy", "s3.copy"), ("s3-head-404", "s3.head")])
 def test_other_s3_requests_are_named_but_are_no_points(name: str, kind: str) -> None:
     (request,) = heads(exchange(name)[0], Request)
-    named = name_s3(request)
+    named = name_s3(request, commits=TABLES)
     assert (named.kind, named.point) == (kind, None)
 
 
@@ -193,29 +199,29 @@ def test_a_commit_object_written_any_way_is_the_commit_point(method: str, target
                                                               kind: str) -> None:
     """By what it writes, not how: a copy onto the commit's key, a multipart completion, a key whose dot
     segments a server that keeps objects as files resolves to the commit's."""
-    named = name_s3(Request(method, target, "HTTP/1.1", headers, b""))
+    named = name_s3(Request(method, target, "HTTP/1.1", headers, b""), commits=TABLES)
     assert (named.kind, named.point, named.details["version"]) == (kind, S3_PUT, 7)
     copy_elsewhere = Request("PUT", "/bkt/tbl/other.json", "HTTP/1.1", (("x-amz-copy-source", "/bkt/a"),), b"")
-    assert name_s3(copy_elsewhere).point is None
+    assert name_s3(copy_elsewhere, commits=TABLES).point is None
 
 
 def test_s3_virtual_hosted_requests_and_conditional_puts() -> None:
     key = "tbl/_delta_log/00000000000000000012.json"
     virtual = Request("PUT", f"/{key}", "HTTP/1.1", (("Host", "bkt.s3.us-east-1.amazonaws.com"),
                                                      ("If-None-Match", "*")), b"")
-    named = name_s3(virtual)
+    named = name_s3(virtual, commits=TABLES)
     assert named.point == S3_PUT
     assert (named.details["bucket"], named.details["key"], named.details["version"]) == ("bkt", key, 12)
     assert named.details["conditional"] == {"if-none-match": "*"}
     custom = Request("PUT", "/t/metadata/v3.metadata.json", "HTTP/1.1", (("Host", "bkt.store.test:7070"),), b"")
-    assert name_s3(custom, domain="store.test").details["bucket"] == "bkt"
-    assert name_s3(custom, domain="store.test").details["version"] == 3
+    assert name_s3(custom, domain="store.test", commits=TABLES).details["bucket"] == "bkt"
+    assert name_s3(custom, domain="store.test", commits=TABLES).details["version"] == 3
     data = Request("PUT", "/bkt/t/data/part-0.parquet", "HTTP/1.1", (), b"")
-    assert (name_s3(data).kind, name_s3(data).point) == ("s3.put", None)
+    assert (name_s3(data, commits=TABLES).kind, name_s3(data, commits=TABLES).point) == ("s3.put", None)
     part = Request("PUT", "/bkt/t/_delta_log/00000000000000000001.json?partNumber=1&uploadId=x", "HTTP/1.1", (), b"")
-    assert (name_s3(part).kind, name_s3(part).point) == ("s3.upload_part", None)
+    assert (name_s3(part, commits=TABLES).kind, name_s3(part, commits=TABLES).point) == ("s3.upload_part", None)
     complete = Request("POST", "/bkt/t/_delta_log/00000000000000000001.json?uploadId=x", "HTTP/1.1", (), b"")
-    assert name_s3(complete).point == S3_PUT and name_s3(complete).details["multipart"]
+    assert name_s3(complete, commits=TABLES).point == S3_PUT and name_s3(complete, commits=TABLES).details["multipart"]
 
 
 def test_a_chunked_body_with_trailers_and_a_body_read_to_the_close() -> None:
@@ -339,3 +345,18 @@ def test_empty_lines_before_a_head_are_dropped_as_they_come_and_bounded() -> Non
         for _ in range(MAX_HEAD // 512 + 2):
             flooded.feed(b"\r\n" * 256)
     assert time.monotonic() - started < 1.0
+
+
+def test_which_objects_are_commits_is_the_run_s_store_s_word() -> None:
+    """The gate names no format: between runs no object is a commit, and in a run only its store's are."""
+    delta = Request("PUT", "/bkt/t/_delta_log/00000000000000000004.json", "HTTP/1.1", (), b"")
+    iceberg = Request("PUT", "/bkt/t/metadata/00004-0f8fad5b-d9cb-469f-a165-70867728950e.metadata.json",
+                      "HTTP/1.1", (), b"")
+    assert name_s3(delta).point is None and name_s3(delta, commits=no_commits).point is None
+    assert name_s3(delta, commits=store("delta").commit_object).details["version"] == 4
+    assert name_s3(iceberg, commits=store("delta").commit_object).point is None
+    assert name_s3(iceberg, commits=store("iceberg").commit_object).details == {
+        "bucket": "bkt", "key": iceberg.target.removeprefix("/bkt/"), "format": "iceberg", "version": 4,
+        "multipart": False, "conditional": {}}
+    assert all(store(name).commit_object("t/_delta_log/00000000000000000004.json") is None
+               for name in ("kafka", "postgres", "hudi", "paimon"))

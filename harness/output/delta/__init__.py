@@ -3,6 +3,7 @@ the relay (harness.output.delta.table), the driver held at each new version of t
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from harness import versions
@@ -29,6 +30,9 @@ def artifact(stack: Stack, delta: str) -> str:
     return f"io.delta:{name}:{delta}"
 
 
+LOG_ENTRY = re.compile(r"(?:.*/)?_delta_log/(?P<version>[0-9]{20})\.json")  # its commit object: the version's
+
+
 class DeltaStore(StoreDefaults):
     name = "delta"
     label = "Delta Lake"
@@ -46,6 +50,10 @@ class DeltaStore(StoreDefaults):
 
     def unsupported_on(self, stack: Stack, where: str) -> str | None:
         return object_store.s3a_unsupported(stack) if where == "s3" else None
+
+    def commit_object(self, key: str) -> dict | None:
+        entry = LOG_ENTRY.fullmatch(key)
+        return {"format": self.name, "version": int(entry["version"])} if entry else None
 
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         delta = release(stack)

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from harness.output.base import FaultClass, Observation
     from harness.versions import Stack
 
-# the REST catalog's (harness.output.iceberg.rest) and the servers it stands on: the S3 server, PostgreSQL
 CATALOG = "harness"  # the Spark catalog the driver's session names the table in
 TABLE = "output"
 IDENTIFIER = f"{CATALOG}.db.{TABLE}"  # the context's table_name: one warehouse per scenario (a namespace on REST)
@@ -35,6 +34,10 @@ def warehouse(checkpoint: str) -> str:
 
 
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"  # MERGE INTO, procedures
+# its commit object on S3, the table's metadata: `v<N>.metadata.json` in a Hadoop table, `<5-digit sequence>-<uuid>
+# .metadata.json` from a catalog; a codec suffix such as `.gz.metadata.json` when compressed
+METADATA_KEY = re.compile(r"(?:.*/)?metadata/(?P<name>[^/]+)\.metadata\.json")
+METADATA_VERSION = re.compile(r"v?(?P<version>[0-9]+)(?:-[0-9a-fA-F-]{36})?(?:\.[a-z0-9]+)?")
 
 
 def session_settings(checkpoint: str) -> dict[str, str]:
@@ -60,6 +63,13 @@ class IcebergStore(StoreDefaults):
             return (f"Spark {stack.spark}: no Iceberg Spark runtime known for its line (known: "
                     f"{', '.join(f'Spark {k}: Iceberg {v[0]}' for k, v in ICEBERG_VERSIONS.items())})")
         return None
+
+    def commit_object(self, key: str) -> dict | None:
+        metadata = METADATA_KEY.fullmatch(key)
+        if metadata is None:
+            return None
+        version = METADATA_VERSION.fullmatch(metadata["name"])
+        return {"format": self.name, "version": int(version["version"]) if version else None}
 
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         return {"iceberg": ("Apache Iceberg", stack.iceberg)} if stack.iceberg else {}
