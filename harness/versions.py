@@ -91,17 +91,14 @@ class Stack:
         return ".".join(self.spark.split(".")[:2])
 
     def described(self, output: str, table_store: str = "volume") -> dict[str, str]:
-        """The versions a result and a certificate name: Kafka's, Spark's, the parts of the output's store
-        that run on this Spark line (harness.output.registry), and, for a table on S3, the S3 server's and
-        an Iceberg table's REST catalog's (its catalog kept in PostgreSQL). Nothing the run did not use."""
+        """The versions a result and a certificate name: Kafka's, Spark's, and the output's store's
+        (harness.output.registry): its parts that run on this Spark line, the servers it starts for a table on
+        `table_store`. Nothing the run did not use."""
         from harness.output.registry import store
 
-        parts = {key: version for key, (_, version) in store(output).versions(self).items()}
-        if table_store == "s3":
-            parts["versitygw"] = VERSITYGW
-            if output == "iceberg":
-                parts["iceberg_rest"] = ICEBERG_REST
-                parts["postgres"] = store("postgres").versions(self)["postgres"][1]
+        found = store(output)
+        named = found.versions(self) | found.servers(self, table_store)
+        parts = {key: version for key, (_, version) in named.items()}
         return {"kafka": self.kafka, "spark": self.spark, **parts}
 
 

@@ -199,9 +199,10 @@ def _files(files: dict[str, str]) -> str:
 
 def _versions(versions: dict[str, str]) -> str:
     """Versions in words: `harness 0.1.0, Kafka 4.1.1, Spark 4.0.0, Delta Lake 4.0.1, PostgreSQL 15, ...`."""
+    stacks = [Stack("", spark) for spark in SPARK_VERSIONS]
     names = {"harness": "harness", "kafka": "Kafka", "spark": "Spark", "confluent_kafka": "confluent-kafka",
-             **{key: what for store in stores() for spark in SPARK_VERSIONS
-                for key, (what, _) in store.versions(Stack("", spark)).items()}}
+             **{key: what for store in stores() for stack in stacks for where in store.stores
+                for key, (what, _) in (store.versions(stack) | store.servers(stack, where)).items()}}
     return ", ".join(f"{names.get(name, name)} {version}" for name, version in versions.items())
 
 

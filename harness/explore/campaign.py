@@ -1,8 +1,8 @@
 """A campaign: `explore` across a matrix of sinks, outputs, stores and releases within one budget, every
 failure written once to a findings index (harness.explore.findings).
 
-A cell is one sink into one output on one store, on one release of Spark (and, for Iceberg, one of the
-Iceberg releases its line offers). Each cell gets its own cluster and a share of what is left of the
+A cell is one sink into one output on one store, on one release of Spark (and of the store's own, where
+its line offers several: Iceberg's). Each cell gets its own cluster and a share of what is left of the
 budget, so a cell that ends early leaves its time to the next. Shards split the cells as `certify --shard`
 splits rows. The coverage store knows each cell's subject apart (harness.explore.explorer.subject_of names
 its releases), so a second campaign runs what the first did not.
@@ -72,14 +72,12 @@ def written_by(sink: str) -> str:
 
 
 def releases(output: str, where: str) -> list[versions.Stack]:
-    """The releases `output` on `where` runs on here: each Spark line's, the default first, and for Iceberg
-    each of the line's Iceberg releases."""
+    """The releases `output` on `where` runs on here: each Spark line's, the default first, and each release of
+    the store's own the line offers (`releases_on`: Iceberg's)."""
     kafka = versions.KAFKA_VERSIONS[0]
     found = []
     for spark in versions.SPARK_VERSIONS:
-        line = versions.Stack(kafka, spark).line
-        for iceberg in versions.ICEBERG_VERSIONS.get(line, ()) if output == "iceberg" else ("",):
-            stack = versions.Stack(kafka, spark, iceberg)
+        for stack in output_store(output).releases_on(versions.Stack(kafka, spark)):
             try:  # the checks a run makes before its cluster starts
                 checked_store(output, where, stack)
             except BadInput:

@@ -167,6 +167,13 @@ class Store(Protocol):
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         """Its pinned parts for these versions: key -> (what, version), for reports and certificates."""
 
+    def releases_on(self, stack: Stack) -> tuple[Stack, ...]:
+        """The stacks a campaign crosses on this one's Spark line: one per release of its own the line offers
+        where a run may ask for one (Iceberg's), else the stack itself."""
+
+    def servers(self, stack: Stack, where: str) -> dict[str, tuple[str, str]]:
+        """The servers it starts for a table on `where` (`images`), as `versions` names its parts."""
+
     def jars(self, stack: Stack) -> tuple[str, ...]:
         """Maven coordinates (group:artifact:version, then `!group:artifact` for each of its own dependencies
         left out) the Spark image needs for it."""

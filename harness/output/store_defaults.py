@@ -28,6 +28,12 @@ class StoreDefaults:
     def commit_object(self, key: str) -> dict | None:
         return None  # no table on object storage, or no object whose write commits it
 
+    def releases_on(self, stack: Stack) -> tuple[Stack, ...]:
+        return (stack,)  # one release per Spark line, or none the run chooses
+
+    def servers(self, stack: Stack, where: str) -> dict[str, tuple[str, str]]:
+        return {}  # it starts none
+
     def wheels(self, stack: Stack) -> tuple[str, ...]:
         return ()  # a sink writes through Spark's own API, or a package every image has
 

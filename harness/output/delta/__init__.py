@@ -59,6 +59,9 @@ class DeltaStore(StoreDefaults):
         delta = release(stack)
         return {"delta": ("Delta Lake", delta)} if delta else {}
 
+    def servers(self, stack: Stack, where: str) -> dict[str, tuple[str, str]]:
+        return object_store.servers(where)
+
     def jars(self, stack: Stack) -> tuple[str, ...]:
         delta = release(stack)
         return (artifact(stack, delta), *s3a_jars(stack)) if delta else ()

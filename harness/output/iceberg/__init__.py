@@ -13,11 +13,14 @@ crosses HTTP, through the gate.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from harness.output import object_store
 from harness.output.base import Image, Output, Place
+from harness.output.postgres import PostgresStore
 from harness.output.store_defaults import StoreDefaults
-from harness.versions import ICEBERG_VERSIONS
+from harness.versions import ICEBERG_REST, ICEBERG_VERSIONS
 
 if TYPE_CHECKING:
     from harness.output.base import FaultClass, Observation
@@ -73,6 +76,15 @@ class IcebergStore(StoreDefaults):
 
     def versions(self, stack: Stack) -> dict[str, tuple[str, str]]:
         return {"iceberg": ("Apache Iceberg", stack.iceberg)} if stack.iceberg else {}
+
+    def releases_on(self, stack: Stack) -> tuple[Stack, ...]:
+        return tuple(replace(stack, iceberg_asked=release) for release in ICEBERG_VERSIONS.get(stack.line, ()))
+
+    def servers(self, stack: Stack, where: str) -> dict[str, tuple[str, str]]:
+        if where != "s3":
+            return {}  # the Hadoop catalog on the volume is files
+        return {**object_store.servers(where), "iceberg_rest": ("Iceberg REST catalog", ICEBERG_REST),
+                "postgres": PostgresStore().versions(stack)["postgres"]}  # where the catalog keeps its tables
 
     def jars(self, stack: Stack) -> tuple[str, ...]:
         release = stack.iceberg

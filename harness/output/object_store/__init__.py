@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.versions import VERSITYGW
+
 if TYPE_CHECKING:
     from harness.versions import Stack
 
@@ -36,3 +38,8 @@ def s3a_unsupported(stack: Stack) -> str | None:
         return (f"Spark {stack.spark}: no S3A client known for its line (known: "
                 f"{', '.join(f'Spark {line}' for line in HADOOP_AWS)})")
     return None
+
+
+def servers(where: str) -> dict[str, tuple[str, str]]:
+    """The S3 server a table on `where` is kept by, as a store's versions name it: none on the volume."""
+    return {"versitygw": ("versitygw (S3 server)", VERSITYGW)} if where == "s3" else {}
