@@ -19,8 +19,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     images_commands = parser.add_subparsers(dest="images_command", required=True)
     build = images_commands.add_parser("build", help="pull (with --registry) or build every image that is missing")
     build.add_argument("--output", choices=NAMES, help="only the images a run into this output starts: the "
-                       "cluster's, and its table's servers (PostgreSQL's for postgres); default: every image, the S3 "
-                       "server's and the REST catalog's too")
+                       "cluster's, and its table's servers (PostgreSQL's for postgres); default: every image, every "
+                       "installed store's servers' too")
     build.add_argument("--store", choices=SETTINGS["store"].choices, default=SETTINGS["store"].default,
                        help="with --output: where its table lives (s3: the S3 server's, and for iceberg the REST "
                        "catalog's and PostgreSQL's images too)")

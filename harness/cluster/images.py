@@ -200,11 +200,11 @@ def tools_missing(image: Image) -> list[str]:
 
 
 def build_all(stack: versions.Stack | None = None) -> None:
-    """Every image of this run's versions (or `stack`'s) present, the S3 stores' servers too, built at once:
+    """Every image of this run's versions (or `stack`'s) present, every store's servers' too, built at once:
     pulled from the registry setting's registry when it has them, built here otherwise; an unchanged tree pulls
     and builds nothing."""
     wanted = current(stack)
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, the S3 stores' too")
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, every store's servers' too")
     _have(wanted.every)
 
 
@@ -316,7 +316,7 @@ def remove_all() -> None:
 
 
 def push_all(registry: str) -> None:
-    """Every image of this run's versions, the S3 server's and the Iceberg catalog's too (a host that pulls
+    """Every image of this run's versions, every store's servers' too (a host that pulls
     cannot build them on first use), built or pulled first where missing, pushed to `registry`."""
     build_all()
     for image in current().every:
