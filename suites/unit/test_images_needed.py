@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.cluster import images
+from harness.cluster.image_inputs import PACKAGE
 from harness.output.registry import NAMES, store
 from harness.run import session as sessions
 from suites.unit.test_registry_images import Host
@@ -47,7 +48,7 @@ def test_every_image_a_store_starts_is_one_images_build_builds_with_its_inputs_i
     assert started <= set(images.current().every)
     for image in started:
         assert (image.folder / "Dockerfile").is_file()
-        assert image.folder.is_relative_to(Path(sessions.__file__).parents[1] / "output")  # the store's own
+        assert image.folder.is_relative_to(PACKAGE / "output")  # the store's own
 
 
 def test_an_image_s_tag_hashes_its_inputs_by_their_place_in_its_folder_not_the_package_s(tmp_path: Path) -> None:

@@ -76,7 +76,7 @@ class DeltaStore(StoreDefaults):
         if where != "s3":
             return ()  # a table on the volume needs no server
         from harness.output.object_store.image import VERSITYGW  # the cluster's images module: only when asked
-        return (VERSITYGW,)  # a table on the volume needs no server
+        return (VERSITYGW,)
 
     def assumed_senders(self, where: str = "volume") -> dict[str, frozenset[str]]:
         driver = frozenset({"driver"})  # Delta commits on the driver: on S3 by the PUT of its log entry
