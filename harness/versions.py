@@ -43,6 +43,9 @@ GO_FOR_VERSITYGW = (1, 25)
 ICEBERG_REST = "1.11.0"
 JETTY_FOR_ICEBERG_REST = "12.1.8"
 HADOOP_FOR_ICEBERG_REST = "3.4.3"
+# Apache Flink (the eo-harness-flink image) from PyPI's apache-flink and apache-flink-libraries, its Kafka connector
+FLINK = "1.20.3"  # the 1.x long-term support release: ran exactly-once to Kafka here (notes/flink-feasibility.md)
+FLINK_KAFKA_CONNECTOR = "3.4.0-1.20"  # for Flink 1.20, kafka-clients 3.4.0: thin jars (Maven Central has no fat one)
 
 # Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
 # defence), 3.x v1. Spark's Kafka connector must match pyspark exactly: each Spark pin is its line's newest

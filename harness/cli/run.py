@@ -24,6 +24,7 @@ from harness.faults.spec import (
 from harness.output.registry import store
 from harness.progress import say
 from harness.report.folders import checked_name
+from harness.run.flink_session import flink_scenario, flink_session, resolve_job
 from harness.run.session import checked_output, checked_store, scenario, session
 from harness.settings import positive_number
 from harness.subject.code_spec import resolve_sink
@@ -49,11 +50,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "restarts", metavar="N")
     add_setting(parser, "engine_read")
     add_dependency_settings(parser)
+    parser.add_argument("--engine", choices=ENGINES, default=ENGINES[0],
+                        help="the stream engine: spark runs --pipeline and --sink, flink runs --job on a Flink "
+                             "session cluster (docs/guides/flink.md)")
+    parser.add_argument("--job", help="with --engine flink: the Flink job, a catalog name (kafka_exactly_once), a "
+                                      "module or a file with job(env, context)")
     parser.add_argument("--input-rate", type=input_rate, default=0.0, metavar="R",
                         help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
                              "not a setting: certify's live rows take --live-rate")
     refuse_renamed(parser)
     parser.set_defaults(func=command)
+
+
+ENGINES = ("spark", "flink")
 
 
 def input_rate(text: str) -> float:
@@ -90,6 +99,10 @@ def observed_kind(cluster: Cluster, args: argparse.Namespace) -> str:
 
 def command(args: argparse.Namespace) -> int:
     checked_name(args.name)
+    if args.engine == "flink":
+        return flink_command(args)
+    if args.job:
+        raise BadInput("--job names a Flink job: give --engine flink, or a sink with --sink")
     load_pipeline(args.pipeline)
     checked_output(resolve_sink(args.sink), args.output)
     checked_store(args.output, args.store)
@@ -105,6 +118,24 @@ def command(args: argparse.Namespace) -> int:
                               rate=args.input_rate, restarts=args.restarts, output=args.output,
                               store=args.store, dependencies=args.dependencies,
                               engine_read=args.engine_read == "yes")
+        write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
+        result = run.run()
+    print(table([result]))
+    print(f"report: {result.report_dir}/index.html")
+    return EXIT_STATUS[result.outcome]
+
+
+def flink_command(args: argparse.Namespace) -> int:
+    """One scenario of a Flink job on a Flink session cluster (a backlog input, into Kafka)."""
+    if not args.job:
+        raise BadInput("--engine flink runs a Flink job: give --job (e.g. --job kafka_exactly_once)")
+    if args.random_faults or args.input_rate:
+        raise BadInput("--engine flink takes --fault or --schedule; --random-faults and --input-rate are Spark's")
+    job = resolve_job(args.job)
+    steps = schedule(args.fault, args.schedule, 0)
+    with flink_session() as opened:
+        run = flink_scenario(opened.cluster, args.name, job=job, faults=steps, records=args.records, seed=args.seed,
+                             stall_timeout=args.stall_timeout)  # type: ignore[arg-type]
         write_evidence(run.report_dir / "schedule.json", schedule_to_json(steps))
         result = run.run()
     print(table([result]))

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
@@ -65,13 +66,15 @@ def _maven_settings(work: Path) -> Path:
 _MAVEN = threading.Lock()  # one Maven at a time: images fetched at once share its local repository, not safe to share
 
 
-def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Path) -> None:
-    """Resolve the runtime dependencies of `pom` into `dest` (versions stripped from file names)."""
+def fetch_maven_jars(pom: Path, dest: Path, properties: dict[str, str], log: Path, versioned: bool = False) -> None:
+    """Resolve the runtime dependencies of `pom` into `dest` (versions stripped from file names, unless
+    `versioned`: named as Flink's lib/ names its own jars)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         shutil.rmtree(dest)
     _copy_dependencies(pom, dest, log, f"maven {pom.parent.name}",
-                       ["-Dmdep.stripVersion=true", *(f"-D{key}={value}" for key, value in properties.items())])
+                       [f"-Dmdep.stripVersion={str(not versioned).lower()}",
+                        *(f"-D{key}={value}" for key, value in properties.items())])
 
 
 def _copy_dependencies(pom: Path, dest: Path, log: Path, label: str, options: list[str]) -> None:
@@ -150,18 +153,22 @@ def fetch_go_binary(module: str, version: str, package: str, dest: Path, log: Pa
     shutil.copy2(bin_dir / Path(package).name, dest)
 
 
-def image_wheels(cache: Path) -> Path:
-    """The folder of wheels for the images' interpreter, apart from any fetched for another one."""
+def image_wheels(cache: Path, apart: str = "") -> Path:
+    """The folder of wheels for the images' interpreter, apart from any fetched for another one; `apart`: a
+    folder of its own for one image's (Flink's), whose many packages the base's install must not choose from."""
     major, minor = versions.IMAGE_PYTHON
-    return cache / f"wheels-cp{major}{minor}"
+    return cache / f"wheels-cp{major}{minor}{f'-{apart}' if apart else ''}"
 
 
 def image_platforms(machine: str | None = None) -> list[str]:
     """The manylinux platforms the images' glibc runs, newest first, for the host's architecture (the
-    images are bootstrapped for it)."""
+    images are bootstrapped for it), down to the oldest (glibc 2.5): with their older names, as PEP 600 has them
+    (manylinux2014 is 2.17's, manylinux2010 2.12's, manylinux1 2.5's: pemja's only wheel is tagged manylinux1)."""
     arch = machine or platform.machine()
     _, newest = versions.IMAGE_GLIBC
-    return [f"manylinux_2_{minor}_{arch}" for minor in range(newest, 16, -1)] + [f"manylinux2014_{arch}"]
+    legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+    return [name for minor in range(newest, 4, -1)
+            for name in (f"manylinux_2_{minor}_{arch}", *([f"{legacy[minor]}_{arch}"] if minor in legacy else []))]
 
 
 def image_tags(machine: str | None = None) -> frozenset[Tag]:
@@ -190,7 +197,7 @@ def image_environment(machine: str | None = None) -> dict[str, str]:
 
 
 def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = True,
-                 provided: Mapping[str, str] | None = None) -> None:
+                 provided: Mapping[str, str] | None = None) -> list[Path]:
     """Download wheels for the images' interpreter (versions.IMAGE_PYTHON on Debian's glibc), whatever
     Python the host runs, with the dependencies that interpreter needs. A package published only as source
     (pyspark) is built into a wheel here, which must be pure Python to install there. `deps=False`: the
@@ -201,26 +208,92 @@ def fetch_wheels(requirements: list[str], dest: Path, log: Path, deps: bool = Tr
     so the dependencies are walked here, each one's markers judged for the images' interpreter.
 
     `provided`: packages (canonical name: version) the image has already, neither fetched nor walked; a
-    requirement their version does not meet is a conflict."""
+    requirement their version does not meet is a conflict.
+
+    A package two others require in different ranges (apache-flink's numpy>=1.22.4, apache-beam's numpy<1.25)
+    is chosen first for the range met first; when a later range excludes that choice, the walk starts over with
+    the package chosen within every range met; where no version meets them all, the package that asked for the
+    later range is chosen again, older (pandas 3 wants numpy 2). Each download is done once. A conflict is where
+    a requirement given here cannot be met. Returns the wheels chosen, the requirements' and their
+    dependencies'."""
     dest.mkdir(parents=True, exist_ok=True)
+    narrowed: dict[str, SpecifierSet] = {}  # the versions a package may be chosen from, after a conflict
+    fetched: dict[str, Path | None] = {}  # by requirement: a walk started over downloads nothing again
+    for _ in range(MOST_WALKS):
+        chosen = _walk([Requirement(text) for text in requirements], dest, log, deps, provided or {}, narrowed,
+                       fetched)
+        if chosen is not None:
+            check_image_wheels(dest)
+            return list(chosen.values())
+    raise ImageBuildFailed(f"the images' Python packages {', '.join(requirements)} do not resolve in {MOST_WALKS} "
+                           f"walks of their dependencies; log: {log}")
+
+
+MOST_WALKS = 60  # a walk starts over at each conflict (fetch_wheels): a dependency that never settles is an error
+
+
+def _walk(requirements: list[Requirement], dest: Path, log: Path, deps: bool, provided: Mapping[str, str],
+          narrowed: dict[str, SpecifierSet], fetched: dict[str, Path | None]) -> dict[str, Path] | None:
+    """One walk of `requirements` and their dependencies, breadth first: the wheel chosen for each package, or
+    None when a conflict changed what a package may be chosen from (`narrowed`), to walk again."""
     chosen: dict[str, Path] = {}
-    pending = [Requirement(text) for text in requirements]
+    ranges: dict[str, SpecifierSet] = {}  # every range met for each package in this walk
+    pending: list[tuple[Requirement, str | None]] = [(requirement, None) for requirement in requirements]
     while pending:
-        requirement = pending.pop(0)
+        requirement, requirer = pending.pop(0)
         name = canonicalize_name(requirement.name)
-        if provided and name in provided:
+        if name in provided:
             if not requirement.specifier.contains(provided[name], prereleases=True):
                 raise ImageBuildFailed(f"{requirement} is needed, and the image has {name} {provided[name]}")
             continue
+        ranges[name] = ranges.get(name, SpecifierSet()) & requirement.specifier
         if name not in chosen:
-            chosen[name] = _fetch_one(requirement, dest, log)
+            chosen[name] = _fetch_narrowed(requirement, narrowed.get(name), fetched, dest, log)
             if deps:
-                pending += _dependencies(chosen[name], requirement.extras)
+                pending += [(dependency, name) for dependency in _dependencies(chosen[name], requirement.extras)]
         version = parse_wheel_filename(chosen[name].name)[1]
         if not requirement.specifier.contains(version, prereleases=True):
-            raise ImageBuildFailed(f"the images' Python packages conflict: {requirement} is needed, "
-                                   f"{chosen[name].name} was chosen; log: {log}")
-    check_image_wheels(dest)
+            _settle(name, requirement, requirer, ranges[name], chosen, narrowed, fetched, dest, log)
+            return None
+    return chosen
+
+
+def _settle(name: str, requirement: Requirement, requirer: str | None, every: SpecifierSet, chosen: dict[str, Path],
+            narrowed: dict[str, SpecifierSet], fetched: dict[str, Path | None], dest: Path, log: Path) -> None:
+    """`requirement` (of `requirer`'s; None: given) is not met by the version of `name` chosen: choose `name`
+    within `every` range met for it, else `requirer` older than its choice; a given requirement that cannot
+    be met is a conflict."""
+    conflict = f"the images' Python packages conflict: {requirement} is needed, {chosen[name].name} was chosen"
+    within = every & narrowed.get(name, SpecifierSet())
+    if within != narrowed.get(name):
+        try:
+            _fetch_narrowed(requirement, within, fetched, dest, log)
+        except ImageBuildFailed:  # no version in every range
+            pass
+        else:
+            narrowed[name] = within
+            return
+    if requirer is None:
+        raise ImageBuildFailed(f"{conflict}; log: {log}")
+    older = SpecifierSet(f"!={parse_wheel_filename(chosen[requirer].name)[1]}")
+    narrowed[requirer] = narrowed.get(requirer, SpecifierSet()) & older
+
+
+def _fetch_narrowed(requirement: Requirement, narrowed: SpecifierSet | None, fetched: dict[str, Path | None],
+                    dest: Path, log: Path) -> Path:
+    """`requirement`'s wheel (`_fetch_one`), in the `narrowed` ranges too; each requirement fetched once, or
+    failed once (None)."""
+    if narrowed is not None:
+        requirement = Requirement(str(requirement))
+        requirement.specifier &= narrowed
+    key = str(requirement)
+    if key not in fetched:
+        fetched[key] = None
+        fetched[key] = _fetch_one(requirement, dest, log)
+    found = fetched[key]
+    if found is None:
+        raise ImageBuildFailed(f"no wheel of {requirement} for the images' Python {_image_python()}; log: {log}")
+    return found
 
 
 def _fetch_one(requirement: Requirement, dest: Path, log: Path) -> Path:
@@ -256,20 +329,25 @@ def _dependencies(wheel: Path, extras: set[str]) -> list[Requirement]:
     return needed
 
 
-# Source archives whose wheel is mostly archives already (pyspark's: 400 MB of jars), built into a wheel that
-# stores its files rather than deflating them again: the build takes half as long (18 s against 37 s alone on
-# 2 cores, and it runs beside the other images' builds), the wheel is a tenth larger
-STORED_WHEELS = frozenset({"pyspark"})
+# Source archives whose wheel is mostly archives already (pyspark's: 400 MB of jars; apache-flink-libraries':
+# 230 MB), built into a wheel that stores its files rather than deflating them again: the build takes half as
+# long (18 s against 37 s alone on 2 cores, and it runs beside the other images' builds), the wheel is a tenth larger
+STORED_WHEELS = frozenset({"pyspark", "apache-flink-libraries"})
+# No C compiler for a build on the host: a package whose C extension is optional (crcmod's, for apache-beam)
+# then builds its pure-Python wheel, which the images' interpreter installs; one built against the host's
+# Python would be refused
+NO_COMPILER = {"CC": "false", "CXX": "false"}
 
 
 def _build_pure_wheel(requirement: str, dest: Path, log: Path) -> Path:
-    """Build `requirement` from its source archive with the host's Python; the wheel must be pure Python."""
+    """Build `requirement` from its source archive with the host's Python, its optional C extensions left out;
+    the wheel must be pure Python."""
     name = Requirement(requirement).name
     stored = canonicalize_name(name) in STORED_WHEELS
     stored_option = ["--config-settings=--build-option=--compression=stored"] if stored else []
     with tempfile.TemporaryDirectory(dir=dest.parent) as built:
         run_logged([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", name, "--wheel-dir", built,
-                    *stored_option, requirement], log, f"pip wheel {requirement}")
+                    *stored_option, requirement], log, f"pip wheel {requirement}", env={**os.environ, **NO_COMPILER})
         wheel = next(Path(built).glob("*.whl"))
         if not _installs(wheel, image_tags()):
             raise ImageBuildFailed(f"{requirement} has no wheel for the images' Python {_image_python()} and "

@@ -86,6 +86,23 @@ def stage_spark(stack: versions.Stack, context: Path, log: Path) -> None:
             shutil.copy2(wheel, context / folder)
 
 
+FLINK_WHEELS = "flink"  # Flink's wheels' own cache folder (fetch.image_wheels): the base's install never sees them
+
+
+def stage_flink(version: str, context: Path, log: Path) -> None:
+    """PyFlink's wheels with their dependencies' (those published as source only built here: apache-flink-libraries,
+    Flink's jars; crcmod, dill, docopt, hdfs, avro-python3) into the context's wheels/, the Kafka connector's jars
+    with their runtime dependencies by Maven into its jars/."""
+    wheels = image_wheels(cache_dir(), FLINK_WHEELS)
+    with _fetching("Flink", version, (versions.FLINK,)):
+        chosen = fetch_wheels([f"apache-flink=={version}"], wheels, log)
+        fetch_maven_jars(DOCKERFILES / "flink" / "pom.xml", context / "jars",
+                         {"flink.kafka.connector": versions.FLINK_KAFKA_CONNECTOR}, log, versioned=True)
+    (context / "wheels").mkdir()
+    for wheel in chosen:
+        shutil.copy2(wheel, context / "wheels")
+
+
 def _wheel_glob(requirement: str) -> str:
     """A wheel file's name for `name==version`, as a glob (a wheel's name has `_` for `-`)."""
     name, _, version = requirement.partition("==")

@@ -1,7 +1,8 @@
 """Every image the cluster needs: pulled from the `registry` setting's registry when it has them (no build
 tools needed), else built locally; tags are hashes of their inputs (harness.cluster.image_inputs), the same
 on every host. An image older than the `image_max_age` setting (or than its parent) is built again under the
-same tag."""
+same tag. It is over 400 lines: the images' definitions (the Flink image's among them) and how they are had
+(pulled, built at once, renewed) share their tags and their build lock; splitting them is left for later."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 from docker.errors import ImageNotFound
@@ -31,13 +32,14 @@ from harness.cluster.image_inputs import (
     KAFKA_SCALA,
     PACKAGE,
     cache_dir,
+    stage_flink,
     stage_kafka,
     stage_spark,
     stage_toxiproxy,
     store_jars,
     store_wheels,
 )
-from harness.errors import ImageBuildFailed
+from harness.errors import BadInput, ImageBuildFailed
 from harness.output.registry import store, stores
 from harness.progress import say, step
 from harness.settings import from_environment
@@ -92,6 +94,19 @@ BASE = Image("base", (versions.DEBIAN_SUITE, *versions.DEBIAN_PACKAGES, *version
 TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), stage_toxiproxy, BASE, ("go",))
 
 
+@cache
+def flink_image(version: str = versions.FLINK) -> Image:
+    """Apache Flink `version` (PyFlink from PyPI, Flink's jars with it) with the Kafka connector's jars in its lib/
+    (harness/images/flink). Built by `images build`, not for a Spark run (`Images.every`, not `Images.cluster`).
+    The same Image at every call (its stage a partial: two would differ), so `flink_image() in wanted` holds."""
+    connector = versions.FLINK_KAFKA_CONNECTOR
+    line = ".".join(version.split(".")[:2])
+    if not connector.endswith(f"-{line}"):
+        raise BadInput(f"Flink {version}: the Kafka connector pinned, {connector}, is built for Flink "
+                       f"{connector.rpartition('-')[2]} (harness.versions.FLINK_KAFKA_CONNECTOR)")
+    return Image("flink", (version, connector), partial(stage_flink, version), BASE, MAVEN)
+
+
 @dataclass(frozen=True)
 class Images:
     """The images of one run's versions (see harness.versions)."""
@@ -110,9 +125,10 @@ class Images:
 
     @property
     def every(self) -> tuple[Image, ...]:
-        """What `images build` builds and `images push` pushes: every store's servers on every place it may live
-        (a host that pulls cannot build them on first use, and CI builds them up front, not inside a test)."""
-        return with_parents((*self.cluster, *stores_images(None)))
+        """What `images build` builds and `images push` pushes: every store's servers on every place it may live,
+        and Flink's (a host that pulls cannot build them on first use, and CI builds them up front, not inside a
+        test)."""
+        return with_parents((*self.cluster, *stores_images(None), flink_image()))
 
     @property
     def cluster(self) -> tuple[Image, ...]:

@@ -26,6 +26,7 @@ from harness.cluster import images, labels
 from harness.cluster.brokers import KafkaCluster
 from harness.cluster.dependency_volume import install
 from harness.cluster.engine import docker_client, engine_host
+from harness.cluster.flink import JOBMANAGER, TASKMANAGER_PREFIX
 from harness.cluster.image_inputs import PACKAGE
 from harness.cluster.kafka import CHAOS_PORT, DIRECT_PORT, INTERNAL_PORT
 from harness.cluster.package_volume import package_volume
@@ -52,7 +53,8 @@ from harness.versions import Stack
 # followers can be cut from it while the system under test still reaches it.
 ROLES = ("driver", "executors")
 REPLICATION = "replication"
-ROLE_PREFIXES = {"driver-": "driver", "spark-worker-": "executors"}
+ROLE_PREFIXES = {"driver-": "driver", "spark-worker-": "executors",
+                 JOBMANAGER: "driver", TASKMANAGER_PREFIX: "executors"}  # Flink's (harness.cluster.flink_cluster)
 DRIVER_MEMORY = "1500m"
 
 
@@ -128,7 +130,7 @@ class Cluster:
 
     @property
     def services(self) -> list[Service]:
-        return [*self.kafka.brokers, self.toxiproxy, self.relay, self.master, *self.workers, *self.drivers,
+        return [*self.kafka.brokers, self.toxiproxy, self.relay, *self.engine_services,
                 *(service for attachment in self.attachments.values() for service in attachment.services)]
 
     def start(self) -> Cluster:
@@ -158,7 +160,7 @@ class Cluster:
             self.gate = KafkaGate(self.relay.service_address, self.peer, self.link_address, self.secret).start()
             self.kafka.with_chaos_advertised(self.relay.client_address)
             with ThreadPoolExecutor(max_workers=4) as pool:
-                spark = pool.submit(self._start_spark)
+                spark = pool.submit(self._start_engine)
                 kafka = pool.submit(self.kafka.start)
                 for future in (kafka, spark):
                     future.result()
@@ -232,7 +234,12 @@ class Cluster:
                 self.attachments[name] = start(self)
             return self.attachments[name]  # type: ignore[return-value]
 
-    def _start_spark(self) -> None:
+    @property
+    def engine_services(self) -> list[Service]:
+        """The engine's containers: Spark's master, workers and drivers."""
+        return [self.master, *self.workers, *self.drivers]
+
+    def _start_engine(self) -> None:
         self.master.start()
         with ThreadPoolExecutor(max_workers=max(len(self.workers), 1)) as pool:
             for future in [pool.submit(worker.start) for worker in self.workers]:

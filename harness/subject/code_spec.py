@@ -136,10 +136,13 @@ def is_file(spec: str) -> bool:
     return ".py:" in spec or spec.endswith(".py")
 
 
+CATALOG_MARKERS = {"sink": "def sink(", "pipeline": "def transform(", "job": "def job("}
+
+
 def catalog(what: str) -> list[str]:
-    """The short names of the catalog's sinks or pipelines (the modules that define one)."""
+    """The short names of the catalog's sinks, pipelines or Flink jobs (the modules that define one)."""
     folder = Path(importlib.import_module(f"{CATALOG}.{what}s").__file__ or "").parent
-    marker = "def sink(" if what == "sink" else "def transform("
+    marker = CATALOG_MARKERS[what]
     return sorted(p.stem for p in folder.glob("*.py") if marker in p.read_text())
 
 

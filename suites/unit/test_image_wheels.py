@@ -9,6 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from harness import versions
 from harness.cluster import fetch
@@ -95,3 +97,40 @@ def test_a_source_only_package_must_build_pure(tmp_path: Path, monkeypatch: pyte
     built_tag["tag"] = "cp313-cp313-linux_x86_64"
     with pytest.raises(ImageBuildFailed, match="builds only for the host's"):
         fetch.fetch_wheels(["engine==4.0.0"], tmp_path / "b", tmp_path / "log", deps=False)
+
+
+class VersionedIndex:
+    """pip's download against made-up packages of several versions each (version: Requires-Dist lines): the
+    newest the requirement allows, as a pure wheel; none, and no source to build either, when none does."""
+
+    def __init__(self, packages: dict[str, dict[str, tuple[str, ...]]]) -> None:
+        self.packages = packages
+        self.downloads: list[str] = []
+
+    def __call__(self, command: list[str], log: Path, step: str, **_: object) -> None:
+        requirement = Requirement(command[-1])
+        allowed = [v for v in self.packages[requirement.name] if requirement.specifier.contains(v)]
+        if command[3] != "download" or not allowed:
+            raise ImageBuildFailed(f"no version of {requirement}")
+        newest = max(allowed, key=Version)
+        self.downloads.append(f"{requirement.name}-{newest}")
+        wheel(Path(command[command.index("--dest") + 1]), requirement.name, newest, "py3-none-any",
+              self.packages[requirement.name][newest])
+
+
+def test_a_package_two_others_require_in_different_ranges_is_chosen_within_both(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As apache-flink 1.20 asks numpy>=1.22.4 and its apache-beam numpy<1.25: the newest numpy meets the first
+    only; then pandas 3 wants numpy 2, so an older pandas is chosen, as pip's own resolver would."""
+    index = VersionedIndex({
+        "app": {"1.0": ("numpy>=1.22.4", "beam<2.49,>=2.43", "pandas>=1.3")},
+        "beam": {"2.48.0": ("numpy<1.25",), "2.49.0": ("numpy<1.26",)},
+        "numpy": {"1.24.4": (), "2.4.6": ()},
+        "pandas": {"2.3.3": ("numpy>=1.23.2",), "3.0.0": ("numpy>=1.26",), "3.1.1": ("numpy>=2.0.2",)},
+    })
+    monkeypatch.setattr(fetch, "run_logged", index)
+    chosen = fetch.fetch_wheels(["app==1.0"], tmp_path / "wheels", tmp_path / "log")
+    assert sorted(p.name.split("-py3")[0] for p in chosen) == ["app-1.0", "beam-2.48.0", "numpy-1.24.4", "pandas-2.3.3"]
+    assert len(index.downloads) == len(set(index.downloads))  # a walk started over downloads nothing again
+    with pytest.raises(ImageBuildFailed):  # beam 2.48 needs numpy<1.25: no version meets both
+        fetch.fetch_wheels(["beam==2.48.0", "numpy>=2"], tmp_path / "other", tmp_path / "log")

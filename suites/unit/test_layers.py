@@ -40,10 +40,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("front ends", ("harness.cli", "harness.plugin", "harness.plugin_properties", "harness.plugin_clusters",
                     "harness.sink_matrix", "harness.__main__", "harness.reference_docs")),
 ]
-# Code that runs inside the Spark containers: only its own kind of module besides stdlib and pyspark.
+# Code that runs inside the engines' containers: only its own kind of module besides stdlib, pyspark and pyflink.
 IN_CONTAINERS = {"harness.driver": ("harness.driver",), "harness.images": (),
-                 "harness.catalog.sinks": ("harness.catalog.sinks", "harness.driver")}
-CONTAINER_LIBRARIES = {"pyspark", "confluent_kafka", "py4j", "psycopg"}
+                 "harness.catalog.sinks": ("harness.catalog.sinks", "harness.driver"),
+                 "harness.catalog.jobs": ("harness.catalog.jobs", "harness.driver")}
+# ruamel: PyFlink's own dependency, which the Flink image's config step uses
+CONTAINER_LIBRARIES = {"pyspark", "pyflink", "ruamel", "confluent_kafka", "py4j", "psycopg"}
 
 
 def modules() -> dict[str, Path]:

@@ -62,7 +62,7 @@ def test_what_the_registry_has_is_pulled_and_only_the_rest_built(monkeypatch: py
                 {"debootstrap", "mvn", "java", "go", "apt-get"})
     images.build_all()
     assert sorted(host.pulled) == sorted([wanted.base.tag, wanted.spark.tag])
-    assert host.built == ["kafka", "toxiproxy", "versitygw", "postgres", "iceberg-rest"]
+    assert host.built == ["kafka", "toxiproxy", "versitygw", "postgres", "iceberg-rest", "flink"]
 
 
 def test_the_images_are_pulled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,7 +83,8 @@ def test_without_a_registry_everything_missing_is_built(monkeypatch: pytest.Monk
     wanted = images.current()
     host = Host(monkeypatch, {wanted.base.tag}, set(), {"mvn", "java", "go", "apt-get"})  # no debootstrap: base is
     images.build_all()  # present
-    assert host.built == ["kafka", "spark", "toxiproxy", "versitygw", "postgres", "iceberg-rest"] and host.pulled == []
+    assert host.built == ["kafka", "spark", "toxiproxy", "versitygw", "postgres", "iceberg-rest", "flink"] \
+        and host.pulled == []
 
 
 def test_a_host_that_can_neither_pull_nor_build_is_told_what_it_lacks(monkeypatch: pytest.MonkeyPatch) -> None:

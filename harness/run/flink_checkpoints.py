@@ -1,0 +1,80 @@
+"""A Flink job's checkpoints on the run's volume, read as Spark's checkpoint folder is (harness.run.checkpoint):
+checkpoint N of any of the scenario's jobs is its batch N. A checkpoint is complete once its `_metadata` is
+written (`<job id>/chk-N/_metadata`); a job restored from one numbers its own checkpoints after it. What the job
+consumed is what its source committed for its consumer group at its last completed checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from harness.run.checkpoint import CheckpointFolder, Files, whole_number
+
+METADATA = "_metadata"
+ADMIN_TIMEOUT_S = 10.0
+
+
+def checkpoint_id(name: str) -> int | None:
+    """N of a folder `chk-N`, None for any other name."""
+    return whole_number(name.removeprefix("chk-")) if name.startswith("chk-") else None
+
+
+class FlinkCheckpoints(CheckpointFolder):
+    """The completed checkpoints of the jobs `jobs()` names, under `path` (Flink's checkpoint folder)."""
+
+    def __init__(self, files: Files, path: str, jobs: Callable[[], list[str]], admin: AdminClient,
+                 group: str) -> None:
+        super().__init__(files, path)
+        self.jobs = jobs
+        self.admin = admin
+        self.group = group
+
+    def listing(self) -> list[tuple[str, ...]]:
+        """Every file of the scenario's jobs' checkpoints: (job id, chk-N, file)."""
+        return [(job, *name.split("/")) for job in self.jobs() for name in self.files.walk(f"{self.path}/{job}")]
+
+    def completed(self, listing: list[tuple[str, ...]] | None = None) -> dict[int, str]:
+        """Each completed checkpoint's id and its folder."""
+        found = {}
+        for parts in self.listing() if listing is None else listing:
+            if len(parts) == 3 and parts[2] == METADATA and (number := checkpoint_id(parts[1])) is not None:
+                found[number] = f"{self.path}/{parts[0]}/{parts[1]}"
+        return dict(sorted(found.items()))
+
+    def latest(self) -> str | None:
+        """The folder of the latest completed checkpoint, where a job restarts from; None before the first."""
+        completed = self.completed()
+        return completed[max(completed)] if completed else None
+
+    def planned(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
+        """Flink makes a checkpoint's folder when it triggers it, and the relay lists files only: a checkpoint is
+        seen once it completed."""
+        return self.committed(listing)
+
+    def committed(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
+        return list(self.completed(listing))
+
+    def end_offsets(self, batch: int) -> dict[str, dict[int, int]]:
+        return {}  # in the checkpoint's binary metadata; what was consumed is read from the consumer group
+
+    def planned_at_ms(self, batch: int) -> int | None:
+        return None
+
+    def state_committed(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
+        return []
+
+    def stateful(self, listing: list[tuple[str, ...]] | None = None) -> bool:
+        return False
+
+    def consumed(self, topic: str, lag: int = 0, listing: list[tuple[str, ...]] | None = None) -> dict[int, int]:
+        """The offsets the job's source committed for its group at its last completed checkpoint (empty before
+        it committed any, or when the broker cannot say)."""
+        request = [ConsumerGroupTopicPartitions(self.group)]
+        try:
+            future = self.admin.list_consumer_group_offsets(request, request_timeout=ADMIN_TIMEOUT_S)[self.group]
+            partitions: list[TopicPartition] = future.result(timeout=ADMIN_TIMEOUT_S).topic_partitions
+        except Exception:  # noqa: BLE001 - a broker that cannot answer now: nothing consumed seen yet
+            return {}
+        return {tp.partition: tp.offset for tp in partitions if tp.topic == topic and tp.offset >= 0}

@@ -1,0 +1,72 @@
+"""A session with Flink as its engine (harness.run.session's, for `--engine flink`): the images had, a Flink
+cluster started, the run's folder kept; its scenarios run Flink jobs (harness.catalog.jobs, or a user's file)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from harness import settings, versions
+from harness.client.workload import Workload
+from harness.cluster import images
+from harness.cluster.engine import engine_socket_url
+from harness.cluster.flink_cluster import FlinkCluster
+from harness.errors import BadInput, HarnessError
+from harness.evidence import write_evidence
+from harness.faults.spec import FaultStep, parse_schedule
+from harness.report import write_index
+from harness.report.folders import run_report_dir
+from harness.run.flink_scenario import FlinkScenario
+from harness.run.oracles import oracle_for
+from harness.run.session import CLUSTER_LOGS, TRACEBACK, Session, keep_traceback
+from harness.subject.code_spec import CodeSpec, import_code, locate
+from harness.subject.pipeline import load_pipeline
+
+
+def resolve_job(spec: str) -> CodeSpec:
+    """A Flink job as users name it: a catalog name (`kafka_exactly_once`), a module or a file (`my_job.py`),
+    with a `job(env, context)` function and the `PIPELINE` whose model judges its output."""
+    code = locate(spec, "job", "job")
+    if not callable(getattr(import_code(code, "job"), code.attribute, None)):
+        raise BadInput(f"job '{spec}': no function {code.attribute}(env, context)")
+    if code._declared("PIPELINE") is None:
+        raise BadInput(f"job '{spec}': say which pipeline's model judges its output (PIPELINE = 'passthrough')")
+    return code
+
+
+def flink_scenario(cluster: FlinkCluster, name: str, *, job: str | CodeSpec, faults: Sequence[str | FaultStep] = (),
+                   records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
+                   partitions: int = 4) -> FlinkScenario:
+    """A scenario of a Flink job on `cluster`, judged by the model of the pipeline the job names."""
+    code = job if isinstance(job, CodeSpec) else resolve_job(job)
+    pipeline = load_pipeline(code._declared("PIPELINE") or "passthrough")
+    workload = Workload(records if records is not None else settings.from_environment("records"),
+                        seed=seed if seed is not None else settings.from_environment("seed"))
+    return FlinkScenario(cluster, name, pipeline, code, oracle_for(cluster, pipeline),
+                         parse_schedule([str(step) for step in faults]), workload, partitions,
+                         stall_timeout if stall_timeout is not None else settings.from_environment("stall_timeout"),
+                         None, settings.SETTINGS["state_store"].default, 0.0)
+
+
+@contextmanager
+def flink_session(run_id: str | None = None, brokers: int | None = None) -> Iterator[Session]:
+    """A started Flink cluster and its run's folder; its logs saved, its index written and the cluster removed on
+    the way out, whatever happened."""
+    stack = versions.stack()
+    images.build_for("kafka", "volume", stack)
+    images.needed(images.flink_image())
+    with FlinkCluster(run_id=run_id, brokers=brokers, stack=stack) as cluster:
+        folder = run_report_dir(cluster.run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_evidence(folder / "run.json", json.dumps({"run": cluster.run_id, "engine": engine_socket_url(),
+                                                        "flink": versions.FLINK}))
+        try:
+            yield Session(cluster, folder)
+        except Exception as error:
+            if not isinstance(error, HarnessError):
+                keep_traceback(error, folder / TRACEBACK)
+            raise
+        finally:
+            cluster.save_logs(folder / CLUSTER_LOGS)
+            write_index(folder)

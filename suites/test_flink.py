@@ -1,0 +1,59 @@
+"""Flink jobs under the same faults (`--engine flink`): a Flink session cluster beside the same Kafka, gate and
+checks. The exactly-once reference survives its JobManager killed at the commit's request; the at-least-once job
+duplicates when a TaskManager dies mid-write; the job whose transaction timeout is shorter than its recovery loses
+what it had pre-committed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness.run.flink_session import flink_scenario, flink_session
+from harness.run.scenario_result import ScenarioResult
+from harness.run.session import Session
+
+pytestmark = pytest.mark.chaos
+
+
+@pytest.fixture(scope="module")
+def flink() -> Iterator[Session]:
+    with flink_session() as opened:
+        yield opened
+
+
+def run(flink: Session, name: str, job: str, *faults: str, records: int = 2000) -> ScenarioResult:
+    return flink_scenario(flink.cluster, name, job=job, faults=faults, records=records).run()  # type: ignore[arg-type]
+
+
+def assert_fired_with_effect(result: ScenarioResult, *specs: str) -> None:
+    triggered = {e["step"] for e in result.events("trigger")}
+    assert set(specs) <= triggered, f"fault never fired: {set(specs) - triggered}"
+    effects = {e["fault"] for e in result.events("effect")}
+    assert set(specs) <= effects, f"fault fired without a recorded effect: {set(specs) - effects}"
+    assert not result.events("fault.error"), result.events("fault.error")
+
+
+def test_exactly_once_job_survives_its_jobmanager_killed_at_the_commit(flink: Session) -> None:
+    result = run(flink, "flink-eo-kill-jm-precommit", "kafka_exactly_once", "kill:driver@txn.pre_commit")
+
+    assert_fired_with_effect(result, "kill:driver@txn.pre_commit")
+    starts = result.events("container.start")
+    assert [e["restart"] for e in starts] == [0, 1], "the job was not submitted again"
+    assert starts[1]["restored_from"], "the job was not restored from a checkpoint"
+    assert result.verdict.outcome == "pass", result.verdict.summary()
+
+
+def test_at_least_once_job_duplicates_when_a_taskmanager_dies_mid_write(flink: Session) -> None:
+    result = run(flink, "flink-alo-kill-sender-produce", "bad_at_least_once", "kill:sender@produce#2")
+
+    assert_fired_with_effect(result, "kill:sender@produce#2")
+    anomalies = result.verdict.anomalies
+    assert anomalies["duplicate"].count > 0 and "lost" not in anomalies, result.verdict.summary()
+
+
+def test_short_transaction_timeout_loses_what_the_recovery_outlasted(flink: Session) -> None:
+    result = run(flink, "flink-short-timeout-kill-jm", "bad_short_transaction_timeout", "kill:driver@txn.pre_commit")
+
+    assert_fired_with_effect(result, "kill:driver@txn.pre_commit")
+    assert "lost" in result.verdict.anomalies, result.verdict.summary()

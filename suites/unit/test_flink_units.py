@@ -1,0 +1,93 @@
+"""Flink's engine, its pure parts: a job's checkpoints read from the volume as batches, the client's words on a
+failed submission, Flink's dynamic properties, and the run command's checks of `--engine flink`."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from harness.cli.run import ENGINES
+from harness.cluster.flink import JOB_SETTINGS, dynamic
+from harness.errors import BadInput
+from harness.gate import relay
+from harness.run.flink_checkpoints import FlinkCheckpoints, checkpoint_id
+from harness.run.flink_session import resolve_job
+from harness.run.flink_supervisor import client_error
+
+pytestmark = pytest.mark.unit
+
+
+class VolumeFiles:
+    """The relay's own file operations on a folder standing for the checkpoint volume (no socket)."""
+
+    def walk(self, path: str) -> list[str]:
+        return relay.file_request({"op": "walk", "path": path})["files"]
+
+    def read_text(self, path: str) -> str:
+        return base64.b64decode(relay.file_request({"op": "read", "path": path})["data"]).decode()
+
+
+@pytest.fixture
+def volume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(relay, "ROOT", str(tmp_path.resolve()))
+    return tmp_path
+
+
+def checkpoint(volume: Path, job: str, number: int, complete: bool = True) -> None:
+    folder = volume / "flink" / job / f"chk-{number}"
+    folder.mkdir(parents=True)
+    if complete:
+        (folder / "_metadata").write_bytes(b"\x00flink")
+    else:
+        (folder / "partial").write_bytes(b"")
+
+
+def test_completed_checkpoints_of_the_scenarios_jobs_are_its_batches(volume: Path) -> None:
+    checkpoint(volume, "a" * 32, 1)
+    checkpoint(volume, "a" * 32, 2)
+    checkpoint(volume, "b" * 32, 3)  # the job restored from chk-2 numbers on
+    checkpoint(volume, "b" * 32, 4, complete=False)
+    checkpoint(volume, "c" * 32, 9)  # another scenario's job
+    path = str(volume.resolve() / "flink")
+    folder = FlinkCheckpoints(VolumeFiles(), path, lambda: ["a" * 32, "b" * 32], None, "group")  # type: ignore[arg-type]
+
+    assert folder.planned() == folder.committed() == [1, 2, 3]
+    assert folder.latest() == f"{path}/{'b' * 32}/chk-3"
+    assert not folder.stateful() and folder.end_offsets(3) == {}
+
+
+def test_no_checkpoint_yet_restores_from_nothing(volume: Path) -> None:
+    folder = FlinkCheckpoints(VolumeFiles(), str(volume / "flink"), lambda: [], None, "group")  # type: ignore[arg-type]
+    assert folder.latest() is None and folder.committed() == []
+
+
+def test_only_flinks_checkpoint_folders_are_numbered() -> None:
+    assert checkpoint_id("chk-12") == 12
+    assert checkpoint_id("chk-x") is None and checkpoint_id("shared") is None and checkpoint_id("chk-²") is None
+
+
+def test_a_failed_submission_is_told_in_the_jobs_own_words() -> None:
+    said = "Traceback ...\nHARNESS-JOB-ERROR ModuleNotFoundError: No module named 'foo'\nmore"
+    assert client_error(said) == "ModuleNotFoundError: No module named 'foo'"
+    said = ("pyflink.util.exceptions.TableException: org.apache.flink.table.api.TableException: Failed\n"
+            "Caused by: java.lang.NullPointerException: rest.address must be set\n"
+            "org.apache.flink.client.program.ProgramAbortException: java.lang.RuntimeException: Python process exits\n"
+            "Caused by: java.lang.RuntimeException: Python process exits with code: 1\n")
+    assert client_error(said) == "java.lang.NullPointerException: rest.address must be set"
+    assert client_error("one\ntwo") == "one | two"
+
+
+def test_settings_go_to_flink_as_dynamic_properties() -> None:
+    assert dynamic({"a.b": "1", "c": "x y"}) == ["-D", "a.b=1", "-D", "c=x y"]
+    assert JOB_SETTINGS["execution.checkpointing.externalized-checkpoint-retention"] == "RETAIN_ON_CANCELLATION"
+
+
+def test_a_job_names_the_pipeline_that_judges_it(tmp_path: Path) -> None:
+    assert resolve_job("kafka_exactly_once").attribute == "job"
+    nameless = tmp_path / "nameless_job.py"
+    nameless.write_text("def job(env, context):\n    return None\n")
+    with pytest.raises(BadInput, match="PIPELINE"):
+        resolve_job(str(nameless))
+    assert ENGINES[0] == "spark"
