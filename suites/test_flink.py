@@ -12,6 +12,7 @@ import pytest
 from harness.run.flink_session import flink_scenario, flink_session
 from harness.run.scenario_result import ScenarioResult
 from harness.run.session import Session
+from suites.test_faults import assert_fired_with_effect
 
 pytestmark = pytest.mark.chaos
 
@@ -24,14 +25,6 @@ def flink() -> Iterator[Session]:
 
 def run(flink: Session, name: str, job: str, *faults: str, records: int = 2000) -> ScenarioResult:
     return flink_scenario(flink.cluster, name, job=job, faults=faults, records=records).run()  # type: ignore[arg-type]
-
-
-def assert_fired_with_effect(result: ScenarioResult, *specs: str) -> None:
-    triggered = {e["step"] for e in result.events("trigger")}
-    assert set(specs) <= triggered, f"fault never fired: {set(specs) - triggered}"
-    effects = {e["fault"] for e in result.events("effect")}
-    assert set(specs) <= effects, f"fault fired without a recorded effect: {set(specs) - effects}"
-    assert not result.events("fault.error"), result.events("fault.error")
 
 
 def test_exactly_once_job_survives_its_jobmanager_killed_at_the_commit(flink: Session) -> None:

@@ -3,23 +3,18 @@ cluster started, the run's folder kept; its scenarios run Flink jobs (harness.ca
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from harness import settings, versions
 from harness.client.workload import Workload
 from harness.cluster import images
-from harness.cluster.engine import engine_socket_url
 from harness.cluster.flink_cluster import FlinkCluster
-from harness.errors import BadInput, HarnessError
-from harness.evidence import write_evidence
+from harness.errors import BadInput
 from harness.faults.spec import FaultStep, parse_schedule
-from harness.report import write_index
-from harness.report.folders import run_report_dir
 from harness.run.flink_scenario import FlinkScenario
 from harness.run.oracles import oracle_for
-from harness.run.session import CLUSTER_LOGS, TRACEBACK, Session, keep_traceback
+from harness.run.session import Session, kept
 from harness.subject.code_spec import CodeSpec, import_code, locate
 from harness.subject.pipeline import load_pipeline
 
@@ -56,17 +51,6 @@ def flink_session(run_id: str | None = None, brokers: int | None = None) -> Iter
     stack = versions.stack()
     images.build_for("kafka", "volume", stack)
     images.needed(images.flink_image())
-    with FlinkCluster(run_id=run_id, brokers=brokers, stack=stack) as cluster:
-        folder = run_report_dir(cluster.run_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        write_evidence(folder / "run.json", json.dumps({"run": cluster.run_id, "engine": engine_socket_url(),
-                                                        "flink": versions.FLINK}))
-        try:
-            yield Session(cluster, folder)
-        except Exception as error:
-            if not isinstance(error, HarnessError):
-                keep_traceback(error, folder / TRACEBACK)
-            raise
-        finally:
-            cluster.save_logs(folder / CLUSTER_LOGS)
-            write_index(folder)
+    with FlinkCluster(run_id=run_id, brokers=brokers, stack=stack) as cluster, \
+            kept(cluster, flink=versions.FLINK) as opened:
+        yield opened

@@ -127,19 +127,27 @@ def session(run_id: str | None = None, workers: int = 2, brokers: int | None = N
     given = dependencies if dependencies is not None else environment_dependencies()
     if given:
         resolved(given, images.current(stack).spark.tag)
-    with Cluster(workers=workers, run_id=run_id, brokers=brokers, stack=stack) as cluster:
-        folder = run_report_dir(cluster.run_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        write_evidence(folder / "run.json", json.dumps({"run": cluster.run_id, "engine": engine_socket_url()}))
-        try:
-            yield Session(cluster, folder)
-        except Exception as error:
-            if not isinstance(error, HarnessError):
-                keep_traceback(error, folder / TRACEBACK)
-            raise
-        finally:
-            cluster.save_logs(folder / CLUSTER_LOGS)
-            write_index(folder)
+    with Cluster(workers=workers, run_id=run_id, brokers=brokers, stack=stack) as cluster, kept(cluster) as opened:
+        yield opened
+
+
+@contextmanager
+def kept(cluster: Cluster, **described: str) -> Iterator[Session]:
+    """A started cluster's run folder (run.json, with `described` beside the run and its engine): on the way out,
+    whatever happened, the cluster's logs saved and the run's index written; an unforeseen error's traceback kept."""
+    folder = run_report_dir(cluster.run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_evidence(folder / "run.json", json.dumps({"run": cluster.run_id, "engine": engine_socket_url(),
+                                                    **described}))
+    try:
+        yield Session(cluster, folder)
+    except Exception as error:
+        if not isinstance(error, HarnessError):
+            keep_traceback(error, folder / TRACEBACK)
+        raise
+    finally:
+        cluster.save_logs(folder / CLUSTER_LOGS)
+        write_index(folder)
 
 
 def keep_traceback(error: BaseException, path: Path) -> Path:

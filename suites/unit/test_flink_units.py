@@ -3,7 +3,6 @@ failed submission, Flink's dynamic properties, and the run command's checks of `
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,9 @@ from harness.gate import relay
 from harness.run.flink_checkpoints import FlinkCheckpoints, checkpoint_id
 from harness.run.flink_session import resolve_job
 from harness.run.flink_supervisor import client_error
+from suites.unit.test_checkpoint import VolumeFiles
 
 pytestmark = pytest.mark.unit
-
-
-class VolumeFiles:
-    """The relay's own file operations on a folder standing for the checkpoint volume (no socket)."""
-
-    def walk(self, path: str) -> list[str]:
-        return relay.file_request({"op": "walk", "path": path})["files"]
-
-    def read_text(self, path: str) -> str:
-        return base64.b64decode(relay.file_request({"op": "read", "path": path})["data"]).decode()
 
 
 @pytest.fixture
