@@ -69,6 +69,7 @@ class CommitHold:
     def run(self) -> None:
         if self.fd < 0:
             return say_ready(self.holds, self.token, f"inotify: errno {ctypes.get_errno()}")
+        self.watch()  # before `ok`: a version written once the app hears it is new, never taken as found
         say_ready(self.holds, self.token, "ok")
         while True:  # woken by the folders' events, and every POLL_S in case one is missed
             self.wait()
