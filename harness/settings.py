@@ -17,6 +17,9 @@ from harness import versions
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 from harness.output.registry import NAMES
 
+ENGINES = ("spark", "flink")  # the stream engines a scenario runs on: Spark is the default
+FLINK = ENGINES[1]
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -133,6 +136,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("store", "volume", "where a table lives: the run's shared volume, or an S3 server in the run that "
             "the system under test reaches through the gate (delta, iceberg; docs/guides/tables/object-storage.md)",
             choices=("volume", "s3"), pytest=True),
+    Setting("engine", ENGINES[0], "the stream engine: spark runs --pipeline and --sink, flink runs --job on a "
+            "Flink session cluster (docs/guides/flink.md)", choices=ENGINES),
+    Setting("job", "kafka_exactly_once", "with --engine flink: the Flink job, a catalog name (kafka_exactly_once, "
+            "...), a dotted module or a file with job(env, context)"),
     Setting("py_package", "", "a Python package the sink imports, as a pip requirement (name, name==1.2): fetched on "
             "the host as a wheel for the Spark image's Python and platform, with its dependencies, and shipped to the "
             "driver and every executor (docs/guides/your-sink.md); give the flag again for another", many=True,

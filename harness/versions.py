@@ -93,12 +93,14 @@ class Stack:
         """Spark's line (4.1, 4.0, 3.5): a table format's release is built against one."""
         return ".".join(self.spark.split(".")[:2])
 
-    def described(self, output: str, table_store: str = "volume") -> dict[str, str]:
-        """The versions a result and a certificate name: Kafka's, Spark's, and the output's store's
-        (harness.output.registry): its parts that run on this Spark line, the servers it starts for a table on
-        `table_store`. Nothing the run did not use."""
+    def described(self, output: str, table_store: str = "volume", engine: str = "spark") -> dict[str, str]:
+        """The versions a result and a certificate name: Kafka's, the engine's (Spark's, or Flink's and its Kafka
+        connector's), and the output's store's (harness.output.registry): its parts that run on this Spark line,
+        the servers it starts for a table on `table_store`. Nothing the run did not use."""
         from harness.output.registry import store
 
+        if engine == "flink":  # a Flink job writes into Kafka through Flink's own connector
+            return {"kafka": self.kafka, "flink": FLINK, "flink_kafka_connector": FLINK_KAFKA_CONNECTOR}
         found = store(output)
         named = found.versions(self) | found.servers(self, table_store)
         parts = {key: version for key, (_, version) in named.items()}

@@ -62,15 +62,18 @@ def shard_verdict(shard: dict, rows: list[Row], quick: bool) -> str:
 
 def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Observation, quick: bool, seed: int,
                       rows: list[Row], restarts: int, shard: dict | None = None,
-                      spread: list[str] | None = None, store: str = "volume", dependencies: dict | None = None) -> dict:
+                      spread: list[str] | None = None, store: str = "volume", dependencies: dict | None = None,
+                      engine: str = "spark") -> dict:
     """certificate.json, junit.xml and index.html in `folder` (report links are relative to it); the
     certificate as written. A shard's (`shard`: its index, count, observation and workload) certifies
     nothing alone and carries what `certify merge` checks and draws the space from. `spread`: how a run
     decided its clusters (each row says its cluster and the rows beside it). `dependencies`: what shipped with
-    the sink besides its code (harness.subject.bundle), part of what is certified."""
+    the sink besides its code (harness.subject.bundle), part of what is certified. `engine`: the stream engine
+    every row ran on (a Flink job is the certificate's `sink`), named with its release."""
     classes = coverage(seen, rows)
     certificate = {
-        "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind, "output": seen.output,
+        "engine": engine, "sink": sink.spec, "sink_source_sha256": sink.source_sha256, "sink_kind": seen.kind,
+        "output": seen.output,
         **({"store": store} if store != "volume" else {}),
         "transaction_timeout_s": seen.transaction_timeout_s, "brokers": seen.brokers,
         "pipeline": pipeline.name, "pipeline_source_sha256": pipeline.code.source_sha256, "oracle": pipeline.oracle,
@@ -82,7 +85,7 @@ def write_certificate(folder: Path, sink: CodeSpec, pipeline: Pipeline, seen: Ob
         "matrix": "quick" if quick else "full", "seed": seed,
         "restarts": restarts,  # a failed query's restarts (the supervisor's): 0 certifies without one
         "classes": classes,
-        "versions": {"harness": harness.__version__, **versions.stack().described(seen.output, store),
+        "versions": {"harness": harness.__version__, **versions.stack().described(seen.output, store, engine),
                      "confluent_kafka": version("confluent-kafka")},
         "scenarios": [scenario_entry(r) for r in rows],
         **({"shard": shard} if shard else {}),
@@ -150,7 +153,8 @@ def _html(certificate: dict) -> str:
         "table{border-collapse:collapse}.pass{color:#1e8449}.fail{color:#c0392b}.unknown,.ineffective,.not-tried{color:#b9770e}"
         f"</style></head><body><h1>{escape(certificate['sink'])} with pipeline {escape(certificate['pipeline'])}: "
         f"{escape(certificate['verdict'])}</h1>"
-        f"<p>sink kind: {escape(certificate['sink_kind'])}; output: {escape(certificate['output'])}; "
+        f"<p>engine: {escape(certificate.get('engine', 'spark'))}; "
+        f"sink kind: {escape(certificate['sink_kind'])}; output: {escape(certificate['output'])}; "
         f"sink source sha256 "
         f"<code>{escape(certificate['sink_source_sha256'])}</code></p>"
         f"<p>pipeline: {escape(certificate['pipeline'])} ({escape(certificate['oracle'])} oracle); pipeline source "

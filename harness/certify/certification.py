@@ -12,7 +12,16 @@ from pathlib import Path
 from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
 from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, table_rows
 from harness.certify.room import Sizing, shape_key
-from harness.certify.rows import MatrixRun, Row, observed, plan_after_baseline, print_row, run_row
+from harness.certify.rows import (
+    MatrixRun,
+    Row,
+    checked_subject,
+    matrix_session,
+    observed,
+    plan_after_baseline,
+    print_row,
+    run_row,
+)
 from harness.certify.scheduler import MOST_CLUSTERS, certify_spread, spread_note, worker_engines
 from harness.certify.shards import Shard, shard_of
 from harness.certify.worker import CertifyJob
@@ -24,11 +33,10 @@ from harness.errors import EXIT_NOT_EVERY_CLASS, EXIT_OK, BadInput
 from harness.faults.space import MIN_BROKERS, TABLE, Observation
 from harness.output.registry import store
 from harness.report.folders import certificate_dir
-from harness.run.session import checked_output, checked_store, session
-from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
+from harness.settings import FLINK, FULL_CERTIFICATION_BROKERS, SETTINGS, from_environment
 from harness.subject.bundle import resolved
-from harness.subject.code_spec import CodeSpec, resolve_sink
-from harness.subject.pipeline import Pipeline, load_pipeline
+from harness.subject.code_spec import CodeSpec
+from harness.subject.pipeline import Pipeline
 from harness.subject.shipment import check_unchanged, shipments
 
 
@@ -41,15 +49,16 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     (harness.certify.room), any other runs on one cluster."""
     if not quick:  # on fewer brokers a full certification could never say "certified"
         os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
-    sized = workers is None and quick and not docker_hosts
+    flink = run.engine == FLINK
+    if flink and (workers not in (None, 1) or docker_hosts):
+        raise BadInput("--engine flink runs every row on one Flink cluster: give no --workers or --docker-hosts "
+                       "(--shard K/N spreads a matrix over machines)")
+    sized = workers is None and quick and not docker_hosts and not flink
     engines = worker_engines(MOST_CLUSTERS if sized else 1 if workers is None else workers, docker_hosts,
                              engine_socket_url())
-    pipeline = load_pipeline(run.pipeline)
-    sink = resolve_sink(run.sink)
-    checked_output(sink, run.output)
-    checked_store(run.output, run.store)
+    sink, pipeline = checked_subject(run)
     if dry_run:
-        print_plan(sink, pipeline, quick, run.output, run.store)
+        print_plan(sink, pipeline, quick, run.output, run.store, run.engine)
         if shard is not None:
             print(f"shard {shard.name}: its own baseline, then rows i of the plan after it where i % {shard.count} "
                   f"== {shard.index - 1}")
@@ -72,7 +81,8 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
             check_unchanged(code.shipment, what, code.spec)
     certificate = write_certificate(folder, sink, pipeline, seen, quick, run.seed, rows, run.restarts,
                                     shard_section(shard, seen, run) if shard else None,
-                                    sizing.notes if sizing else None, run.store, shipped_dependencies(run))
+                                    sizing.notes if sizing else None, run.store, shipped_dependencies(run),
+                                    run.engine)
     print(f"certificate: {folder}/{CERTIFICATE}, {folder}/index.html, {folder}/junit.xml")
     passed = sum(r.outcome == PASS for r in rows)
     minutes, secs = divmod(round(time.monotonic() - started), 60)
@@ -122,7 +132,7 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None,
     """Every row (of the shard) in turn on one cluster in this process: the certificate folder, what the
     baseline showed, the rows."""
     rows: list[Row] = []
-    with session(output=run.output, store=run.store, dependencies=run.dependencies) as opened:
+    with matrix_session(run) as opened:
         folder = out or certificate_dir(opened.cluster.run_id)
         baseline, result = run_row(opened.cluster, run, BASELINE)
         rows.append(baseline)
@@ -138,7 +148,8 @@ def _on_one_cluster(run: MatrixRun, quick: bool, out: Path | None,
     return folder, seen, rows
 
 
-def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool, output: str = "kafka", where: str = "volume") -> None:
+def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool, output: str = "kafka", where: str = "volume",
+               engine: str = "spark") -> None:
     """The rows a certification would run: the baseline first, then those that apply to the kind of sink
     it shows (transactional or plain for Kafka; a table sink's for a table `output` on `where`, its commit
     points as its store assumes them), and the state rows when the pipeline keeps state."""
@@ -153,6 +164,8 @@ def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool, output: str = "k
         rows = [BASELINE, *table_rows(output, where, brokers)]
     else:
         rows = [row for row in MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else []) if row.applies_to != TABLE]
+    if engine == FLINK:  # Spark's own rows: a task's two attempts, a state store's commit, live input
+        rows = [row for row in rows if not (row.speculation or row.live or row.stateful)]
     for row in [r for r in rows if r.quick or not quick]:
         applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
                                                                                      f"{row.applies_to} sinks")

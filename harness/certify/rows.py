@@ -6,22 +6,34 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
 from harness.certify.matrix import MatrixScenario, rows_for
 from harness.checker.judge import INEFFECTIVE
 from harness.checker.verdict import UNKNOWN
 from harness.cluster.topology import Cluster
-from harness.errors import EXIT_INFRASTRUCTURE, HarnessError
+from harness.errors import EXIT_INFRASTRUCTURE, BadInput, HarnessError
 from harness.faults.space import Observation, space
 from harness.progress import say
 from harness.report.folders import run_report_dir
+from harness.run.flink_session import flink_scenario, flink_session, job_pipeline, resolve_job
 from harness.run.scenario import Scenario
 from harness.run.scenario_result import ScenarioResult
-from harness.run.session import TRACEBACK, keep_traceback, scenario
-from harness.settings import from_environment
+from harness.run.session import (
+    TRACEBACK,
+    Session,
+    checked_output,
+    checked_store,
+    keep_traceback,
+    scenario,
+    session,
+)
+from harness.settings import FLINK, from_environment
+from harness.subject.code_spec import CodeSpec, resolve_sink
 from harness.subject.dependencies import Dependencies
 from harness.subject.dependencies import from_environment as environment_dependencies
+from harness.subject.pipeline import Pipeline, load_pipeline
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,7 @@ class MatrixRun:
     store: str = field(default_factory=lambda: from_environment("store"))  # where a table lives: volume or s3
     dependencies: Dependencies = field(default_factory=environment_dependencies)  # what ships with the sink
     engine_read: bool = field(default_factory=lambda: from_environment("engine_read") == "yes")  # a table's too
+    engine: str = field(default_factory=lambda: from_environment("engine"))  # flink: `sink` is a Flink job
 
 
 @dataclass
@@ -62,12 +75,34 @@ class Row:
 
 
 def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: str | None = None) -> Scenario:
-    """The scenario that tries `row` (named after it unless `name` is given)."""
+    """The scenario that tries `row` (named after it unless `name` is given): a Flink job's on a Flink cluster."""
+    if run.engine == FLINK:
+        return flink_scenario(cluster, name or row.name, job=run.sink, faults=row.faults, records=run.records,
+                              seed=run.seed, stall_timeout=run.stall_timeout)  # type: ignore[arg-type]
     return scenario(cluster, name or row.name, pipeline=run.pipeline, sink=run.sink, faults=row.faults,
                     records=run.records, seed=run.seed, stall_timeout=run.stall_timeout,
                     state_store=row.state_store, rate=run.rate if row.live else 0.0, speculation=row.speculation,
                     restarts=run.restarts, output=run.output, store=run.store, dependencies=run.dependencies,
                     engine_read=run.engine_read)
+
+
+def checked_subject(run: MatrixRun) -> tuple[CodeSpec, Pipeline]:
+    """The sink (or Flink job) and the pipeline whose model judges it, checked before any cluster starts."""
+    flink = run.engine == FLINK
+    sink = resolve_job(run.sink) if flink else resolve_sink(run.sink)
+    pipeline = load_pipeline(job_pipeline(sink) if flink else run.pipeline)
+    if flink and run.output != "kafka":
+        raise BadInput(f"--engine flink writes into Kafka: its jobs have no --output {run.output}")
+    checked_output(sink, run.output)
+    checked_store(run.output, run.store)
+    return sink, pipeline
+
+
+def matrix_session(run: MatrixRun) -> AbstractContextManager[Session]:
+    """The session a matrix's rows run in: a Flink cluster for a Flink job, else Spark's for the run's output."""
+    if run.engine == FLINK:
+        return flink_session()
+    return session(output=run.output, store=run.store, dependencies=run.dependencies)
 
 
 def run_row(cluster: Cluster, run: MatrixRun, row: MatrixScenario) -> tuple[Row, ScenarioResult | None]:

@@ -11,7 +11,7 @@ from harness.certify.certification import certify
 from harness.certify.merge import merge
 from harness.certify.rows import MatrixRun
 from harness.certify.shards import Shard
-from harness.cli.options import add_dependency_settings, add_setting, refuse_renamed
+from harness.cli.options import add_dependency_settings, add_engine, add_setting, engine_subject, refuse_renamed
 from harness.errors import BadInput
 from harness.subject.dependencies import from_settings
 
@@ -20,7 +20,9 @@ MERGE = "merge"
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("certify", help="run the certification matrix for a sink; write a certificate",
-                                 usage="%(prog)s --sink SINK [options]\n       %(prog)s merge DIR... [--out DIR]")
+                                 usage="%(prog)s --sink SINK [options]\n"
+                                       "       %(prog)s --engine flink [--job JOB] [options]\n"
+                                       "       %(prog)s merge DIR... [--out DIR]")
     add_setting(parser, "sink", no_default=True)
     parser.add_argument("merge", nargs="*", metavar="merge DIR",
                         help="join the certificates of every shard (`--shard K/N`) of one certification into one, "
@@ -38,6 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "live_rate", metavar="R")
     add_setting(parser, "restarts", metavar="N")
     add_setting(parser, "engine_read")
+    add_engine(parser)
     add_dependency_settings(parser)
     refuse_renamed(parser)
     parser.add_argument("--workers", type=int, default=None, metavar="N",
@@ -56,11 +59,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def command(args: argparse.Namespace) -> int:
     if args.merge:
         return _merge(args)
-    if args.sink is None:
-        raise BadInput("certify needs --sink (or `certify merge DIR...` to join shards' certificates)")
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts, output=args.output, store=args.store,
-                    dependencies=from_settings(partial(getattr, args)), engine_read=args.engine_read == "yes")
+    run = MatrixRun(engine_subject(args, "certify"), args.pipeline, args.seed, args.records, args.stall_timeout,
+                    args.live_rate, restarts=args.restarts, output=args.output, store=args.store,
+                    dependencies=from_settings(partial(getattr, args)), engine_read=args.engine_read == "yes",
+                    engine=args.engine)
     shard = Shard.parse(args.shard) if args.shard is not None else None
     return certify(run, args.quick, args.out, args.dry_run, args.workers, args.docker_hosts, shard)
 

@@ -8,7 +8,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from harness.settings import RENAMED, SETTINGS, help_text
+from harness.errors import BadInput
+from harness.settings import FLINK, RENAMED, SETTINGS, help_text
 from harness.subject import dependencies
 
 # Settings every command takes, before or after its name: `eo-harness --brokers 3 certify` or `certify --brokers 3`.
@@ -89,3 +90,23 @@ def refuse_renamed(parser: argparse.ArgumentParser, names: Sequence[str] = tuple
     for name in names:
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, action=Renamed, nargs="?",
                             help=argparse.SUPPRESS)
+
+
+def add_engine(parser: argparse.ArgumentParser) -> None:
+    """`--engine` and `--job`: a command that takes Spark's sink takes a Flink job in its place."""
+    add_setting(parser, "engine")
+    add_setting(parser, "job", no_default=True)
+
+
+def engine_subject(args: argparse.Namespace, command: str) -> str:
+    """What the engine runs: Spark's sink (`--sink`), or a Flink job (`--job`, the reference unless given)."""
+    if args.engine == FLINK:
+        if args.sink is not None:
+            raise BadInput("--engine flink runs a Flink job: give --job (a job writes its own sink), not --sink")
+        return args.job or SETTINGS["job"].default
+    if args.job is not None:
+        raise BadInput("--job names a Flink job: give --engine flink, or a sink with --sink")
+    if args.sink is None:
+        raise BadInput(f"{command} needs --sink" + (" (or `certify merge DIR...` to join shards' certificates)"
+                                                  if command == "certify" else ""))
+    return args.sink

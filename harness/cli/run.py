@@ -26,7 +26,7 @@ from harness.progress import say
 from harness.report.folders import checked_name
 from harness.run.flink_session import flink_scenario, flink_session, resolve_job
 from harness.run.session import checked_output, checked_store, scenario, session
-from harness.settings import positive_number
+from harness.settings import SETTINGS, positive_number
 from harness.subject.code_spec import resolve_sink
 from harness.subject.dependencies import from_settings
 from harness.subject.pipeline import load_pipeline
@@ -50,19 +50,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_setting(parser, "restarts", metavar="N")
     add_setting(parser, "engine_read")
     add_dependency_settings(parser)
-    parser.add_argument("--engine", choices=ENGINES, default=ENGINES[0],
-                        help="the stream engine: spark runs --pipeline and --sink, flink runs --job on a Flink "
-                             "session cluster (docs/guides/flink.md)")
-    parser.add_argument("--job", help="with --engine flink: the Flink job, a catalog name (kafka_exactly_once), a "
-                                      "module or a file with job(env, context)")
+    add_setting(parser, "engine")
+    add_setting(parser, "job", no_default=True)
     parser.add_argument("--input-rate", type=input_rate, default=0.0, metavar="R",
                         help="live input: produce R records/s while the stream runs (default 0: a backlog first); "
                              "not a setting: certify's live rows take --live-rate")
     refuse_renamed(parser)
     parser.set_defaults(func=command)
-
-
-ENGINES = ("spark", "flink")
 
 
 def input_rate(text: str) -> float:
@@ -127,11 +121,9 @@ def command(args: argparse.Namespace) -> int:
 
 def flink_command(args: argparse.Namespace) -> int:
     """One scenario of a Flink job on a Flink session cluster (a backlog input, into Kafka)."""
-    if not args.job:
-        raise BadInput("--engine flink runs a Flink job: give --job (e.g. --job kafka_exactly_once)")
     if args.random_faults or args.input_rate:
         raise BadInput("--engine flink takes --fault or --schedule; --random-faults and --input-rate are Spark's")
-    job = resolve_job(args.job)
+    job = resolve_job(args.job or SETTINGS["job"].default)
     steps = schedule(args.fault, args.schedule, 0)
     with flink_session() as opened:
         run = flink_scenario(opened.cluster, args.name, job=job, faults=steps, records=args.records, seed=args.seed,

@@ -7,26 +7,25 @@ import argparse
 from functools import partial
 
 from harness.certify.matrix import BASELINE
-from harness.certify.rows import MatrixRun, print_row, run_row
+from harness.certify.rows import MatrixRun, checked_subject, matrix_session, print_row, run_row
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import PASS
-from harness.cli.options import add_dependency_settings, add_setting
+from harness.cli.options import add_dependency_settings, add_engine, add_setting, engine_subject
 from harness.faults.space import Observation, space
-from harness.run.session import checked_output, checked_store, session
-from harness.subject.code_spec import resolve_sink
+from harness.settings import FLINK, SETTINGS
 from harness.subject.dependencies import from_settings
-from harness.subject.pipeline import load_pipeline
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("space", help="run a sink's baseline and print the fault classes that apply to it")
-    add_setting(parser, "sink")
+    add_setting(parser, "sink", no_default=True)
     add_setting(parser, "pipeline")
     add_setting(parser, "output")
     add_setting(parser, "store")
     add_setting(parser, "records")
     add_setting(parser, "seed")
     add_setting(parser, "stall_timeout", metavar="S")
+    add_engine(parser)
     add_dependency_settings(parser)
     parser.set_defaults(func=command)
 
@@ -41,12 +40,13 @@ def table(seen: Observation) -> str:
 
 
 def command(args: argparse.Namespace) -> int:
-    load_pipeline(args.pipeline)
-    checked_output(resolve_sink(args.sink), args.output)
-    checked_store(args.output, args.store)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, output=args.output,
-                    store=args.store, dependencies=from_settings(partial(getattr, args)))
-    with session(output=run.output, store=run.store, dependencies=run.dependencies) as opened:
+    if args.engine != FLINK and args.sink is None:
+        args.sink = SETTINGS["sink"].default
+    run = MatrixRun(engine_subject(args, "space"), args.pipeline, args.seed, args.records, args.stall_timeout,
+                    output=args.output, store=args.store, dependencies=from_settings(partial(getattr, args)),
+                    engine=args.engine)
+    _, pipeline = checked_subject(run)
+    with matrix_session(run) as opened:
         row, result = run_row(opened.cluster, run, BASELINE)
     print_row(row, 1, 1)
     if result is None or row.outcome != PASS:
@@ -54,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_STATUS[row.outcome]
     seen = result.observation
     roles = ", ".join(f"{point} by {' and '.join(sorted(r)) or '?'}" for point, r in sorted(seen.senders.items()))
-    print(f"{args.sink} with pipeline {args.pipeline} into the {seen.output} output: a {seen.kind} sink ({roles}); "
+    print(f"{run.sink} with pipeline {pipeline.name} into the {seen.output} output: a {seen.kind} sink ({roles}); "
           "transaction timeout "
           f"{f'{seen.transaction_timeout_s:g} s' if seen.transaction_timeout_s else 'none seen'}; "
           f"{'a stateful' if seen.stateful else 'a stateless'} pipeline; {len(space(seen))} fault classes")

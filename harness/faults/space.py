@@ -40,10 +40,11 @@ class Observation:
     counts: dict[str, int] = field(default_factory=dict)
     brokers: int = 1  # Kafka brokers it ran on: from MIN_BROKERS on, the broker classes apply
     output: str = "kafka"  # where the sink wrote (harness.output): a table's sink is of kind `table`
+    engine: str = "spark"  # the stream engine it ran on (harness.settings.ENGINES)
 
     @classmethod
     def from_events(cls, events: Iterable[dict], stateful: bool, brokers: int = 1,
-                    output: str = "kafka") -> Observation:
+                    output: str = "kafka", engine: str = "spark") -> Observation:
         """From a run's history events (its gate `point` events as requests arrived, and a table output's
         `table.committed` commits that came before Spark's commit: by the driver, unless the event names
         the role whose commit it was) on `brokers` brokers."""
@@ -60,7 +61,7 @@ class Observation:
                 if event.get("transaction_timeout_ms"):
                     timeouts.append(event["transaction_timeout_ms"] / 1000)
         return cls({p: frozenset(r) for p, r in senders.items()}, min(timeouts) if timeouts else None, stateful,
-                   counts, brokers, output)
+                   counts, brokers, output, engine)
 
     @classmethod
     def assumed(cls, kind: str, stateful: bool, brokers: int = 1, output: str = "delta",
@@ -79,14 +80,15 @@ class Observation:
         """As JSON: a shard's certificate carries it, so that merging shards draws the space again."""
         return {"senders": {point: sorted(roles) for point, roles in sorted(self.senders.items())},
                 "transaction_timeout_s": self.transaction_timeout_s, "stateful": self.stateful,
-                "counts": dict(sorted(self.counts.items())), "brokers": self.brokers, "output": self.output}
+                "counts": dict(sorted(self.counts.items())), "brokers": self.brokers, "output": self.output,
+                "engine": self.engine}
 
     @classmethod
     def from_dict(cls, data: dict) -> Observation:
         """From `to_dict`'s JSON."""
         return cls({point: frozenset(roles) for point, roles in data["senders"].items()},
                    data["transaction_timeout_s"], data["stateful"], dict(data["counts"]), data["brokers"],
-                   data.get("output", "kafka"))
+                   data.get("output", "kafka"), data.get("engine", "spark"))
 
     @property
     def kind(self) -> str:
@@ -144,7 +146,13 @@ def space(seen: Observation) -> list[FaultClass]:
     classes += broker_classes if seen.brokers >= MIN_BROKERS else [_untried_on(seen.brokers, c) for c in broker_classes]
     if seen.stateful:
         classes += _stateful()
-    return classes
+    return classes if seen.engine == "spark" else [c for c in classes if not spark_only(c)]
+
+
+def spark_only(fault: FaultClass) -> bool:
+    """A class only Spark's engine has: two attempts of one task (spark.speculation), a state store's commit,
+    and the live-input rows, whose scenarios only Spark's side runs (a Flink job drains a backlog)."""
+    return fault.speculation or fault.live or fault.point == "state.committed"
 
 
 def role_suffix(seen: Observation, point: str) -> list[tuple[str, str, str]]:

@@ -26,6 +26,7 @@ class FlinkScenario(Scenario):
     what it writes."""
 
     cluster: FlinkCluster
+    engine = "flink"
 
     def _system(self, topics: Topics, input_: ScenarioInput) -> System:
         files = self.cluster.files

@@ -30,12 +30,17 @@ def resolve_job(spec: str) -> CodeSpec:
     return code
 
 
+def job_pipeline(code: CodeSpec) -> str:
+    """The pipeline whose model judges a job's output, as its `PIPELINE` names it (resolve_job checked it)."""
+    return str(code._declared("PIPELINE") or "passthrough")
+
+
 def flink_scenario(cluster: FlinkCluster, name: str, *, job: str | CodeSpec, faults: Sequence[str | FaultStep] = (),
                    records: int | None = None, seed: int | None = None, stall_timeout: float | None = None,
                    partitions: int = 4) -> FlinkScenario:
     """A scenario of a Flink job on `cluster`, judged by the model of the pipeline the job names."""
     code = job if isinstance(job, CodeSpec) else resolve_job(job)
-    pipeline = load_pipeline(code._declared("PIPELINE") or "passthrough")
+    pipeline = load_pipeline(job_pipeline(code))
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))
     return FlinkScenario(cluster, name, pipeline, code, oracle_for(cluster, pipeline),

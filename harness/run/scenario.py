@@ -84,6 +84,8 @@ def timed(seconds: dict[str, float], phase: str) -> Iterator[None]:
 class Scenario:
     """Composes the cluster, workload, driver, schedule, nemesis, reader and checkers for one run."""
 
+    engine = "spark"  # the stream engine it runs on (harness.settings.ENGINES)
+
     def __init__(
         self,
         cluster: Cluster,
@@ -363,7 +365,7 @@ class Scenario:
             seconds, self.report_dir, system.folder.stateful(listing), self.rate, latency,
             brokers=len(self.cluster.kafka.brokers), output=output.name, where=output.where,
             table=self.sink.table if store(output.name).table else "", stack=self.cluster.images.stack,
-            store=self.table_store, dependencies=self.bundle.to_dict() if self.bundle else None,
+            store=self.table_store, dependencies=self.bundle.to_dict() if self.bundle else None, engine=self.engine,
         )
 
     def _explain(self, result: ScenarioResult, identity: Callable[[bytes], str]) -> None:

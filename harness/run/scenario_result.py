@@ -42,6 +42,7 @@ class ScenarioResult:
     table: str = ""  # a table output's kind, as the sink declares it: log or state (harness.checker.state_table)
     store: str = "volume"  # where a table lived: the run's volume, or its S3 server (s3)
     dependencies: dict | None = None  # what shipped with the sink (harness.subject.bundle), None when nothing
+    engine: str = "spark"  # the stream engine it ran on (harness.settings.ENGINES)
     engine_read: dict | None = None  # Spark's own read of a table with an anomaly (harness.run.engine_read)
 
     @property
@@ -58,7 +59,8 @@ class ScenarioResult:
     @property
     def observation(self) -> Observation:
         """What this run showed of the sink and pipeline: the fault space is drawn from a baseline's."""
-        return Observation.from_events(self.events("point", TABLE_POINT), self.stateful, self.brokers, self.output)
+        return Observation.from_events(self.events("point", TABLE_POINT), self.stateful, self.brokers, self.output,
+                                       self.engine)
 
     @property
     def exactly_once(self) -> bool:

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 import harness.certify.certification
+import harness.certify.rows
 import harness.cli.run
 from harness.certify.certificate import write_certificate
 from harness.cli import main
@@ -162,7 +163,7 @@ def test_certify_out_holding_a_certificate_is_refused_before_the_cluster_starts(
         raise AssertionError("the cluster was started before --out was checked")
         yield
 
-    monkeypatch.setattr(harness.certify.certification, "session", session)
+    monkeypatch.setattr(harness.certify.rows, "session", session)
     assert main(["certify", "--sink", "transactional", "--out", str(out)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "never overwritten" in err, err

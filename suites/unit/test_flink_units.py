@@ -1,19 +1,25 @@
 """Flink's engine, its pure parts: a job's checkpoints read from the volume as batches, the client's words on a
-failed submission, Flink's dynamic properties, and the run command's checks of `--engine flink`."""
+failed submission, Flink's dynamic properties, the commands' checks of `--engine flink`, and the fault space a
+Flink job gets."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
-from harness.cli.run import ENGINES
+from harness import versions
+from harness.cli.options import engine_subject
 from harness.cluster.flink import JOB_SETTINGS, dynamic
 from harness.errors import BadInput
+from harness.faults.space import Observation, space
+from harness.faults.spec import TRANSACTION_POINTS
 from harness.gate import relay
 from harness.run.flink_checkpoints import FlinkCheckpoints, checkpoint_id
 from harness.run.flink_session import resolve_job
 from harness.run.flink_supervisor import client_error
+from harness.settings import ENGINES, FLINK
 from suites.unit.test_checkpoint import VolumeFiles
 
 pytestmark = pytest.mark.unit
@@ -81,3 +87,38 @@ def test_a_job_names_the_pipeline_that_judges_it(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="PIPELINE"):
         resolve_job(str(nameless))
     assert ENGINES[0] == "spark"
+
+
+def test_a_flink_job_gets_the_space_without_spark_s_own_classes() -> None:
+    def seen(engine: str) -> Observation:
+        return Observation({p: frozenset({"executors"}) for p in TRANSACTION_POINTS}, 120.0, True, brokers=3,
+                           engine=engine)
+
+    spark = {fault.row for fault in space(seen("spark"))}
+    flink = {fault.row for fault in space(seen(FLINK))}
+    assert flink < spark
+    assert spark - flink == {fault.row for fault in space(seen("spark"))
+                                              if fault.speculation or fault.live or fault.point == "state.committed"}
+    assert {"kill-driver-txn.pre_commit", "delay-endtxn-txn.pre_commit-long", "kill-coordinator-txn.commit"} <= flink
+    assert Observation.from_dict(seen(FLINK).to_dict()) == seen(FLINK)
+    written_before = {key: value for key, value in seen("spark").to_dict().items() if key != "engine"}
+    assert Observation.from_dict(written_before).engine == "spark"  # a shard's certificate from before engines
+
+
+def test_certify_takes_a_job_for_flink_and_a_sink_for_spark() -> None:
+    def subject(engine: str, sink: str | None, job: str | None) -> str:
+        return engine_subject(argparse.Namespace(engine=engine, sink=sink, job=job), "certify")
+
+    assert subject(FLINK, None, None) == "kafka_exactly_once"
+    assert subject(FLINK, None, "bad_at_least_once") == "bad_at_least_once"
+    assert subject("spark", "transactional", None) == "transactional"
+    for engine, sink, job, said in ((FLINK, "transactional", None, "not --sink"),
+                                    ("spark", None, "j", "--engine flink"), ("spark", None, None, "needs --sink")):
+        with pytest.raises(BadInput, match=said):
+            subject(engine, sink, job)
+
+
+def test_a_flink_certificate_names_flink_and_its_connector_not_spark() -> None:
+    named = versions.stack().described("kafka", engine=FLINK)
+    assert named["flink"] == versions.FLINK and named["flink_kafka_connector"] == versions.FLINK_KAFKA_CONNECTOR
+    assert "spark" not in named and "spark" in versions.stack().described("kafka")

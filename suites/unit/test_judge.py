@@ -105,7 +105,7 @@ def test_one_history_one_outcome_through_run_certify_and_the_plugin(
         yield stand
 
     monkeypatch.setattr(harness.cli.run, "session", session)
-    monkeypatch.setattr(harness.certify.certification, "session", session)
+    monkeypatch.setattr(harness.certify.rows, "session", session)
     monkeypatch.setattr(harness.certify.rows, "row_scenario", lambda *args, **kwargs: stand)
 
     # run

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 import harness.certify.certification
+import harness.certify.rows
 import harness.run.session
 from harness import versions
 from harness.certify.certificate import write_certificate
@@ -186,7 +187,7 @@ def test_a_sink_edited_during_a_certification_fails_it_with_exit_2_and_no_certif
         def run(self) -> None:
             raise InfrastructureError("no cluster in a unit test")
 
-    monkeypatch.setattr(harness.certify.certification, "session", session)
+    monkeypatch.setattr(harness.certify.rows, "session", session)
     monkeypatch.setattr(harness.run.session, "Scenario", EditingScenario)
     out = tmp_path / "certificate"
     assert main(["certify", "--sink", str(sink), "--out", str(out)]) == EXIT_BAD_INPUT

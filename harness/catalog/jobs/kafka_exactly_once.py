@@ -6,7 +6,7 @@ once, with `amount_cents` added, keyed by its key."""
 from __future__ import annotations
 
 PIPELINE = "passthrough"  # the pipeline whose model judges the output
-TRANSACTION_TIMEOUT_MS = 600_000  # past a JobManager's replacement and a restart from the checkpoint
+TRANSACTION_TIMEOUT_MS = 120_000  # past a JobManager's replacement and a restart from the checkpoint (~50 s)
 DELIVERY = "exactly-once"
 
 
