@@ -43,6 +43,13 @@ class FlinkCluster(Cluster):
     def engine_services(self) -> list[Service]:
         return [self.jobmanager, *self.taskmanagers]
 
+    @property
+    def executor_hosts(self) -> list[Service]:
+        """The TaskManagers: each runs its tasks in its own JVM, which the executor faults aim at."""
+        return list(self.taskmanagers)
+
+    executor_is_host_jvm = True
+
     def start(self) -> FlinkCluster:
         if not images.present(self.flink_image):
             raise InfrastructureError(f"image missing: {self.flink_image.tag}; run `python -m harness images build`")

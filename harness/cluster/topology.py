@@ -239,6 +239,14 @@ class Cluster:
         """The engine's containers: Spark's master, workers and drivers."""
         return [self.master, *self.workers, *self.drivers]
 
+    @property
+    def executor_hosts(self) -> list[Service]:
+        """The containers an executor fault aims into: Spark's workers, whose executors are their JVM's children."""
+        return self.workers
+
+    # whether an executor is its host's own JVM (a Flink TaskManager) rather than a child of it (Spark's)
+    executor_is_host_jvm = False
+
     def _start_engine(self) -> None:
         self.master.start()
         with ThreadPoolExecutor(max_workers=max(len(self.workers), 1)) as pool:

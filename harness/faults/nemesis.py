@@ -21,7 +21,16 @@ from harness.cluster.relay import port_reached
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
-from harness.faults.processes import PROCESS_TABLE, SNAPSHOT, alive, executors, holders, missed, plural
+from harness.faults.processes import (
+    PROCESS_TABLE,
+    SNAPSHOT,
+    alive,
+    engine_jvm,
+    executors,
+    holders,
+    missed,
+    plural,
+)
 from harness.faults.spec import ANSWERED_POINTS, FaultStep, is_node
 from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
@@ -151,17 +160,18 @@ class Nemesis:
         raise LookupError(f"no service {alias}")
 
     def _worker_with_executor(self) -> Service:
-        for worker in self.cluster.workers:
+        for worker in self.cluster.executor_hosts:
             if self._executors(worker):
                 return worker
         raise LookupError("no worker runs an executor")
 
     def _executors(self, service: Service) -> list[int]:
-        """The executor JVMs of a worker container, by parentage (harness.faults.processes.executors)."""
+        """The executor JVMs of a worker container, by parentage (harness.faults.processes.executors), or a
+        TaskManager's own JVM."""
         status, table = service.output(PROCESS_TABLE)
         if status != 0:
             raise RuntimeError(f"ps in {service.alias} failed (status {status}): {table.strip()[:200]}")
-        return executors(table)
+        return engine_jvm(table) if self.cluster.executor_is_host_jvm else executors(table)
 
     def _senders(self, service: Service, event: GateEvent) -> list[int]:
         """The pids holding the gate connection's client end, from the kernel's tables in the container
@@ -187,20 +197,30 @@ class Nemesis:
     def _signal(self, service: Service, pids: list[int], signal: str) -> None:
         """Send SIG`signal` to `pids` and see every one end; raise when one did not (the fault errored:
         its row is ineffective, never a row whose fault took effect)."""
+        started = self._started(service)
         status, said = self._send(service, pids, signal)
         survivors = set(pids)
         deadline = time.monotonic() + GONE_WAIT_S
         while status == 0 and survivors and time.monotonic() < deadline:
-            survivors = self._alive(service, pids)
+            survivors = self._alive(service, pids, started)
             if survivors:
                 time.sleep(0.2)
         why = missed(signal, pids, status, said, survivors)
         if why is not None:
             raise RuntimeError(f"{why} in {service.alias}")
 
-    def _alive(self, service: Service, pids: list[int]) -> set[int]:
-        """Which of `pids` still run; `ps` that cannot say (not there, failed) is an error, never "all gone"."""
-        status, listed = service.output(["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))])
+    def _alive(self, service: Service, pids: list[int], started: str | None) -> set[int]:
+        """Which of `pids` still run in the container `started` then; `ps` that cannot say (not there, failed)
+        is an error, never "all gone". A container that stopped or started again since (a TaskManager whose
+        JVM was its main process) runs none of them: the engine says so, and its pids may be reused."""
+        if self._started(service) != started:
+            return set()
+        try:
+            status, listed = service.output(["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))])
+        except APIError:
+            if self._started(service) != started:  # it stopped between the two looks
+                return set()
+            raise
         if status not in (0, 1):  # 1: none of them listed
             raise RuntimeError(f"ps in {service.alias} failed (status {status}): {listed.strip()[:200]}")
         return alive(listed)
@@ -224,7 +244,7 @@ class Nemesis:
         before = set(self._all_executor_pids())
         self._signal(service, pids, signal)
         self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}: gone")
-        if any((service.alias, pid) in before for pid in pids):  # else a Python worker: its executor lives
+        if any(alias == service.alias and pid in pids for alias, _, pid in before):  # else a Python worker
             threading.Thread(target=self._watch_relaunch, args=(name, before), daemon=True).start()
         if hold is not None:
             hold.drop()
@@ -268,14 +288,34 @@ class Nemesis:
         if hold is not None:
             hold.drop()
 
-    def _all_executor_pids(self) -> list[tuple[str, int]]:
-        return [(w.alias, pid) for w in self.cluster.workers for pid in self._executors(w)]
+    @staticmethod
+    def _started(service: Service) -> str | None:
+        """When the engine last started the container, None while it does not run."""
+        container = service.get_wrapped_container()
+        container.reload()
+        state = container.attrs["State"]
+        return state["StartedAt"] if state.get("Running") and not state.get("Restarting") else None
 
-    def _relaunched(self, before: set[tuple[str, int]]) -> str | None:
+    def _all_executor_pids(self) -> list[tuple[str, str, int]]:
+        """(host, when it started, pid) of every executor running now: a host started again is new, its pids
+        too, whatever their numbers. A host that is not running, or stops while read, runs none."""
+        found = []
+        for host in self.cluster.executor_hosts:
+            started = self._started(host)
+            if started is None:
+                continue
+            try:
+                found += [(host.alias, started, pid) for pid in self._executors(host)]
+            except APIError:
+                if self._started(host) == started:
+                    raise
+        return found
+
+    def _relaunched(self, before: set[tuple[str, str, int]]) -> str | None:
         new = set(self._all_executor_pids()) - before
-        return f"new executor process {sorted(new)}" if new else None
+        return f"new executor process {sorted((alias, pid) for alias, _, pid in new)}" if new else None
 
-    def _watch_relaunch(self, name: str, before: set[tuple[str, int]]) -> None:
+    def _watch_relaunch(self, name: str, before: set[tuple[str, str, int]]) -> None:
         """Record the executor's relaunch as the recovery, or say after 60 s that none came, unless the
         scenario ends first."""
         deadline = time.monotonic() + 60

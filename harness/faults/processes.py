@@ -87,16 +87,28 @@ def executors(table: str) -> list[int]:
     """The pids of the executor JVMs a worker container's PROCESS_TABLE lists: the children of the worker's
     JVM (the lowest pid among the init's children: the first it started) that run Spark's executor backend,
     lowest first. Empty when the container runs none."""
+    rows = _rows(table)
+    worker = engine_jvm(table)
+    if not worker:
+        return []
+    return sorted(pid for pid, ppid, args in rows if ppid == worker[0] and EXECUTOR_CLASS in args.split())
+
+
+def engine_jvm(table: str) -> list[int]:
+    """The container's own JVM (a Spark worker's, a Flink TaskManager's: the lowest pid among the init's
+    children, the first it started) as a list, empty when none runs. A TaskManager runs its tasks in it."""
+    under_init = sorted(pid for pid, ppid, _ in _rows(table) if ppid == 1)
+    return under_init[:1]
+
+
+def _rows(table: str) -> list[tuple[int, int, str]]:
+    """(pid, ppid, command line) of each line of a PROCESS_TABLE's output."""
     rows = []
     for line in table.splitlines():
         fields = line.split(None, 2)
         if len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit():
             rows.append((int(fields[0]), int(fields[1]), fields[2] if len(fields) == 3 else ""))
-    under_init = sorted(pid for pid, ppid, _ in rows if ppid == 1)
-    if not under_init:
-        return []
-    worker = under_init[0]
-    return sorted(pid for pid, ppid, args in rows if ppid == worker and EXECUTOR_CLASS in args.split())
+    return rows
 
 
 def alive(ps: str) -> set[int]:

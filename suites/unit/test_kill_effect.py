@@ -46,10 +46,16 @@ class Worker:
     vanished: bool = False  # gone before the signal: kill finds no such process
     raises: bool = False  # the engine fails the exec
     zombie: bool = False  # ended, its parent has not reaped it yet
+    restarts: bool = False  # the process was the container's own: the engine starts the container again
     alias: str = "spark-worker-1"
     killed: list[list[str]] = field(default_factory=list)
 
+    def get_wrapped_container(self) -> Container:
+        return Container(self)
+
     def output(self, command: list[str]) -> tuple[int, str]:
+        if self.restarts and self.killed:
+            raise APIError("409 Client Error: Conflict (container is restarting)")
         if command[0] == "sh":
             return 0, SNAPSHOT_OUTPUT
         if command[0] == "ps" and "-eo" in command:
@@ -69,6 +75,21 @@ class Worker:
 
 
 @dataclass
+class Container:
+    """What the engine says of the container: running since its start, or started again after its kill."""
+
+    worker: Worker
+
+    def reload(self) -> None:
+        pass
+
+    @property
+    def attrs(self) -> dict:
+        again = self.worker.restarts and bool(self.worker.killed)
+        return {"State": {"Running": not again, "Restarting": again, "StartedAt": "t0"}}
+
+
+@dataclass
 class Hold:
     dropped: bool = False
 
@@ -79,8 +100,9 @@ class Hold:
 @dataclass
 class Cluster:
     services: list[Worker]
-    workers: list[Worker]
+    executor_hosts: list[Worker]
     gate: None = None
+    executor_is_host_jvm: bool = False
 
 
 def kill(tmp_path: Path, worker: Worker) -> tuple[list[dict], Hold]:
@@ -103,9 +125,10 @@ def short_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(harness.faults.nemesis, "GONE_WAIT_S", 0.5)
 
 
-@pytest.mark.parametrize("zombie", [False, True], ids=["reaped", "not-yet-reaped"])
-def test_a_sender_seen_gone_is_the_fault_s_effect(tmp_path: Path, zombie: bool) -> None:
-    worker = Worker(zombie=zombie)
+@pytest.mark.parametrize("zombie, restarts", [(False, False), (True, False), (False, True)],
+                         ids=["reaped", "not-yet-reaped", "its-container-restarting"])
+def test_a_sender_seen_gone_is_the_fault_s_effect(tmp_path: Path, zombie: bool, restarts: bool) -> None:
+    worker = Worker(zombie=zombie, restarts=restarts)  # restarting: a TaskManager whose JVM held the connection
     events, hold = kill(tmp_path, worker)
     assert worker.killed == [["kill", "-KILL", "217"]]  # the holder of the connection, not "pid=4000000"
     assert [e["effect"] for e in events if e["type"] == "effect"] == ["SIGKILL to pid 217 in spark-worker-1: gone"]

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from harness.cluster.relay import port_reached
-from harness.faults.processes import ESTABLISHED, Connection, connections, endpoint, holders
+from harness.faults.processes import ESTABLISHED, Connection, connections, endpoint, engine_jvm, holders
 from harness.gate import relay
 from harness.gate.points import Peer
 
@@ -82,3 +82,12 @@ def test_only_the_kernel_s_socket_links_count() -> None:
 def test_the_remote_port_is_the_relay_s_port_the_connection_came_in_on() -> None:
     assert port_reached(Peer("w", "executors", "a", 1, broker=3)) == relay.CLIENT_PORT + 2
     assert port_reached(Peer("w", "executors", "a", 1, service="postgres")) == relay.SERVICE_PORTS["postgres"]
+
+
+def test_a_taskmanager_s_executor_is_its_own_jvm_whatever_the_job_starts() -> None:
+    table = ("    1     0 /sbin/docker-init -- setpriv java\n"
+             "    7     1 java -classpath x org.apache.flink.runtime.taskexecutor.TaskManagerRunner\n"
+             "   90     7 python -m pyflink.fn_execution.beam.beam_boot\n"
+             "   95     1 java org.apache.flink.runtime.taskexecutor.TaskManagerRunner\n")  # a decoy, started later
+    assert engine_jvm(table) == [7]
+    assert engine_jvm("") == []
