@@ -21,22 +21,13 @@ from harness.cluster.relay import port_reached
 from harness.cluster.service import Service
 from harness.cluster.topology import REPLICATION, ROLES, Cluster, link_name
 from harness.faults.nodes import resolve_node
-from harness.faults.processes import (
-    PROCESS_TABLE,
-    SNAPSHOT,
-    alive,
-    engine_jvm,
-    executors,
-    holders,
-    missed,
-    plural,
-)
+from harness.faults.processes import PROCESS_TABLE, SNAPSHOT, engine_jvm, executors, holders, plural
+from harness.faults.signals import send, signal_until_gone, started
 from harness.faults.spec import ANSWERED_POINTS, FaultStep, is_node
 from harness.gate.points import GateEvent, Held, Hold
 from harness.history import History
 
 IN_SYNC_WAIT_S = 120.0  # after a Kafka node's fault heals: how long every replica may take to catch up
-GONE_WAIT_S = 30.0  # how long a signalled process may take to end (a JVM's SIGTERM runs its shutdown hooks)
 
 
 FREEZE_ATTEMPTS = 5  # runc gives up freezing a cgroup whose process is busy in the kernel; it thaws it and says so
@@ -194,43 +185,6 @@ class Nemesis:
             raise LookupError(f"no executor process in {service.alias}")
         return service, pids[:1]
 
-    def _signal(self, service: Service, pids: list[int], signal: str) -> None:
-        """Send SIG`signal` to `pids` and see every one end; raise when one did not (the fault errored:
-        its row is ineffective, never a row whose fault took effect)."""
-        started = self._started(service)
-        status, said = self._send(service, pids, signal)
-        survivors = set(pids)
-        deadline = time.monotonic() + GONE_WAIT_S
-        while status == 0 and survivors and time.monotonic() < deadline:
-            survivors = self._alive(service, pids, started)
-            if survivors:
-                time.sleep(0.2)
-        why = missed(signal, pids, status, said, survivors)
-        if why is not None:
-            raise RuntimeError(f"{why} in {service.alias}")
-
-    def _alive(self, service: Service, pids: list[int], started: str | None) -> set[int]:
-        """Which of `pids` still run in the container `started` then; `ps` that cannot say (not there, failed)
-        is an error, never "all gone". A container that stopped or started again since (a TaskManager whose
-        JVM was its main process) runs none of them: the engine says so, and its pids may be reused."""
-        if self._started(service) != started:
-            return set()
-        try:
-            status, listed = service.output(["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))])
-        except APIError:
-            if self._started(service) != started:  # it stopped between the two looks
-                return set()
-            raise
-        if status not in (0, 1):  # 1: none of them listed
-            raise RuntimeError(f"ps in {service.alias} failed (status {status}): {listed.strip()[:200]}")
-        return alive(listed)
-
-    def _send(self, service: Service, pids: list[int], signal: str) -> tuple[int, str]:
-        """`kill`'s status and words. `exec`, not `output`: a kill run again after a lost reply would find
-        its target gone and read as failed."""
-        result = service.exec_as_root(["kill", f"-{signal}", *map(str, pids)])
-        return result.exit_code, result.output.decode(errors="replace")
-
     # -- actions -----------------------------------------------------------------------------------
 
     def _kill(self, step: FaultStep, event: GateEvent | None, hold: Held | None, signal: str = "KILL") -> None:
@@ -242,7 +196,7 @@ class Nemesis:
             return
         service, pids = self._processes(step, event)
         before = set(self._all_executor_pids())
-        self._signal(service, pids, signal)
+        signal_until_gone(service, pids, signal)
         self.history.record("effect", fault=name, effect=f"SIG{signal} to {plural(pids)} in {service.alias}: gone")
         if any(alias == service.alias and pid in pids for alias, _, pid in before):  # else a Python worker
             threading.Thread(target=self._watch_relaunch, args=(name, before), daemon=True).start()
@@ -288,26 +242,18 @@ class Nemesis:
         if hold is not None:
             hold.drop()
 
-    @staticmethod
-    def _started(service: Service) -> str | None:
-        """When the engine last started the container, None while it does not run."""
-        container = service.get_wrapped_container()
-        container.reload()
-        state = container.attrs["State"]
-        return state["StartedAt"] if state.get("Running") and not state.get("Restarting") else None
-
     def _all_executor_pids(self) -> list[tuple[str, str, int]]:
         """(host, when it started, pid) of every executor running now: a host started again is new, its pids
         too, whatever their numbers. A host that is not running, or stops while read, runs none."""
         found = []
         for host in self.cluster.executor_hosts:
-            started = self._started(host)
-            if started is None:
+            since = started(host)
+            if since is None:
                 continue
             try:
-                found += [(host.alias, started, pid) for pid in self._executors(host)]
+                found += [(host.alias, since, pid) for pid in self._executors(host)]
             except APIError:
-                if self._started(host) == started:
+                if started(host) == since:
                     raise
         return found
 
@@ -352,7 +298,7 @@ class Nemesis:
                     hold.release()
         else:
             service, pids = self._processes(step, event)
-            status, said = self._send(service, pids, "STOP")
+            status, said = send(service, pids, "STOP")
             if status != 0:
                 raise RuntimeError(f"kill -STOP {' '.join(map(str, pids))} in {service.alias} failed: {said.strip()}")
             paused.add(service.alias)
@@ -360,7 +306,7 @@ class Nemesis:
 
             def resume() -> None:
                 paused.discard(service.alias)
-                self._send(service, pids, "CONT")
+                send(service, pids, "CONT")
                 if hold is not None:
                     hold.release()  # the zombie's late request goes out as it wakes
         self._later(name, step.duration, resume)

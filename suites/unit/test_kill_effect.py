@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from docker.errors import APIError
 
-import harness.faults.nemesis
+import harness.faults.signals
 from harness.checker.judge import INEFFECTIVE, judge
 from harness.checker.verdict import PASS, Verdict
 from harness.faults.nemesis import Nemesis
@@ -122,7 +122,7 @@ def outcome(events: list[dict]) -> str:
 
 @pytest.fixture(autouse=True)
 def short_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness.faults.nemesis, "GONE_WAIT_S", 0.5)
+    monkeypatch.setattr(harness.faults.signals, "GONE_WAIT_S", 0.5)
 
 
 @pytest.mark.parametrize("zombie, restarts", [(False, False), (True, False), (False, True)],
