@@ -86,12 +86,18 @@ def row_scenario(cluster: Cluster, run: MatrixRun, row: MatrixScenario, name: st
                     engine_read=run.engine_read)
 
 
+def sink_and_pipeline(run: MatrixRun) -> tuple[CodeSpec, Pipeline]:
+    """The sink (or Flink job) and the pipeline whose model judges it."""
+    if run.engine == FLINK:
+        job = resolve_job(run.sink)
+        return job, load_pipeline(job_pipeline(job))
+    return resolve_sink(run.sink), load_pipeline(run.pipeline)
+
+
 def checked_subject(run: MatrixRun) -> tuple[CodeSpec, Pipeline]:
-    """The sink (or Flink job) and the pipeline whose model judges it, checked before any cluster starts."""
-    flink = run.engine == FLINK
-    sink = resolve_job(run.sink) if flink else resolve_sink(run.sink)
-    pipeline = load_pipeline(job_pipeline(sink) if flink else run.pipeline)
-    if flink and run.output != "kafka":
+    """`sink_and_pipeline(run)`, checked against the output and store before any cluster starts."""
+    sink, pipeline = sink_and_pipeline(run)
+    if run.engine == FLINK and run.output != "kafka":
         raise BadInput(f"--engine flink writes into Kafka: its jobs have no --output {run.output}")
     checked_output(sink, run.output)
     checked_store(run.output, run.store)

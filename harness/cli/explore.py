@@ -10,12 +10,12 @@ import statistics
 import time
 from functools import partial
 
-from harness.certify.rows import MatrixRun, Row
+from harness.certify.rows import MatrixRun, Row, checked_subject, matrix_session
 from harness.certify.scheduler import spread_note, worker_engines
 from harness.certify.worker import Worker
 from harness.checker.judge import EXIT_STATUS
 from harness.checker.verdict import FAIL, PASS
-from harness.cli.options import add_search_settings, add_setting
+from harness.cli.options import add_engine, add_search_settings, add_setting, engine_subject
 from harness.cluster.engine import engine_socket_url
 from harness.cluster.labels import new_run_id
 from harness.errors import EXIT_INFRASTRUCTURE, EXIT_OK, BadInput, HarnessError, InfrastructureError
@@ -24,10 +24,8 @@ from harness.explore.explorer import BaselineFailed, Exploration, explore, subje
 from harness.explore.spread import ExploreJob, explore_spread
 from harness.progress import say
 from harness.report.folders import reports_root
-from harness.run.session import checked_output, session
-from harness.subject.code_spec import resolve_sink
+from harness.settings import FLINK
 from harness.subject.dependencies import from_settings
-from harness.subject.pipeline import load_pipeline
 from harness.subject.shipment import shipments
 
 UNITS = {"s": 1, "m": 60, "h": 3600}
@@ -43,7 +41,7 @@ def budget(text: str) -> float:
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("explore", help="search a sink's fault space within a time budget")
-    add_setting(parser, "sink", required=True)
+    add_setting(parser, "sink", no_default=True)
     add_setting(parser, "pipeline")
     add_setting(parser, "output")
     add_setting(parser, "store")
@@ -54,20 +52,22 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="N worker processes, each with its own cluster, exploring into one coverage store")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
     add_search_settings(parser)
+    add_engine(parser)
     parser.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    load_pipeline(args.pipeline)
-    checked_output(resolve_sink(args.sink), args.output)
-    run = MatrixRun(args.sink, args.pipeline, args.seed, args.records, args.stall_timeout, args.live_rate,
-                    restarts=args.restarts, output=args.output, store=args.store,
-                    dependencies=from_settings(partial(getattr, args)))
+    run = MatrixRun(engine_subject(args, "explore"), args.pipeline, args.seed, args.records, args.stall_timeout,
+                    args.live_rate, restarts=args.restarts, output=args.output, store=args.store,
+                    dependencies=from_settings(partial(getattr, args)), engine=args.engine)
+    checked_subject(run)
+    if run.engine == FLINK and (args.workers != 1 or args.docker_hosts):
+        raise BadInput("--engine flink explores on one Flink cluster: give no --workers or --docker-hosts")
     store = CoverageStore(reports_root())
     started = time.time()
     stopped: list[str] = []  # workers that stopped on the harness's or the engine's failure
     if args.workers == 1 and not args.docker_hosts:
-        with session(output=run.output, store=run.store, dependencies=run.dependencies) as opened:
+        with matrix_session(run) as opened:
             try:
                 explored = [(explore(opened.cluster, run, args.budget, store, args.stop_at_first), opened.folder)]
             except BaselineFailed as failed:

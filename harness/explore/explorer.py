@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from harness import versions
 from harness.certify.matrix import BASELINE
-from harness.certify.rows import MatrixRun, Row, print_row, run_row
+from harness.certify.rows import MatrixRun, Row, print_row, run_row, sink_and_pipeline
 from harness.checker.verdict import FAIL, PASS
 from harness.cluster.topology import Cluster
 from harness.explore.combinations import OCCURRENCE, PAIR, TIERS, Combination, combinations
@@ -25,9 +25,7 @@ from harness.faults.space import space
 from harness.faults.spec import parse_step
 from harness.progress import say
 from harness.report.folders import run_report_dir
-from harness.settings import from_environment
-from harness.subject.code_spec import resolve_sink
-from harness.subject.pipeline import load_pipeline
+from harness.settings import FLINK, from_environment
 
 
 def subject_of(run: MatrixRun, stack: versions.Stack | None = None) -> str:
@@ -35,12 +33,14 @@ def subject_of(run: MatrixRun, stack: versions.Stack | None = None) -> str:
     when not Kafka (and its store when not the volume), the brokers they run on when more than one, and the
     releases (`stack`, default the settings') where not the defaults. A combination tried on one broker is
     not tried on three, nor on a topic when the sink wrote a table, nor on another release."""
-    sink, pipeline = resolve_sink(run.sink), load_pipeline(run.pipeline)
+    sink, pipeline = sink_and_pipeline(run)
     brokers = from_environment("brokers")
     ran = stack or versions.stack()
     releases = [f"{name} {version}" for name, version, default in (
         ("Kafka", ran.kafka, versions.KAFKA_VERSIONS[0]), ("Spark", ran.spark, versions.SPARK_VERSIONS[0]))
         if version != default]
+    if run.engine == FLINK:  # another engine: nothing tried on Spark is tried on Flink
+        releases.append(f"Flink {versions.FLINK}")
     if run.output == "iceberg" and ran.iceberg_asked and ran.iceberg_asked != versions.Stack(
             ran.kafka, ran.spark).iceberg:
         releases.append(f"Iceberg {ran.iceberg_asked}")

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-from confluent_kafka.admin import AdminClient
-
+from harness.client.group_offsets import committed_offsets
 from harness.run.checkpoint import CheckpointFolder, Files, whole_number
 
 METADATA = "_metadata"
-ADMIN_TIMEOUT_S = 10.0
 
 
 def checkpoint_id(name: str) -> int | None:
@@ -24,11 +21,10 @@ def checkpoint_id(name: str) -> int | None:
 class FlinkCheckpoints(CheckpointFolder):
     """The completed checkpoints of the jobs `jobs()` names, under `path` (Flink's checkpoint folder)."""
 
-    def __init__(self, files: Files, path: str, jobs: Callable[[], list[str]], admin: AdminClient,
-                 group: str) -> None:
+    def __init__(self, files: Files, path: str, jobs: Callable[[], list[str]], bootstrap: str, group: str) -> None:
         super().__init__(files, path)
         self.jobs = jobs
-        self.admin = admin
+        self.bootstrap = bootstrap  # the brokers' direct listener: the harness's own reads skip the gate
         self.group = group
 
     def listing(self) -> list[tuple[str, ...]]:
@@ -71,10 +67,6 @@ class FlinkCheckpoints(CheckpointFolder):
     def consumed(self, topic: str, lag: int = 0, listing: list[tuple[str, ...]] | None = None) -> dict[int, int]:
         """The offsets the job's source committed for its group at its last completed checkpoint (empty before
         it committed any, or when the broker cannot say)."""
-        request = [ConsumerGroupTopicPartitions(self.group)]
-        try:
-            future = self.admin.list_consumer_group_offsets(request, request_timeout=ADMIN_TIMEOUT_S)[self.group]
-            partitions: list[TopicPartition] = future.result(timeout=ADMIN_TIMEOUT_S).topic_partitions
-        except Exception:  # noqa: BLE001 - a broker that cannot answer now: nothing consumed seen yet
+        if not self.completed(listing):  # the source commits its offsets as a checkpoint completes
             return {}
-        return {tp.partition: tp.offset for tp in partitions if tp.topic == topic and tp.offset >= 0}
+        return committed_offsets(self.bootstrap, self.group, topic)

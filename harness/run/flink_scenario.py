@@ -42,7 +42,7 @@ class FlinkScenario(Scenario):
             args.append(ship(self.sink, files, f"{FLINK_CHECKPOINTS}/{self.name}"))
         supervisor = JobSupervisor(self.cluster, self.name, args, self.history, self.report_dir / "logs",
                                    self.sink.spec, PARALLELISM)
-        folder = FlinkCheckpoints(files, FLINK_CHECKPOINTS, supervisor.job_ids, self.cluster.kafka.admin(),
+        folder = FlinkCheckpoints(files, FLINK_CHECKPOINTS, supervisor.job_ids, self.cluster.kafka.bootstrap_direct,
                                   context.group_id)
         supervisor.checkpoints = folder
         return System(input_, output, None, folder, BatchWatcher(folder, self.history), supervisor)  # type: ignore[arg-type]

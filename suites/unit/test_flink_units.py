@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 
 from harness import versions
+from harness.certify.rows import MatrixRun
 from harness.cli.options import engine_subject
 from harness.cluster.flink import JOB_SETTINGS, dynamic
 from harness.errors import BadInput
+from harness.explore.explorer import subject_of
 from harness.faults.space import Observation, space
 from harness.faults.spec import TRANSACTION_POINTS
 from harness.gate import relay
+from harness.run import flink_checkpoints
 from harness.run.flink_checkpoints import FlinkCheckpoints, checkpoint_id
 from harness.run.flink_session import resolve_job
 from harness.run.flink_supervisor import client_error
@@ -122,3 +125,19 @@ def test_a_flink_certificate_names_flink_and_its_connector_not_spark() -> None:
     named = versions.stack().described("kafka", engine=FLINK)
     assert named["flink"] == versions.FLINK and named["flink_kafka_connector"] == versions.FLINK_KAFKA_CONNECTOR
     assert "spark" not in named and "spark" in versions.stack().described("kafka")
+
+
+def test_explore_keeps_a_flink_job_s_coverage_apart_from_spark_s() -> None:
+    flink = subject_of(MatrixRun("kafka_exactly_once", engine=FLINK), versions.stack())
+    assert f"Flink {versions.FLINK}" in flink and "pipeline passthrough" in flink
+    assert "Flink" not in subject_of(MatrixRun("transactional", engine="spark"), versions.stack())
+
+
+def test_a_job_s_consumption_is_asked_of_the_broker_only_once_a_checkpoint_completed(
+        volume: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, str, str]] = []
+    monkeypatch.setattr(flink_checkpoints, "committed_offsets", lambda *args: asked.append(args) or {0: 5})
+    folder = FlinkCheckpoints(VolumeFiles(), str(volume / "flink"), lambda: ["a" * 32], "broker:9093", "group")
+    assert folder.consumed("in") == {} and not asked  # no OffsetFetch for a group the broker has not seen
+    checkpoint(volume, "a" * 32, 1)
+    assert folder.consumed("in") == {0: 5} and asked == [("broker:9093", "group", "in")]
