@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from harness.cluster.flink import HEARTBEAT_TIMEOUT_S
 from harness.cluster.spark import NETWORK_TIMEOUT_S
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
 from harness.faults.spec import TABLE, TABLE_POINTS, TRANSACTION_POINTS, TRANSACTIONAL, kind_from_points
@@ -206,9 +207,8 @@ def _transactional(seen: Observation) -> list[FaultClass]:
             FaultClass("pause", "executor", "txn.pre_commit", "any", "above-network-timeout",
                        "pause-executor-txn.pre_commit",
                        (f"pause:executor@txn.pre_commit#2/{round(2 * NETWORK_TIMEOUT_S)}s",),
-                       f"a zombie: the executor stops before its commit past Spark's network timeout "
-                       f"({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the zombie's commit goes out "
-                       "when it wakes", quick=True),
+                       f"a zombie: the executor stops before its commit past {lost_after(seen)}, the task runs "
+                       "again elsewhere, the zombie's commit goes out when it wakes", quick=True),
         ]
     if executors_write(seen, "txn.pre_commit"):
         out.append(_speculation(seen, "txn.pre_commit", "#3", "txn.first_write", "#3"))
@@ -238,9 +238,9 @@ def _plain(seen: Observation) -> list[FaultClass]:
     out += [
         FaultClass("pause", "executor", "produce", "any", "above-network-timeout", "pause-executor-produce",
                    (f"pause:executor@produce#3/{round(2 * NETWORK_TIMEOUT_S)}s",),
-                   f"two attempts of one task: the executor stops in the middle of its writes past Spark's "
-                   f"network timeout ({NETWORK_TIMEOUT_S:g} s), the task runs again elsewhere, the first attempt "
-                   "writes on when it wakes", quick=True),
+                   f"two attempts of one task: the executor stops in the middle of its writes past "
+                   f"{lost_after(seen)}, the task runs again elsewhere, the first attempt writes on when it wakes",
+                   quick=True),
         FaultClass("partition", "executors", "produce", "any", f"{PARTITION_S:g}s",
                    "partition-executors-produce", (f"partition:executors@produce#3/{PARTITION_S:g}s",),
                    f"cut the executors link to Kafka for {PARTITION_S:g} s in the middle of their writes"),
@@ -266,6 +266,13 @@ def _table(seen: Observation) -> list[FaultClass]:
                        "the restarted query runs batch 2 again and must not commit it twice (the replay "
                        "apache/paimon#9666 reports for Paimon's sink)",
                        quick=True)]
+
+
+def lost_after(seen: Observation) -> str:
+    """The timeout after which the engine takes a silent executor for lost, in words (its pause rows hold past it)."""
+    if seen.engine == "flink":
+        return f"Flink's heartbeat timeout ({HEARTBEAT_TIMEOUT_S:g} s; the executor is a TaskManager)"
+    return f"Spark's network timeout ({NETWORK_TIMEOUT_S:g} s)"
 
 
 def executors_write(seen: Observation, point: str) -> bool:

@@ -104,6 +104,8 @@ def test_a_flink_job_gets_the_space_without_spark_s_own_classes() -> None:
                                               if fault.speculation or fault.live or fault.point == "state.committed"}
     assert {"kill-driver-txn.pre_commit", "delay-endtxn-txn.pre_commit-long", "kill-coordinator-txn.commit"} <= flink
     assert Observation.from_dict(seen(FLINK).to_dict()) == seen(FLINK)
+    pause = {fault.row: fault.what for fault in space(seen(FLINK))}["pause-executor-txn.pre_commit"]
+    assert "Flink's heartbeat timeout" in pause and "Spark" not in pause
     written_before = {key: value for key, value in seen("spark").to_dict().items() if key != "engine"}
     assert Observation.from_dict(written_before).engine == "spark"  # a shard's certificate from before engines
 
