@@ -188,6 +188,8 @@ def file_request(request: dict) -> dict:
         return {"folders": walk_folder(request["path"], folders=True)}
     if request["op"] == "read":
         return {"data": base64.b64encode(read_file(request["path"])).decode()}
+    if request["op"] == "mtime":  # when a file was last written, in unix seconds (the harness's clock too)
+        return {"mtime": modified_at(request["path"])}
     if request["op"] == "write":
         write_file(request["path"], base64.b64decode(request["data"]))
         return {}
@@ -266,6 +268,16 @@ def read_file(path: str) -> bytes:
             raise ValueError(f"{path} is {max(status.st_size, len(data)):,} bytes, over the relay's limit of "
                              f"{MAX_READ:,}: refused")
         return data
+
+
+def modified_at(path: str) -> float:
+    """A file's modification time (unix seconds), following no symbolic link."""
+    folders, name = folders_and_name(path)
+    folder = open_folder(folders)
+    try:
+        return os.stat(name, dir_fd=folder, follow_symlinks=False).st_mtime
+    finally:
+        os.close(folder)
 
 
 def write_file(path: str, data: bytes) -> None:

@@ -21,6 +21,8 @@ class FolderFiles(Files, Protocol):
 
     def folders(self, path: str) -> list[str]: ...
 
+    def mtime(self, path: str) -> float: ...
+
 
 def checkpoint_id(name: str) -> int | None:
     """N of a folder `chk-N`, None for any other name."""
@@ -56,6 +58,11 @@ class FlinkCheckpoints(CheckpointFolder):
             if len(parts) == 3 and parts[2] == METADATA and (number := checkpoint_id(parts[1])) is not None:
                 found[number] = f"{self.path}/{parts[0]}/{parts[1]}"
         return dict(sorted(found.items()))
+
+    def completed_at(self, number: int) -> float | None:
+        """When checkpoint `number` completed (its `_metadata` written, unix seconds); None when it did not."""
+        folder = self.completed().get(number)
+        return self.files.mtime(f"{folder}/{METADATA}") if folder is not None else None
 
     def latest(self) -> str | None:
         """The folder of the latest completed checkpoint, where a job restarts from; None before the first."""

@@ -24,6 +24,9 @@ class VolumeFiles:
     def folders(self, path: str) -> list[str]:
         return relay.file_request({"op": "folders", "path": path})["folders"]
 
+    def mtime(self, path: str) -> float:
+        return relay.file_request({"op": "mtime", "path": path})["mtime"]
+
     def read_text(self, path: str) -> str:
         return base64.b64decode(relay.file_request({"op": "read", "path": path})["data"]).decode()
 

@@ -5,6 +5,7 @@ Flink job gets."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,25 @@ def test_a_job_s_consumption_is_asked_of_the_broker_only_once_a_checkpoint_compl
     assert folder.consumed("in") == {} and not asked  # no OffsetFetch for a group the broker has not seen
     checkpoint(volume, "a" * 32, 1)
     assert folder.consumed("in") == {0: 5} and asked == [("broker:9093", "group", "in")]
+
+
+def test_a_fault_at_a_checkpoint_s_trigger_that_took_effect_after_it_completed_missed_its_point(
+        volume: Path, tmp_path: Path) -> None:
+    from harness.history import History, read_history
+    from harness.run.checkpoint_window import missed_in_flight
+
+    checkpoint(volume, "a" * 32, 2)
+    completed = (volume / "flink" / ("a" * 32) / "chk-2" / "_metadata").stat().st_mtime
+    folder = FlinkCheckpoints(VolumeFiles(), str(volume / "flink"), lambda: ["a" * 32], None, "group")  # type: ignore[arg-type]
+    assert folder.completed_at(2) == completed and folder.completed_at(3) is None
+    for effect_at, missed in ((completed + 0.2, True), (completed - 0.2, False)):
+        history = History(tmp_path / f"history-{missed}.jsonl")
+        for step in ("kill:driver@checkpoint.triggered:2", "kill:driver@checkpoint.completed:2"):
+            point = step.split("@")[1].split(":")[0]
+            history._file.write(json.dumps({"t": effect_at - 0.05, "type": "trigger", "step": step, "point": point})
+                                + "\n" + json.dumps({"t": effect_at, "type": "effect", "fault": step}) + "\n")
+        said = missed_in_flight(history, folder)
+        history.close()
+        assert said == (["kill:driver@checkpoint.triggered:2"] if missed else [])
+        events = read_history(history.path, types=("point.missed",))
+        assert [e["checkpoint"] for e in events] == ([2] if missed else [])
