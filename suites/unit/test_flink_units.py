@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import versions
+from harness.catalog import jobs
 from harness.certify.rows import MatrixRun
 from harness.cli.options import engine_subject
 from harness.cluster.flink import JOB_SETTINGS, dynamic
@@ -21,7 +22,7 @@ from harness.faults.spec import TRANSACTION_POINTS
 from harness.gate import relay
 from harness.run import flink_checkpoints
 from harness.run.flink_checkpoints import FlinkCheckpoints, checkpoint_id
-from harness.run.flink_session import resolve_job
+from harness.run.flink_session import job_pipeline, resolve_job
 from harness.run.flink_supervisor import client_error
 from harness.settings import ENGINES, FLINK
 from harness.subject.pipeline import load_pipeline
@@ -99,6 +100,12 @@ def test_a_job_names_the_pipeline_that_judges_it(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="PIPELINE"):
         resolve_job(str(nameless))
     assert ENGINES[0] == "spark"
+
+
+@pytest.mark.parametrize("job", [path.stem for path in Path(jobs.__file__).parent.glob("[!_]*.py")])
+def test_every_catalog_job_names_a_pipeline_that_loads_and_the_guide_lists_it(job: str) -> None:
+    assert load_pipeline(job_pipeline(resolve_job(job))).name == job_pipeline(resolve_job(job))
+    assert f"| `{job}` |" in (Path(__file__).parents[2] / "docs/guides/flink.md").read_text()
 
 
 def test_a_flink_job_gets_the_space_without_spark_s_own_classes_with_its_checkpoints() -> None:

@@ -19,16 +19,7 @@ def passthrough(env, context, delivery: str, transaction_timeout_ms: int):  # no
     from pyflink.table import StreamTableEnvironment
 
     tables = StreamTableEnvironment.create(env)
-    tables.execute_sql(f"""
-        CREATE TABLE source (
-          id STRING, `key` STRING, seq BIGINT, ts BIGINT, amount DOUBLE
-        ) WITH (
-          'connector' = 'kafka', 'topic' = '{context.input_topic}',
-          'properties.bootstrap.servers' = '{context.bootstrap_servers}',
-          'properties.group.id' = '{context.group_id}',
-          'properties.isolation.level' = 'read_committed',
-          'scan.startup.mode' = 'group-offsets', 'properties.auto.offset.reset' = 'earliest',
-          'format' = 'json')""")
+    create_source(tables, context)
     tables.execute_sql(f"""
         CREATE TABLE sink (
           id STRING, `key` STRING, seq BIGINT, ts BIGINT, amount DOUBLE, amount_cents BIGINT
@@ -41,3 +32,18 @@ def passthrough(env, context, delivery: str, transaction_timeout_ms: int):  # no
           'key.format' = 'raw', 'key.fields' = 'key', 'value.format' = 'json')""")
     return tables.execute_sql(
         "INSERT INTO sink SELECT id, `key`, seq, ts, amount, CAST(ROUND(amount * 100) AS BIGINT) FROM source")
+
+
+def create_source(tables, context) -> None:  # noqa: ANN001 - PyFlink's TableEnvironment
+    """The input's table, `source`: the workload's JSON records, read committed, from the offsets its consumer
+    group committed at the last completed checkpoint (the earliest on a first start)."""
+    tables.execute_sql(f"""
+        CREATE TABLE source (
+          id STRING, `key` STRING, seq BIGINT, ts BIGINT, amount DOUBLE
+        ) WITH (
+          'connector' = 'kafka', 'topic' = '{context.input_topic}',
+          'properties.bootstrap.servers' = '{context.bootstrap_servers}',
+          'properties.group.id' = '{context.group_id}',
+          'properties.isolation.level' = 'read_committed',
+          'scan.startup.mode' = 'group-offsets', 'properties.auto.offset.reset' = 'earliest',
+          'format' = 'json')""")
