@@ -54,3 +54,11 @@ def test_short_transaction_timeout_loses_what_the_recovery_outlasted(flink: Sess
     lost = result.verdict.anomalies.get("lost")
     assert lost is not None, result.verdict.summary()
     assert any("aborted at" in example.get("explanation", "") for example in lost.examples), lost.examples
+
+
+def test_running_totals_job_commits_each_total_once_when_its_taskmanager_dies_at_the_commit(flink: Session) -> None:
+    result = run(flink, "flink-totals-kill-tm-precommit", "running_totals_exactly_once", "kill:sender@txn.pre_commit")
+
+    assert_fired_with_effect(result, "kill:sender@txn.pre_commit")
+    assert len(result.events("container.start")) == 1, "the JobManager was not to be replaced"
+    assert result.verdict.outcome == "pass", result.verdict.summary()
