@@ -12,7 +12,7 @@ import pytest
 from harness import versions
 from harness.certify.rows import MatrixRun
 from harness.cli.options import engine_subject
-from harness.cluster.flink import JOB_SETTINGS, dynamic
+from harness.cluster.flink import JOB_SETTINGS, dynamic, last_failure
 from harness.errors import BadInput
 from harness.explore.explorer import subject_of
 from harness.faults.space import Observation, space
@@ -81,6 +81,17 @@ def test_a_failed_submission_is_told_in_the_jobs_own_words() -> None:
 def test_settings_go_to_flink_as_dynamic_properties() -> None:
     assert dynamic({"a.b": "1", "c": "x y"}) == ["-D", "a.b=1", "-D", "c=x y"]
     assert JOB_SETTINGS["execution.checkpointing.externalized-checkpoint-retention"] == "RETAIN_ON_CANCELLATION"
+
+
+def test_a_failed_job_s_cause_is_its_newest_exception_on_either_flink_line() -> None:
+    trace = "org.apache.flink.runtime.JobException: Recovery is suppressed by FixedDelay\n\tat org.apache..."
+    newest = {"exceptionHistory": {"entries": [{"exceptionName": "JobException", "stacktrace": trace},
+                                               {"exceptionName": "Older", "stacktrace": "Older: before"}],
+                                   "truncated": True}}
+    said = "org.apache.flink.runtime.JobException: Recovery is suppressed by FixedDelay"
+    assert last_failure(newest) == said  # Flink 2.x: the history alone
+    assert last_failure({"root-exception": trace, **newest}) == said  # 1.20: its older field beside it
+    assert last_failure({"exceptionHistory": {"entries": []}}) == last_failure({}) == "no exception reported"
 
 
 def test_a_job_names_the_pipeline_that_judges_it(tmp_path: Path) -> None:
