@@ -1,8 +1,8 @@
-"""The pytest plugin (entry point `pytest11`, found on its own once installed): markers, options, the
-session-wide cluster, the `eo_scenario` fixture for users' own tests, the certification matrix of a
-sink given with `--sink`, and logs kept for every failed test. pytest finds hooks and fixtures on this
-module alone; what they use is beside it: a test's properties, as the JUnit file and the exit status read
-them (harness.plugin_properties), and the clusters its tests start (harness.plugin_clusters).
+"""The pytest plugin (entry point `pytest11`, found on its own once installed): markers, options, the session-wide
+cluster, the `eo_scenario` fixture for users' own tests, the certification matrix of a sink given with `--sink`
+(or of a Flink job: `--engine flink --job`), and logs kept for every failed test. pytest finds hooks and
+fixtures on this module alone; what they use is beside it: a test's properties, as the JUnit file and the exit
+status read them (harness.plugin_properties), and the clusters its tests start (harness.plugin_clusters).
 
 Settings resolve in one place, `setting()`: marker > command line > environment > ini.
 
@@ -48,6 +48,7 @@ from harness.plugin_properties import (
 )
 from harness.report import write_index
 from harness.report.folders import run_report_dir
+from harness.run.flink_session import flink_session
 from harness.run.scenario_result import ScenarioResult
 from harness.run.session import Session, scenario, session
 from harness.subject import dependencies
@@ -112,7 +113,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if renamed:
         _bad_input(renamed)
     environment = {settings.SETTINGS["reports"].env: str(Path(settings.from_pytest(config, "reports")).resolve())}
-    if settings.given(config, "sink") and settings.given(config, "brokers") is None:
+    try:
+        subject = settings.matrix_subject(config)
+    except HarnessError as error:
+        _bad_input(str(error))
+    if subject and settings.given(config, "brokers") is None:
         environment[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
     with _environment(dict(environment)):  # a full matrix's brokers, as the settings below read it
         for name in ("kafka", "spark", "flink", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
@@ -123,6 +128,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 environment[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
             except ValueError as error:
                 _bad_input(str(error))
+        for name in ("engine", "job"):  # only as given: a job in the environment is a Flink run's
+            if settings.given(config, name) is not None:
+                environment[settings.SETTINGS[name].env] = str(settings.from_pytest(config, name))
         try:  # what ships with the sink, checked now (a file named is read, a setting the harness owns refused)
             dependencies.from_settings(partial(settings.given, config))
         except HarnessError as error:
@@ -134,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _bad_input(str(error))
     if why:  # the session's output, on the session's Spark line (a test's own `spark(line)` marker is its own)
         _bad_input(f"output {settings.from_pytest(config, 'output')}: {why}")
-    if settings.given(config, "sink"):
+    if subject:
         config.args = sink_args(config.args, config.args_source)
     worker = getattr(config, "workerinput", None)  # set in pytest-xdist's workers
     config.stash[SESSION] = worker["harness_session"] if worker else new_run_id()
@@ -152,7 +160,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     a sink's matrix (`--sink`), they are skipped, saying how to run them. A session that runs tests that start
     clusters gets the harness's settings in its environment and SIGTERM handled as Ctrl-C (so an interrupted
     run removes what it started); one that runs none is left as it was."""
-    asked = bool(config.getoption("markexpr", "")) or settings.given(config, "sink") is not None
+    asked = bool(config.getoption("markexpr", "")) or settings.matrix_subject(config) is not None
     if not asked:
         skip = pytest.mark.skip(reason="a chaos test starts clusters: run it with -m chaos")
         for item in items:
@@ -218,7 +226,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         session.exitstatus = contract_status(int(session.exitstatus), reporter.stats)
-        if settings.given(config, "sink"):
+        if settings.matrix_subject(config):
             _certificate(config, reporter.stats)
     if not config.pluginmanager.hasplugin("dsession"):
         return
@@ -235,7 +243,7 @@ def _certificate(config: pytest.Config, stats: dict[str, list[Any]]) -> None:
                 if k in (ROW, OBSERVED)]
     folder = run_report_dir(config.stash[SESSION]) / "certificate"
     with _environment(config.stash.get(ENVIRONMENT, {})):
-        run = MatrixRun(str(settings.given(config, "sink")))
+        run = MatrixRun(str(settings.matrix_subject(config)), engine=settings.from_pytest(config, "engine"))
         written = write_from_properties(dict.fromkeys(recorded), folder, run)
     if written is not None:
         config.stash[CERTIFIED] = (folder, written)
@@ -288,8 +296,9 @@ def eo_session(request: pytest.FixtureRequest) -> Iterator[Session]:
     """The session's cluster, started once (per worker under pytest-xdist, on the worker's engine; images
     built first if missing), removed at the end; the run's index page lists its scenarios."""
     with ExitStack() as stack:
+        opens = flink_session if settings.from_pytest(request.config, "engine") == settings.FLINK else session
         try:
-            opened = stack.enter_context(session(run_id=cluster_run_id(request.config)))
+            opened = stack.enter_context(opens(run_id=cluster_run_id(request.config)))
         except HarnessError as error:
             cannot_start(request.session, error)
         yield opened

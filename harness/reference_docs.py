@@ -28,7 +28,7 @@ from harness.faults.space import MIN_BROKERS, Observation, space
 from harness.output import registry
 from harness.output.registry import stores, table_stores
 from harness.plugin import MARKERS
-from harness.settings import SETTINGS, help_text
+from harness.settings import FLINK, SETTINGS, help_text
 from harness.versions import SPARK_VERSIONS, Stack
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
@@ -194,7 +194,20 @@ def classes_page() -> str:
                                   [(f"`{c.name}`", f"`{c.row}`", " ".join(f"`{f}`" for f in c.faults) or
                                     ("live input" if c.live else "-"), "yes" if c.quick else "", c.what)
                                    for c in space(seen)]), ""]
-    return HEADER + "\n".join(lines)
+    return HEADER + "\n".join([*lines, *_flink_classes()])
+
+
+def _flink_classes() -> list[str]:
+    """A Flink job's classes (`--engine flink`): a transactional job's, on MIN_BROKERS brokers."""
+    seen = dataclasses.replace(Observation.assumed(spec.TRANSACTIONAL, False, MIN_BROKERS), engine=FLINK)
+    return [f"## A Flink job (`--engine flink`), transactional, {MIN_BROKERS} brokers", "",
+            "A Flink job's space is a Spark sink's of its kind without Spark's own classes (speculation, state stores, "
+            "live input), its batch points written as its checkpoint's (`checkpoint.triggered`, "
+            "`checkpoint.completed`), with the classes a checkpoint adds; the driver is the JobManager, an executor a "
+            "TaskManager ([Flink jobs](../guides/flink.md)).", "",
+            *_table(("class", "row", "steps", "quick", "what it tries"),
+                    [(f"`{c.name}`", f"`{c.row}`", " ".join(f"`{f}`" for f in c.faults), "yes" if c.quick else "",
+                      c.what) for c in space(seen)]), ""]
 
 
 def settings_page() -> str:

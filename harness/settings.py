@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from harness import versions
 from harness.driver.state_stores import DEFAULT_STATE_STORE, STATE_STORES
+from harness.errors import BadInput
 from harness.output.registry import NAMES
 
 ENGINES = ("spark", "flink")  # the stream engines a scenario runs on: Spark is the default
@@ -137,9 +138,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "the system under test reaches through the gate (delta, iceberg; docs/guides/tables/object-storage.md)",
             choices=("volume", "s3"), pytest=True),
     Setting("engine", ENGINES[0], "the stream engine: spark runs --pipeline and --sink, flink runs --job on a "
-            "Flink session cluster (docs/guides/flink.md)", choices=ENGINES),
+            "Flink session cluster (docs/guides/flink.md)", choices=ENGINES, pytest=True),
     Setting("job", "kafka_exactly_once", "with --engine flink: the Flink job, a catalog name (kafka_exactly_once, "
-            "...), a dotted module or a file with job(env, context)"),
+            "...), a dotted module or a file with job(env, context)", pytest=True),
     Setting("py_package", "", "a Python package the sink imports, as a pip requirement (name, name==1.2): fetched on "
             "the host as a wheel for the Spark image's Python and platform, with its dependencies, and shipped to the "
             "driver and every executor (docs/guides/your-sink.md); give the flag again for another", many=True,
@@ -229,6 +230,21 @@ def from_pytest(config: PytestConfig, name: str) -> Any:
     """A setting of a pytest run (command line > environment > ini > default), as its type."""
     setting = SETTINGS[name]
     return setting.type(given(config, name) or setting.default)
+
+
+def matrix_subject(config: PytestConfig) -> str | None:
+    """What the session certifies, a test id per row of its matrix: the sink given with `--sink`, or with
+    `--engine flink` the job given with `--job`; None when neither is. BadInput for a sink given to Flink, or a
+    Flink session without a job (the plugin's Flink tests are a job's matrix)."""
+    if from_pytest(config, "engine") != FLINK:
+        return given(config, "sink")
+    if given(config, "sink"):
+        raise BadInput("--engine flink runs a Flink job: give it with --job, not --sink")
+    job = given(config, "job")
+    if job is None:
+        raise BadInput("--engine flink: give the Flink job whose matrix to run with --job (kafka_exactly_once, "
+                       "path/to/job.py)")
+    return job
 
 
 def renamed_in_environment(environ: Mapping[str, str] = os.environ) -> str | None:

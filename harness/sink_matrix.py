@@ -1,9 +1,9 @@
-"""The certification matrix of one sink as pytest tests, one test id per scenario:
-`pytest -m chaos --sink my_sink.py:sink` (the plugin collects this module when --sink is given, in
-any project). Every row of the sink's fault space, drawn from its baseline, must pass the one judge
-(harness.checker.judge), as in `certify`; rows outside it are skipped, saying why. Test ids are fixed
-before the baseline runs, so every row a sink could get is listed, those split by the role that sent
-a request (a sink whose driver and executors both commit) included.
+"""The certification matrix of one sink as pytest tests, one test id per scenario: `pytest -m chaos --sink
+my_sink.py:sink`, or of a Flink job: `pytest -m chaos --engine flink --job my_job.py` (the plugin collects this
+module when either is given, in any project). Every row of the sink's fault space, drawn from its baseline, must
+pass the one judge (harness.checker.judge), as in `certify`; rows outside it are skipped, saying why. Test ids
+are fixed before the baseline runs, so every row a sink could get is listed, those split by the role that sent a
+request (a sink whose driver and executors both commit) included.
 """
 
 from __future__ import annotations
@@ -14,7 +14,16 @@ import time
 import pytest
 
 from harness import settings
-from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, MatrixScenario, rows_for, table_rows
+from harness.certify.matrix import (
+    BASELINE,
+    BROKER_MATRIX,
+    MATRIX,
+    SPLIT_BY_ROLE,
+    MatrixScenario,
+    flink_matrix,
+    rows_for,
+    table_rows,
+)
 from harness.certify.recorded import row_properties
 from harness.certify.rows import MatrixRun, row_scenario, ways_of
 from harness.checker.judge import INEFFECTIVE
@@ -27,13 +36,17 @@ from harness.run.scenario_result import ScenarioResult
 from harness.subject.code_spec import is_file
 
 pytestmark = pytest.mark.chaos
-BROKER_ROWS = {row.name for row in BROKER_MATRIX}  # run with --brokers 3, else skipped
+FLINK_MATRIX = flink_matrix(MIN_BROKERS)
+BROKER_ROWS = {row.name for row in BROKER_MATRIX + FLINK_MATRIX if row.brokers > 1}  # with --brokers 3, else skipped
 
 
-def matrix_rows(output: str, where: str) -> list[MatrixScenario]:
+def matrix_rows(output: str, where: str, engine: str = "spark") -> list[MatrixScenario]:
     """Every row a sink into `output` (a table on `where`) can get, as `certify` draws them: every kind's
     rows, those split by role, the broker rows, the state rows (a stateless pipeline's baseline leaves them
-    out: skipped), and a table's commit points on its store (an S3 PUT, a REST catalog's commit)."""
+    out: skipped), and a table's commit points on its store (an S3 PUT, a REST catalog's commit); a Flink job's
+    (harness.faults.flink_space)."""
+    if engine == settings.FLINK:
+        return FLINK_MATRIX
     rows = {row.name: row for row in MATRIX + SPLIT_BY_ROLE + BROKER_MATRIX}
     if store(output).table:
         for row in table_rows(output, where, MIN_BROKERS):
@@ -43,9 +56,10 @@ def matrix_rows(output: str, where: str) -> list[MatrixScenario]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sink_scenario" in metafunc.fixturenames:
-        sink = settings.given(metafunc.config, "sink")
         config = metafunc.config
-        rows = matrix_rows(settings.from_pytest(config, "output"), settings.from_pytest(config, "store"))
+        sink = settings.matrix_subject(config)
+        rows = matrix_rows(settings.from_pytest(config, "output"), settings.from_pytest(config, "store"),
+                           settings.from_pytest(config, "engine"))
         metafunc.parametrize("sink_scenario", [(sink, row.name) for row in rows],
                              ids=[f"{sink}::{row.name}" for row in rows])
 
@@ -96,7 +110,8 @@ def test_sink_scenario(eo_cluster: Cluster, sink_spaces: dict[str, dict[str, Mat
                        sink_scenario: tuple[str, str], eo_stall_timeout: float, eo_live_rate: float,
                        request: pytest.FixtureRequest) -> None:
     sink, scenario = sink_scenario
-    run = MatrixRun(sink, stall_timeout=eo_stall_timeout, rate=eo_live_rate)
+    run = MatrixRun(sink, stall_timeout=eo_stall_timeout, rate=eo_live_rate,
+                    engine=settings.from_pytest(request.config, "engine"))
     row = BASELINE
     if scenario != BASELINE.name:
         found = rows_of(eo_cluster, run, sink_spaces, None).get(scenario)

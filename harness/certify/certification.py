@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness.certify.certificate import CERTIFICATE, NOT_TRIED, write_certificate
-from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, table_rows
+from harness.certify.matrix import ANY, BASELINE, BROKER_MATRIX, MATRIX, flink_matrix, table_rows
 from harness.certify.room import Sizing, shape_key
 from harness.certify.rows import (
     MatrixRun,
@@ -160,12 +160,12 @@ def print_plan(sink: CodeSpec, pipeline: Pipeline, quick: bool, output: str = "k
           "keeps state);\nits rows are among these, their durations set from the timeout it shows "
           "(`eo-harness space` prints them):")
     brokers = from_environment("brokers")
-    if table:  # the table's commit points as its store assumes them: no Kafka write point applies
+    if engine == FLINK:  # a Flink job's space: without Spark's own rows, with its checkpoints'
+        rows = flink_matrix(brokers)
+    elif table:  # the table's commit points as its store assumes them: no Kafka write point applies
         rows = [BASELINE, *table_rows(output, where, brokers)]
     else:
         rows = [row for row in MATRIX + (BROKER_MATRIX if brokers >= MIN_BROKERS else []) if row.applies_to != TABLE]
-    if engine == FLINK:  # Spark's own rows: a task's two attempts, a state store's commit, live input
-        rows = [row for row in rows if not (row.speculation or row.live or row.stateful)]
     for row in [r for r in rows if r.quick or not quick]:
         applies = "stateful pipelines" if row.stateful else {ANY: "every sink"}.get(row.applies_to,
                                                                                      f"{row.applies_to} sinks")

@@ -15,6 +15,7 @@ from harness.driver.state_stores import DEFAULT_STATE_STORE
 from harness.faults.space import MIN_BROKERS, ROLES, FaultClass, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL
 from harness.output.registry import table_stores
+from harness.settings import FLINK
 
 ANY = "any"
 
@@ -68,8 +69,20 @@ def _assumed(brokers: int = 1) -> list[Observation]:
 
 def _matrix(brokers: int = 1) -> list[MatrixScenario]:
     """Every row on `brokers` brokers: those of every kind of sink with a stateful pipeline, each once."""
+    return _merged(_assumed(brokers))
+
+
+def flink_matrix(brokers: int = 1) -> list[MatrixScenario]:
+    """Every row a Flink job can get on `brokers` brokers (harness.faults.flink_space): a transactional job's and
+    a plain one's, each once."""
+    return _merged([replace(Observation.assumed(kind, stateful=False, brokers=brokers), engine=FLINK)
+                    for kind in (TRANSACTIONAL, PLAIN)])
+
+
+def _merged(observations: list[Observation]) -> list[MatrixScenario]:
+    """The baseline and the rows of each observation, each once: a row two kinds share applies to any sink."""
     rows: dict[str, MatrixScenario] = {BASELINE.name: BASELINE}
-    for seen in _assumed(brokers):
+    for seen in observations:
         for row in rows_for(seen, quick=False):
             shared = rows.get(row.name)
             rows[row.name] = row if shared is None or shared.applies_to == row.applies_to else replace(row,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.errors import BadInput
-from harness.faults.space import DEFAULT_TRANSACTION_TIMEOUT_S, MIN_BROKERS, FaultClass, Observation, space
+from harness.faults.fault_class import DEFAULT_TRANSACTION_TIMEOUT_S
+from harness.faults.space import MIN_BROKERS, FaultClass, Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL, FaultStep, parse_schedule
 from harness.output.registry import table_stores
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from harness.faults.nemesis import Nemesis
-from harness.faults.spec import ANSWERED_POINTS, ANSWERING, BATCH_POINTS, FaultStep
+from harness.faults.spec import ANSWERED_POINTS, ANSWERING, BATCH_POINTS, FIRES_ON, FaultStep
 from harness.gate.points import FOR_WATCHER, GateEvent, Held, Hold
 from harness.history import History
 
@@ -95,7 +95,8 @@ class Schedule:
             if self._closed:
                 return None
             for index, step in enumerate(self.steps):
-                if index in self.fired or step.point != point or (step.after and index - 1 not in self.done):
+                fires_on = FIRES_ON.get(step.point, step.point)  # a Flink checkpoint's point on its batch point
+                if index in self.fired or fires_on != point or (step.after and index - 1 not in self.done):
                     continue
                 if step.role is not None and step.role != role:
                     continue
@@ -105,7 +106,7 @@ class Schedule:
                     continue
                 self.seen[index] += 1
                 if self.seen[index] == step.nth:
-                    event = self.history.record("trigger", step=str(step), point=point, detail=str(step))
+                    event = self.history.record("trigger", step=str(step), point=step.point, detail=str(step))
                     self.fired[index] = event["t"]
                     return index
         return None

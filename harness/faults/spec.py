@@ -7,9 +7,10 @@
               | broker | broker:N | coordinator | leader | controller | followers     (Kafka's nodes)
     point    := txn.init | txn.first_write | txn.pre_commit | txn.commit | txn.abort | produce | produce.sent
               | pg.commit | s3.put | catalog.commit | batch.planned | batch.committed | state.committed
-              | table.committed | time
+              | table.committed | checkpoint.triggered | checkpoint.completed | time
     number   := the batch id (batch points) or seconds after the stream started (time, at most 86400)
-                (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet)
+                (table.committed:N: a table output's new version holds batch N, Spark's commits/N not yet;
+                checkpoint.triggered:N, checkpoint.completed:N: a Flink job's batch.planned and batch.committed)
     nth      := fire on the nth matching occurrence (default 1)
     role     := only requests sent by this role (driver or executors; gate points only)
     duration := how long the fault lasts, e.g. 10s or 500ms, at most 86400s (pause, partition, isolate, delay)
@@ -81,7 +82,9 @@ GATE_POINTS = (*KAFKA_POINTS, *ANSWERED_POINTS)
 STREAM_POINTS = ("batch.planned", "batch.committed")
 STATE_POINTS = ("state.committed",)  # a stateful query's state store version for batch N appeared
 TABLE_POINTS = ("table.committed",)  # a table output's version holding batch N, before Spark's commits/N
-BATCH_POINTS = (*STREAM_POINTS, *STATE_POINTS, *TABLE_POINTS)  # they take a batch id
+CHECKPOINT_POINTS = ("checkpoint.triggered", "checkpoint.completed")  # a Flink job's checkpoint N: Flink's names
+FIRES_ON = dict(zip(CHECKPOINT_POINTS, STREAM_POINTS, strict=True))  # ... of the batch points a checkpoint fires
+BATCH_POINTS = (*STREAM_POINTS, *CHECKPOINT_POINTS, *STATE_POINTS, *TABLE_POINTS)  # they take a batch id
 POINTS = (*GATE_POINTS, *BATCH_POINTS, "time")
 TRANSACTION_POINTS = tuple(p for p in GATE_POINTS if p.startswith("txn."))
 ROLES = ("driver", "executors")
@@ -190,6 +193,14 @@ def _number(token: str, point: str, spec: str) -> float:
     if point == "time":
         raise BadInput(_bad_seconds(spec, token))
     raise BadInput(f"fault spec '{spec}': bad number '{token}' (ASCII digits, e.g. 2 or 2.5)")
+
+
+def spark_steps(steps: list[FaultStep]) -> list[FaultStep]:
+    """`steps` when a Spark query can reach each of their points; BadInput for a Flink checkpoint's."""
+    for step in (step for step in steps if step.point in CHECKPOINT_POINTS):
+        raise BadInput(f"fault spec '{step}': {step.point} is a Flink job's checkpoint (--engine flink); a Spark "
+                       f"query's batch is at {FIRES_ON[step.point]}:N")
+    return steps
 
 
 def _bad_batch(spec: str, point: str, shown: str) -> str:

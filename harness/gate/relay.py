@@ -184,8 +184,12 @@ def file_request(request: dict) -> dict:
     """One operation on the checkpoint volume."""
     if request["op"] == "walk":  # every file under path, relative to it (none when it does not exist)
         return {"files": walk_folder(request["path"])}
+    if request["op"] == "folders":  # every folder under path, relative to it: an empty one too
+        return {"folders": walk_folder(request["path"], folders=True)}
     if request["op"] == "read":
         return {"data": base64.b64encode(read_file(request["path"])).decode()}
+    if request["op"] == "mtime":  # when a file was last written, in unix seconds (the harness's clock too)
+        return {"mtime": modified_at(request["path"])}
     if request["op"] == "write":
         write_file(request["path"], base64.b64decode(request["data"]))
         return {}
@@ -232,15 +236,16 @@ def open_folder(folders: list[str], make: bool = False) -> int:
     return folder
 
 
-def walk_folder(path: str) -> list[str]:
-    """Every file under the folder `path`, relative to it, following no link (none when it does not exist)."""
+def walk_folder(path: str, folders: bool = False) -> list[str]:
+    """Every file (`folders`: every folder) under the folder `path`, relative to it, following no link (none
+    when it does not exist)."""
     try:
         folder = open_folder(parts_under_root(path))
     except FileNotFoundError:
         return []
     try:
-        return [os.path.normpath(os.path.join(top, name)) for top, _, names, _ in os.fwalk(dir_fd=folder)
-                for name in names]
+        return [os.path.normpath(os.path.join(top, name)) for top, inner, names, _ in os.fwalk(dir_fd=folder)
+                for name in (inner if folders else names)]
     finally:
         os.close(folder)
 
@@ -263,6 +268,16 @@ def read_file(path: str) -> bytes:
             raise ValueError(f"{path} is {max(status.st_size, len(data)):,} bytes, over the relay's limit of "
                              f"{MAX_READ:,}: refused")
         return data
+
+
+def modified_at(path: str) -> float:
+    """A file's modification time (unix seconds), following no symbolic link."""
+    folders, name = folders_and_name(path)
+    folder = open_folder(folders)
+    try:
+        return os.stat(name, dir_fd=folder, follow_symlinks=False).st_mtime
+    finally:
+        os.close(folder)
 
 
 def write_file(path: str, data: bytes) -> None:

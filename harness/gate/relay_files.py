@@ -54,6 +54,14 @@ class RelayFiles:
         """Every file under `path`, relative to it; none when it does not exist."""
         return list(self._ask({"op": "walk", "path": path})["files"])
 
+    def folders(self, path: str) -> list[str]:
+        """Every folder under `path`, relative to it (an empty one too); none when it does not exist."""
+        return list(self._ask({"op": "folders", "path": path})["folders"])
+
+    def mtime(self, path: str) -> float:
+        """When a file was last written (unix seconds: the relay's host is the harness's)."""
+        return float(self._ask({"op": "mtime", "path": path})["mtime"])
+
     def read_bytes(self, path: str) -> bytes:
         """A file whole (the relay's `read` carries any bytes: base64 in its JSON reply)."""
         return base64.b64decode(self._ask({"op": "read", "path": path})["data"])

@@ -1,16 +1,27 @@
 """A Flink job's checkpoints on the run's volume, read as Spark's checkpoint folder is (harness.run.checkpoint):
-checkpoint N of any of the scenario's jobs is its batch N. A checkpoint is complete once its `_metadata` is
-written (`<job id>/chk-N/_metadata`); a job restored from one numbers its own checkpoints after it. What the job
-consumed is what its source committed for its consumer group at its last completed checkpoint."""
+checkpoint N of any of the scenario's jobs is its batch N. Flink makes a checkpoint's folder as it triggers it
+(`<job id>/chk-N`: the checkpoint.triggered point, Spark's batch.planned) and writes its `_metadata` there as it
+completes (checkpoint.completed, Spark's batch.committed); a job restored from one numbers its own checkpoints
+after it. What the job consumed is what its source committed for its consumer group at its last completed
+checkpoint."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from harness.client.group_offsets import committed_offsets
 from harness.run.checkpoint import CheckpointFolder, Files, whole_number
 
 METADATA = "_metadata"
+
+
+class FolderFiles(Files, Protocol):
+    """The volume as the relay reads it, folders too (harness.gate.relay_files.RelayFiles)."""
+
+    def folders(self, path: str) -> list[str]: ...
+
+    def mtime(self, path: str) -> float: ...
 
 
 def checkpoint_id(name: str) -> int | None:
@@ -19,17 +30,26 @@ def checkpoint_id(name: str) -> int | None:
 
 
 class FlinkCheckpoints(CheckpointFolder):
-    """The completed checkpoints of the jobs `jobs()` names, under `path` (Flink's checkpoint folder)."""
+    """The checkpoints of the jobs `jobs()` names, under `path` (Flink's checkpoint folder)."""
 
-    def __init__(self, files: Files, path: str, jobs: Callable[[], list[str]], bootstrap: str, group: str) -> None:
+    files: FolderFiles
+
+    def __init__(self, files: FolderFiles, path: str, jobs: Callable[[], list[str]], bootstrap: str,
+                 group: str) -> None:
         super().__init__(files, path)
         self.jobs = jobs
         self.bootstrap = bootstrap  # the brokers' direct listener: the harness's own reads skip the gate
         self.group = group
 
     def listing(self) -> list[tuple[str, ...]]:
-        """Every file of the scenario's jobs' checkpoints: (job id, chk-N, file)."""
-        return [(job, *name.split("/")) for job in self.jobs() for name in self.files.walk(f"{self.path}/{job}")]
+        """Every checkpoint folder of the scenario's jobs, (job id, chk-N), and every file in them, (job id,
+        chk-N, file). The folders are listed first: one made after them is seen with its files next time."""
+        listed: list[tuple[str, ...]] = []
+        for job in self.jobs():
+            folder = f"{self.path}/{job}"
+            listed += [(job, name) for name in self.files.folders(folder) if "/" not in name]
+            listed += [(job, *name.split("/")) for name in self.files.walk(folder)]
+        return listed
 
     def completed(self, listing: list[tuple[str, ...]] | None = None) -> dict[int, str]:
         """Each completed checkpoint's id and its folder."""
@@ -39,15 +59,21 @@ class FlinkCheckpoints(CheckpointFolder):
                 found[number] = f"{self.path}/{parts[0]}/{parts[1]}"
         return dict(sorted(found.items()))
 
+    def completed_at(self, number: int) -> float | None:
+        """When checkpoint `number` completed (its `_metadata` written, unix seconds); None when it did not."""
+        folder = self.completed().get(number)
+        return self.files.mtime(f"{folder}/{METADATA}") if folder is not None else None
+
     def latest(self) -> str | None:
         """The folder of the latest completed checkpoint, where a job restarts from; None before the first."""
         completed = self.completed()
         return completed[max(completed)] if completed else None
 
     def planned(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
-        """Flink makes a checkpoint's folder when it triggers it, and the relay lists files only: a checkpoint is
-        seen once it completed."""
-        return self.committed(listing)
+        """The checkpoints triggered: their folder made (one that completed since is too)."""
+        listed = self.listing() if listing is None else listing
+        found = {number for parts in listed if (number := checkpoint_id(parts[1])) is not None}
+        return sorted(found)
 
     def committed(self, listing: list[tuple[str, ...]] | None = None) -> list[int]:
         return list(self.completed(listing))

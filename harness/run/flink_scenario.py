@@ -14,11 +14,14 @@ from harness.driver.flink_context import FlinkJobContext
 from harness.output.base import Place
 from harness.output.registry import store
 from harness.run.checkpoint import BatchWatcher
+from harness.run.checkpoint_window import missed_in_flight
 from harness.run.flink_checkpoints import FlinkCheckpoints
 from harness.run.flink_supervisor import JobSupervisor
 from harness.run.scenario import Scenario
 from harness.run.shipping import ship
-from harness.run.system import System, Topics
+from harness.run.system import Faults, System, Topics
+
+WATCH_INTERVAL_S = 0.05  # a checkpoint is in flight a few hundred ms: its trigger is seen within this
 
 
 class FlinkScenario(Scenario):
@@ -45,4 +48,11 @@ class FlinkScenario(Scenario):
         folder = FlinkCheckpoints(files, FLINK_CHECKPOINTS, supervisor.job_ids, self.cluster.kafka.bootstrap_direct,
                                   context.group_id)
         supervisor.checkpoints = folder
-        return System(input_, output, None, folder, BatchWatcher(folder, self.history), supervisor)  # type: ignore[arg-type]
+        watcher = BatchWatcher(folder, self.history, interval=WATCH_INTERVAL_S)
+        return System(input_, output, None, folder, watcher, supervisor)  # type: ignore[arg-type]
+
+    def _consume(self, system: System, faults: Faults, input_topic: str, seconds: dict[str, float]) -> dict | None:
+        """Spark's, then whether each fault at a checkpoint's trigger took effect while it was in flight."""
+        incomplete = super()._consume(system, faults, input_topic, seconds)
+        missed_in_flight(self.history, system.folder)  # type: ignore[arg-type]
+        return incomplete

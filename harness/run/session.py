@@ -18,7 +18,7 @@ from harness.cluster.engine import engine_socket_url
 from harness.cluster.topology import Cluster
 from harness.errors import BadInput, HarnessError
 from harness.evidence import write_evidence
-from harness.faults.spec import FaultStep, parse_schedule
+from harness.faults.spec import FaultStep, parse_schedule, spark_steps
 from harness.output.registry import state_tables, store
 from harness.report import write_index
 from harness.report.folders import run_report_dir
@@ -56,7 +56,7 @@ def scenario(cluster: Cluster, name: str, *, pipeline: str | Pipeline = settings
         raise BadInput(f"sink '{code.spec}' keeps a state table (its TABLE): only a table output is judged as one "
                        f"({', '.join(state_tables())}: their history tells a repeat), not {output}; run it with "
                        f"--output {' or --output '.join(state_tables())}")
-    steps = parse_schedule([str(step) for step in faults])
+    steps = spark_steps(parse_schedule([str(step) for step in faults]))
     workload = Workload(records if records is not None else settings.from_environment("records"),
                         seed=seed if seed is not None else settings.from_environment("seed"))
     return Scenario(cluster, name, loaded, code, oracle_for(cluster, loaded), steps, workload, partitions,

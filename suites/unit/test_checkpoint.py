@@ -21,6 +21,12 @@ class VolumeFiles:
     def walk(self, path: str) -> list[str]:
         return relay.file_request({"op": "walk", "path": path})["files"]
 
+    def folders(self, path: str) -> list[str]:
+        return relay.file_request({"op": "folders", "path": path})["folders"]
+
+    def mtime(self, path: str) -> float:
+        return relay.file_request({"op": "mtime", "path": path})["mtime"]
+
     def read_text(self, path: str) -> str:
         return base64.b64decode(relay.file_request({"op": "read", "path": path})["data"]).decode()
 

@@ -193,6 +193,24 @@ def test_sink_collects_its_matrix_alone_unless_paths_are_given() -> None:
     assert files == {"harness/sink_matrix.py"}, collected.stdout[-2000:] + collected.stderr
 
 
+def test_a_flink_job_s_matrix_is_collected_with_engine_and_job_and_a_sink_is_refused() -> None:
+    """`pytest -m chaos --engine flink --job J` collects the job's rows (its checkpoints', not Spark's own); a sink
+    or no job is bad input before anything starts."""
+    def collect(*args: str) -> subprocess.CompletedProcess[str]:
+        environment = {name: value for name, value in os.environ.items() if not name.startswith("HARNESS_")}
+        return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "chaos", "--engine",
+                               "flink", *args, "-p", "no:cacheprovider"], cwd=REPO, capture_output=True, text=True,
+                              timeout=120, env=environment)
+
+    collected = collect("--job", "kafka_exactly_once")
+    ids = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert "harness/sink_matrix.py::test_sink_scenario[kafka_exactly_once::kill-driver-checkpoint.completed]" in ids
+    assert not any("speculation" in line or "batch.planned" in line or "state.committed" in line for line in ids)
+    for refused, said in ((("--sink", "transactional"), "not --sink"), ((), "--job")):
+        ran = collect(*refused)
+        assert ran.returncode == EXIT_BAD_INPUT and said in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+
+
 def test_shrink_tells_shrunk_from_flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     start = {"type": "scenario.start", "scenario": "x", "pipeline": "passthrough", "pipeline_spec": "passthrough",
              "sink": "bad_blind_commit_retry", "faults": ["kill:driver@txn.pre_commit#4"], "state_store": "hdfs",

@@ -141,6 +141,26 @@ def test_a_step_is_carried_out_when_the_nemesis_returns(tmp_path) -> None:  # ty
     history.close()
 
 
+def test_a_flink_checkpoint_s_step_fires_on_that_checkpoint_s_batch_event_in_its_own_words(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    history = History(tmp_path / "history.jsonl")
+
+    class StandInNemesis:
+        def inject(self, step, event, hold) -> None:  # type: ignore[no-untyped-def]
+            pass
+
+    schedule = Schedule(parse_schedule(["kill:driver@checkpoint.completed:2"]), StandInNemesis(), history)  # type: ignore[arg-type]
+    schedule.on_batch({"type": "batch.planned", "batch": 2})  # triggered, not completed
+    schedule.on_batch({"type": "batch.committed", "batch": 1})
+    assert schedule.fired == {}
+    schedule.on_batch({"type": "batch.committed", "batch": 2})
+    assert 0 in schedule.fired
+    schedule.close()
+    history.close()
+    events = map(json.loads, (tmp_path / "history.jsonl").read_text().splitlines())
+    triggers = [e for e in events if e["type"] == "trigger"]
+    assert [e["point"] for e in triggers] == ["checkpoint.completed"]
+
+
 def test_schedules_serialize_and_replay() -> None:
     steps = parse_schedule(["kill:sender@txn.pre_commit#2", "partition:driver@txn.commit/10s"])
     assert schedule_from_json(schedule_to_json(steps)) == steps

@@ -5,6 +5,7 @@ Flink job gets."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from harness.run.flink_checkpoints import FlinkCheckpoints, checkpoint_id
 from harness.run.flink_session import resolve_job
 from harness.run.flink_supervisor import client_error
 from harness.settings import ENGINES, FLINK
+from harness.subject.pipeline import load_pipeline
 from suites.unit.test_checkpoint import VolumeFiles
 
 pytestmark = pytest.mark.unit
@@ -52,9 +54,16 @@ def test_completed_checkpoints_of_the_scenarios_jobs_are_its_batches(volume: Pat
     path = str(volume.resolve() / "flink")
     folder = FlinkCheckpoints(VolumeFiles(), path, lambda: ["a" * 32, "b" * 32], None, "group")  # type: ignore[arg-type]
 
-    assert folder.planned() == folder.committed() == [1, 2, 3]
+    assert folder.planned() == [1, 2, 3, 4] and folder.committed() == [1, 2, 3]
     assert folder.latest() == f"{path}/{'b' * 32}/chk-3"
     assert not folder.stateful() and folder.end_offsets(3) == {}
+
+
+def test_a_checkpoint_is_triggered_once_its_folder_is_made_even_empty(volume: Path) -> None:
+    (volume / "flink" / ("a" * 32) / "chk-5").mkdir(parents=True)
+    (volume / "flink" / ("a" * 32) / "shared").mkdir()
+    folder = FlinkCheckpoints(VolumeFiles(), str(volume / "flink"), lambda: ["a" * 32], None, "group")  # type: ignore[arg-type]
+    assert folder.planned() == [5] and folder.committed() == [] and folder.latest() is None
 
 
 def test_no_checkpoint_yet_restores_from_nothing(volume: Path) -> None:
@@ -103,22 +112,55 @@ def test_a_job_names_the_pipeline_that_judges_it(tmp_path: Path) -> None:
     assert ENGINES[0] == "spark"
 
 
-def test_a_flink_job_gets_the_space_without_spark_s_own_classes() -> None:
+def test_a_flink_job_gets_the_space_without_spark_s_own_classes_with_its_checkpoints() -> None:
     def seen(engine: str) -> Observation:
         return Observation({p: frozenset({"executors"}) for p in TRANSACTION_POINTS}, 120.0, True, brokers=3,
                            engine=engine)
 
-    spark = {fault.row for fault in space(seen("spark"))}
-    flink = {fault.row for fault in space(seen(FLINK))}
-    assert flink < spark
-    assert spark - flink == {fault.row for fault in space(seen("spark"))
-                                              if fault.speculation or fault.live or fault.point == "state.committed"}
-    assert {"kill-driver-txn.pre_commit", "delay-endtxn-txn.pre_commit-long", "kill-coordinator-txn.commit"} <= flink
+    spark = {fault.row: fault for fault in space(seen("spark"))}
+    flink = {fault.row: fault for fault in space(seen(FLINK))}
+    spark_own = {row for row, fault in spark.items()
+                 if fault.speculation or fault.live or fault.point == "state.committed"}
+    at_batch = {row for row in spark if "batch.planned" in row}
+    assert set(spark) - set(flink) == spark_own | at_batch
+    assert {row.replace("batch.planned", "checkpoint.triggered") for row in at_batch - spark_own} <= set(flink)
+    assert flink["kill-driver-checkpoint.triggered"].faults == ("kill:driver@checkpoint.triggered:2",)
+    assert "checkpoint 2 is triggered" in flink["kill-driver-checkpoint.triggered"].what
+    assert not any("batch" in step for fault in flink.values() for step in fault.faults)
+    assert {"kill-driver-checkpoint.completed", "kill-executor-checkpoint.completed",
+            "isolate-driver-checkpoint.triggered", "isolate-executor-checkpoint.completed"} <= set(flink)
+    assert flink["slow-recovery-txn.commit"].faults == ("kill:sender@txn.commit#2", "then delay:sender@txn.commit/125s")
+    assert {"kill-driver-txn.pre_commit", "delay-endtxn-txn.pre_commit-long",
+            "kill-coordinator-txn.commit"} <= set(flink)
     assert Observation.from_dict(seen(FLINK).to_dict()) == seen(FLINK)
-    pause = {fault.row: fault.what for fault in space(seen(FLINK))}["pause-executor-txn.pre_commit"]
-    assert "Flink's heartbeat timeout" in pause and "Spark" not in pause
+    assert "Flink's heartbeat timeout" in flink["pause-executor-txn.pre_commit"].what
+    assert "Spark" not in flink["pause-executor-txn.pre_commit"].what
     written_before = {key: value for key, value in seen("spark").to_dict().items() if key != "engine"}
     assert Observation.from_dict(written_before).engine == "spark"  # a shard's certificate from before engines
+
+
+def test_a_checkpoint_point_fires_on_its_batch_point_and_is_refused_on_spark() -> None:
+    from harness.faults.spec import FIRES_ON, parse_step, spark_steps
+
+    step = parse_step("kill:driver@checkpoint.triggered:2")
+    assert step.number == 2 and FIRES_ON[step.point] == "batch.planned"
+    assert FIRES_ON["checkpoint.completed"] == "batch.committed"
+    with pytest.raises(BadInput, match="a Flink job's checkpoint"):
+        spark_steps([step])
+    with pytest.raises(BadInput, match="bad batch id"):
+        parse_step("kill:driver@checkpoint.completed:x")
+
+
+def test_a_flink_plan_lists_the_job_s_rows_not_spark_s(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.certify.certification import print_plan
+    from harness.certify.matrix import flink_matrix
+
+    job = resolve_job("kafka_exactly_once")
+    print_plan(job, load_pipeline("passthrough"), quick=False, engine=FLINK)
+    printed = capsys.readouterr().out
+    assert "kill-driver-checkpoint.completed" in printed and "batch.planned" not in printed
+    assert "speculation" not in printed and "live-" not in printed
+    assert [row.name for row in flink_matrix()].count("baseline") == 1
 
 
 def test_certify_takes_a_job_for_flink_and_a_sink_for_spark() -> None:
@@ -148,3 +190,25 @@ def test_a_job_s_consumption_is_asked_of_the_broker_only_once_a_checkpoint_compl
     assert folder.consumed("in") == {} and not asked  # no OffsetFetch for a group the broker has not seen
     checkpoint(volume, "a" * 32, 1)
     assert folder.consumed("in") == {0: 5} and asked == [("broker:9093", "group", "in")]
+
+
+def test_a_fault_at_a_checkpoint_s_trigger_that_took_effect_after_it_completed_missed_its_point(
+        volume: Path, tmp_path: Path) -> None:
+    from harness.history import History, read_history
+    from harness.run.checkpoint_window import missed_in_flight
+
+    checkpoint(volume, "a" * 32, 2)
+    completed = (volume / "flink" / ("a" * 32) / "chk-2" / "_metadata").stat().st_mtime
+    folder = FlinkCheckpoints(VolumeFiles(), str(volume / "flink"), lambda: ["a" * 32], None, "group")  # type: ignore[arg-type]
+    assert folder.completed_at(2) == completed and folder.completed_at(3) is None
+    for effect_at, missed in ((completed + 0.2, True), (completed - 0.2, False)):
+        history = History(tmp_path / f"history-{missed}.jsonl")
+        for step in ("kill:driver@checkpoint.triggered:2", "kill:driver@checkpoint.completed:2"):
+            point = step.split("@")[1].split(":")[0]
+            history._file.write(json.dumps({"t": effect_at - 0.05, "type": "trigger", "step": step, "point": point})
+                                + "\n" + json.dumps({"t": effect_at, "type": "effect", "fault": step}) + "\n")
+        said = missed_in_flight(history, folder)
+        history.close()
+        assert said == (["kill:driver@checkpoint.triggered:2"] if missed else [])
+        events = read_history(history.path, types=("point.missed",))
+        assert [e["checkpoint"] for e in events] == ([2] if missed else [])

@@ -12,7 +12,8 @@ import pytest
 from harness.certify.certificate import NOT_TRIED, coverage, verdict
 from harness.certify.matrix import BASELINE, BROKER_MATRIX, MATRIX, SPLIT_BY_ROLE, rows_for
 from harness.certify.rows import Row
-from harness.faults.space import ABOVE_MARGIN_S, Observation, space
+from harness.faults.fault_class import ABOVE_MARGIN_S
+from harness.faults.space import Observation, space
 from harness.faults.spec import PLAIN, TABLE, TRANSACTIONAL, parse_step
 
 pytestmark = pytest.mark.unit
