@@ -120,7 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if subject and settings.given(config, "brokers") is None:
         environment[settings.SETTINGS["brokers"].env] = str(settings.FULL_CERTIFICATION_BROKERS)  # a full matrix
     with _environment(dict(environment)):  # a full matrix's brokers, as the settings below read it
-        for name in ("kafka", "spark", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
+        for name in ("kafka", "spark", "flink", "iceberg", "brokers", "restarts", "registry",  # the cluster, images,
                      "image_max_age", "debian_mirror", "debian_security_mirror",
                      "output", "store", "pipeline", "engine_read",  # the scenarios
                      *dependencies.SETTINGS):  # the sink's dependencies

@@ -172,6 +172,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             f"{', '.join(versions.KAFKA_VERSIONS)})", pytest=True),
     Setting("spark", versions.SPARK_VERSIONS[0], f"Spark release, or a line (4.1) for its known one (known to "
             f"work: {', '.join(versions.SPARK_VERSIONS)})", pytest=True),
+    Setting("flink", versions.FLINK_VERSIONS[0], "with --engine flink: Flink release, or a line (2.2) for its "
+            f"known one, with that line's Kafka connector (known to work: {', '.join(versions.FLINK_VERSIONS)})",
+            pytest=True),
     Setting("iceberg", "", "Apache Iceberg release in the Spark image, of the Spark line's (known to work: "
             + "; ".join(f"Spark {line}: {', '.join(known)}" for line, known in versions.ICEBERG_VERSIONS.items())
             + "); empty: the line's first", pytest=True),
@@ -196,6 +199,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(modulo their number); default: every worker on the default engine", pytest=True),
 )}
 assert SETTINGS["kafka"].env == versions.KAFKA_ENV and SETTINGS["spark"].env == versions.SPARK_ENV
+assert SETTINGS["flink"].env == versions.FLINK_ENV
 assert SETTINGS["iceberg"].env == versions.ICEBERG_ENV
 
 

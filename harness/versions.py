@@ -1,15 +1,16 @@
 """Every pinned version of the system under test, in one place: changing one rebuilds the images.
 
-Kafka and Spark are the user's choice (`--kafka`, `--spark`; env HARNESS_KAFKA, HARNESS_SPARK; ini
-harness_kafka, harness_spark): each combination gets images of its own, tagged by the hash of their
-inputs. Any release can be asked for; the ones below are known to work here (docs/requirements.md).
+Kafka, Spark and Flink are the user's choice (`--kafka`, `--spark`, `--flink`; env HARNESS_KAFKA, HARNESS_SPARK,
+HARNESS_FLINK; ini harness_kafka, harness_spark, harness_flink): each combination gets images of its own, tagged
+by the hash of their inputs. Any release can be asked for (a Flink release of a line whose Kafka connector is
+pinned below); the ones below are known to work here (docs/requirements.md).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.errors import BadInput
 
@@ -43,9 +44,6 @@ GO_FOR_VERSITYGW = (1, 25)
 ICEBERG_REST = "1.11.0"
 JETTY_FOR_ICEBERG_REST = "12.1.8"
 HADOOP_FOR_ICEBERG_REST = "3.4.3"
-# Apache Flink (the eo-harness-flink image) from PyPI's apache-flink and apache-flink-libraries, its Kafka connector
-FLINK = "1.20.3"  # the 1.x long-term support release: ran exactly-once to Kafka here (notes/flink-feasibility.md)
-FLINK_KAFKA_CONNECTOR = "3.4.0-1.20"  # for Flink 1.20, kafka-clients 3.4.0: thin jars (Maven Central has no fat one)
 
 # Known to work, the default first. Kafka 4.x runs transaction protocol v2 (KIP-890's server-side
 # defence), 3.x v1. Spark's Kafka connector must match pyspark exactly: each Spark pin is its line's newest
@@ -61,18 +59,32 @@ DELTA_VERSIONS = {"4.0": "4.0.1", "4.1": "4.4.0", "3.5": "3.3.2"}
 # 1.10.1 stays: suites/test_upstream.py reproduces bugs that 1.10.2 fixes; so do 1.9.1 and 1.9.2 on Spark 3.5
 # (apache/iceberg#13352, fixed in 1.9.2; Iceberg's Spark 4.0 runtime starts at 1.10.0).
 ICEBERG_VERSIONS = {"4.0": ("1.11.0", "1.10.1"), "4.1": ("1.12.0", "1.11.0"), "3.5": ("1.10.1", "1.9.2", "1.9.1")}
+# Apache Flink (the eo-harness-flink image, `--engine flink`) from PyPI's apache-flink and apache-flink-libraries,
+# the default first: 1.20 is the 1.x long-term support line (notes/flink-feasibility.md), 2.2 the 2.x line.
+FLINK_VERSIONS = ("1.20.3", "2.2.1")
+# Flink's Kafka connector for each Flink line (thin jars: Maven Central has no fat one). 3.4.0-1.20 takes
+# kafka-clients 3.4.0; 5.0.0-2.2 kafka-clients 4.x.
+FLINK_KAFKA_CONNECTORS = {"1.20": "3.4.0-1.20", "2.2": "5.0.0-2.2"}
 KAFKA_ENV = "HARNESS_KAFKA"
 SPARK_ENV = "HARNESS_SPARK"
 ICEBERG_ENV = "HARNESS_ICEBERG"
+FLINK_ENV = "HARNESS_FLINK"
 
 
 @dataclass(frozen=True)
 class Stack:
-    """The Kafka and Spark versions of a run (a table format's follow Spark's line)."""
+    """The Kafka, Spark and Flink versions of a run (a table format's follow Spark's line; Flink's serves a
+    run with --engine flink)."""
 
     kafka: str
     spark: str
     iceberg_asked: str = ""  # an Iceberg release of the Spark line's (ICEBERG_VERSIONS); empty: its default
+    flink: str = FLINK_VERSIONS[0]
+
+    @property
+    def flink_kafka_connector(self) -> str:
+        """The Kafka connector of this Flink release's line (FLINK_KAFKA_CONNECTORS)."""
+        return flink_kafka_connector(self.flink)
 
     @property
     def scala(self) -> str:
@@ -100,7 +112,7 @@ class Stack:
         from harness.output.registry import store
 
         if engine == "flink":  # a Flink job writes into Kafka through Flink's own connector
-            return {"kafka": self.kafka, "flink": FLINK, "flink_kafka_connector": FLINK_KAFKA_CONNECTOR}
+            return {"kafka": self.kafka, "flink": self.flink, "flink_kafka_connector": self.flink_kafka_connector}
         found = store(output)
         named = found.versions(self) | found.servers(self, table_store)
         parts = {key: version for key, (_, version) in named.items()}
@@ -108,10 +120,13 @@ class Stack:
 
 
 def stack(spark: str | None = None, iceberg: str | None = None) -> Stack:
-    """The versions asked for (through the environment), else the defaults; BadInput for a non-version.
-    `spark`, `iceberg`: these releases in place of the ones asked for (a test's `spark` or `iceberg` marker)."""
+    """The versions asked for (through the environment), else the defaults; BadInput for a non-version, or a
+    Flink release of a line with no Kafka connector pinned. `spark`, `iceberg`: these releases in place of the
+    ones asked for (a test's `spark` or `iceberg` marker)."""
+    flink = _pick("Flink", os.environ.get(FLINK_ENV, ""), FLINK_VERSIONS)
+    flink_kafka_connector(flink)
     chosen = Stack(_pick("Kafka", os.environ.get(KAFKA_ENV, ""), KAFKA_VERSIONS),
-                   _pick("Spark", spark or os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS))
+                   _pick("Spark", spark or os.environ.get(SPARK_ENV, ""), SPARK_VERSIONS), flink=flink)
     asked = iceberg or os.environ.get(ICEBERG_ENV, "")
     if asked:
         known = ICEBERG_VERSIONS.get(chosen.line, ())
@@ -121,8 +136,22 @@ def stack(spark: str | None = None, iceberg: str | None = None) -> Stack:
         if picked not in known:  # its jars and their AWS SDK are pinned per release: an unknown one has none
             raise BadInput(f"Iceberg {picked}: not a release known for Spark {chosen.line} (known to work: "
                            f"{', '.join(known)})")
-        return Stack(chosen.kafka, chosen.spark, picked)
+        return replace(chosen, iceberg_asked=picked)
     return chosen
+
+
+def flink_line(release: str) -> str:
+    """A Flink release's line: 2.2 for 2.2.1."""
+    return ".".join(release.split(".")[:2])
+
+
+def flink_kafka_connector(release: str) -> str:
+    """The Kafka connector pinned for this Flink release's line; BadInput for a line with none."""
+    connector = FLINK_KAFKA_CONNECTORS.get(flink_line(release))
+    if connector is None:
+        raise BadInput(f"Flink {release}: no Kafka connector pinned for Flink {flink_line(release)} (known to "
+                       f"work: {', '.join(FLINK_VERSIONS)})")
+    return connector
 
 
 def _pick(name: str, asked: str, known: tuple[str, ...]) -> str:

@@ -13,10 +13,11 @@ from harness.settings import FLINK, RENAMED, SETTINGS, help_text
 from harness.subject import dependencies
 
 # Settings every command takes, before or after its name: `eo-harness --brokers 3 certify` or `certify --brokers 3`.
-GLOBAL = ("reports", "kafka", "spark", "iceberg", "brokers", "registry", "image_max_age", "debian_mirror",
+GLOBAL = ("reports", "kafka", "spark", "flink", "iceberg", "brokers", "registry", "image_max_age", "debian_mirror",
           "debian_security_mirror")
-METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION", "iceberg": "VERSION",
-            "registry": "REGISTRY", "image_max_age": "DAYS", "debian_mirror": "URL", "debian_security_mirror": "URL"}
+METAVARS = {"reports": "DIR", "brokers": "N", "kafka": "VERSION", "spark": "VERSION", "flink": "VERSION",
+            "iceberg": "VERSION", "registry": "REGISTRY", "image_max_age": "DAYS", "debian_mirror": "URL",
+            "debian_security_mirror": "URL"}
 
 
 def add_setting(parser: argparse.ArgumentParser, name: str, required: bool = False, no_default: bool = False,

@@ -92,6 +92,14 @@ def contained(service: Service, command: list[str], checkpoints: str, package: s
     service.with_command([*AS_FLINK, *command])
 
 
+def last_failure(exceptions: dict) -> str:
+    """The first line of the newest failure in an answer of `/jobs/<id>/exceptions`: its exception history,
+    newest first (Flink 2.x removed the older `root-exception` field; 1.20 answers both)."""
+    entries = (exceptions.get("exceptionHistory") or {}).get("entries") or []
+    root = str(entries[0].get("stacktrace") or "") if entries else ""
+    return root.strip().splitlines()[0] if root.strip() else "no exception reported"
+
+
 class FlinkJobManager(Service):
     """The JobManager: its dispatcher takes jobs, its scheduler restarts them by Flink's restart strategy."""
 
@@ -150,8 +158,7 @@ class FlinkJobManager(Service):
             found = self.rest(f"/jobs/{job}/exceptions?maxExceptions=1")
         except (RuntimeError, ValueError) as error:
             return f"unknown ({error})"
-        root = found.get("root-exception") or ""
-        return root.strip().splitlines()[0] if root.strip() else "no exception reported"
+        return last_failure(found)
 
     def stop_job(self, job: str, savepoints: str = SAVEPOINTS) -> bool:
         """Stop with a savepoint (its transactions committed, as an operator stops a job); else cancel it.

@@ -25,7 +25,7 @@ class FlinkCluster(Cluster):
     def __init__(self, run_id: str | None = None, brokers: int | None = None, stack: Stack | None = None,
                  taskmanagers: int = TASKMANAGERS) -> None:
         super().__init__(workers=0, run_id=run_id, brokers=brokers, stack=stack)
-        self.flink_image = images.flink_image()
+        self.flink_image = images.flink_image(self.images.stack.flink)
         self.jobmanager = self.new_jobmanager()
         self.taskmanagers = [
             FlinkTaskManager(self.flink_image.tag, self.sut_network, self.labels, n, self.checkpoints, self.package)

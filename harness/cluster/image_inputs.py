@@ -91,13 +91,13 @@ FLINK_WHEELS = "flink"  # Flink's wheels' own cache folder (fetch.image_wheels):
 
 def stage_flink(version: str, context: Path, log: Path) -> None:
     """PyFlink's wheels with their dependencies' (those published as source only built here: apache-flink-libraries,
-    Flink's jars; crcmod, dill, docopt, hdfs, avro-python3) into the context's wheels/, the Kafka connector's jars
-    with their runtime dependencies by Maven into its jars/."""
+    Flink's jars; crcmod, dill, docopt, hdfs, avro-python3) into the context's wheels/, the Kafka connector of
+    its line's jars with their runtime dependencies by Maven into its jars/."""
     wheels = image_wheels(cache_dir(), FLINK_WHEELS)
-    with _fetching("Flink", version, (versions.FLINK,)):
+    with _fetching("Flink", version, versions.FLINK_VERSIONS):
         chosen = fetch_wheels([f"apache-flink=={version}"], wheels, log)
         fetch_maven_jars(DOCKERFILES / "flink" / "pom.xml", context / "jars",
-                         {"flink.kafka.connector": versions.FLINK_KAFKA_CONNECTOR}, log, versioned=True)
+                         {"flink.kafka.connector": versions.flink_kafka_connector(version)}, log, versioned=True)
     (context / "wheels").mkdir()
     for wheel in chosen:
         shutil.copy2(wheel, context / "wheels")

@@ -39,7 +39,7 @@ from harness.cluster.image_inputs import (
     store_jars,
     store_wheels,
 )
-from harness.errors import BadInput, ImageBuildFailed
+from harness.errors import ImageBuildFailed
 from harness.output.registry import store, stores
 from harness.progress import say, step
 from harness.settings import from_environment
@@ -95,15 +95,12 @@ TOXIPROXY = Image("toxiproxy", (versions.TOXIPROXY_MODULE, versions.TOXIPROXY), 
 
 
 @cache
-def flink_image(version: str = versions.FLINK) -> Image:
-    """Apache Flink `version` (PyFlink from PyPI, Flink's jars with it) with the Kafka connector's jars in its lib/
-    (harness/images/flink). Built by `images build`, not for a Spark run (`Images.every`, not `Images.cluster`).
-    The same Image at every call (its stage a partial: two would differ), so `flink_image() in wanted` holds."""
-    connector = versions.FLINK_KAFKA_CONNECTOR
-    line = ".".join(version.split(".")[:2])
-    if not connector.endswith(f"-{line}"):
-        raise BadInput(f"Flink {version}: the Kafka connector pinned, {connector}, is built for Flink "
-                       f"{connector.rpartition('-')[2]} (harness.versions.FLINK_KAFKA_CONNECTOR)")
+def flink_image(version: str) -> Image:
+    """Apache Flink `version` (PyFlink from PyPI, Flink's jars with it) with its line's Kafka connector's jars in
+    its lib/ (harness/images/flink); BadInput for a line with no connector pinned. Built by `images build`, not for
+    a Spark run (`Images.every`, not `Images.cluster`). The same Image at every call (its stage a partial: two
+    would differ), so `flink_image(v) in wanted` holds."""
+    connector = versions.flink_kafka_connector(version)
     return Image("flink", (version, connector), partial(stage_flink, version), BASE, MAVEN)
 
 
@@ -128,7 +125,7 @@ class Images:
         """What `images build` builds and `images push` pushes: every store's servers on every place it may live,
         and Flink's (a host that pulls cannot build them on first use, and CI builds them up front, not inside a
         test)."""
-        return with_parents((*self.cluster, *stores_images(None), flink_image()))
+        return with_parents((*self.cluster, *stores_images(None), flink_image(self.stack.flink)))
 
     @property
     def cluster(self) -> tuple[Image, ...]:
@@ -220,7 +217,8 @@ def build_all(stack: versions.Stack | None = None) -> None:
     pulled from the registry setting's registry when it has them, built here otherwise; an unchanged tree pulls
     and builds nothing."""
     wanted = current(stack)
-    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, every store's servers' too")
+    say(f"images for Kafka {wanted.stack.kafka}, Spark {wanted.stack.spark}, Flink {wanted.stack.flink}, every "
+        "store's servers' too")
     _have(wanted.every)
 
 

@@ -40,7 +40,7 @@ def subject_of(run: MatrixRun, stack: versions.Stack | None = None) -> str:
         ("Kafka", ran.kafka, versions.KAFKA_VERSIONS[0]), ("Spark", ran.spark, versions.SPARK_VERSIONS[0]))
         if version != default]
     if run.engine == FLINK:  # another engine: nothing tried on Spark is tried on Flink
-        releases.append(f"Flink {versions.FLINK}")
+        releases.append(f"Flink {ran.flink}")
     if run.output == "iceberg" and ran.iceberg_asked and ran.iceberg_asked != versions.Stack(
             ran.kafka, ran.spark).iceberg:
         releases.append(f"Iceberg {ran.iceberg_asked}")

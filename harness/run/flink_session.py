@@ -55,7 +55,7 @@ def flink_session(run_id: str | None = None, brokers: int | None = None) -> Iter
     the way out, whatever happened."""
     stack = versions.stack()
     images.build_for("kafka", "volume", stack)
-    images.needed(images.flink_image())
+    images.needed(images.flink_image(stack.flink))
     with FlinkCluster(run_id=run_id, brokers=brokers, stack=stack) as cluster, \
-            kept(cluster, flink=versions.FLINK) as opened:
+            kept(cluster, flink=stack.flink) as opened:
         yield opened

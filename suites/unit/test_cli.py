@@ -32,7 +32,7 @@ from harness.settings import FULL_CERTIFICATION_BROKERS, SETTINGS
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
-VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "iceberg": "1.10.1", "brokers": "3",
+VALUES = {"reports": "out", "kafka": "3.9.1", "spark": "3.5.7", "flink": "2.2", "iceberg": "1.10.1", "brokers": "3",
           "registry": "127.0.0.1:5000/eo", "image_max_age": "2.5", "debian_mirror": "http://127.0.0.1:3142/debian",
           "debian_security_mirror": "http://127.0.0.1:3142/debian-security"}
 REQUIRED = {"run": [], "certify": ["--sink", "s"], "explore": ["--sink", "s"], "shrink": ["folder"],

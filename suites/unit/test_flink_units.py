@@ -14,7 +14,7 @@ from harness import versions
 from harness.catalog import jobs
 from harness.certify.rows import MatrixRun
 from harness.cli.options import engine_subject
-from harness.cluster.flink import JOB_SETTINGS, dynamic
+from harness.cluster.flink import JOB_SETTINGS, dynamic, last_failure
 from harness.errors import BadInput
 from harness.explore.explorer import subject_of
 from harness.faults.space import Observation, space
@@ -91,6 +91,17 @@ def test_a_failed_submission_is_told_in_the_jobs_own_words() -> None:
 def test_settings_go_to_flink_as_dynamic_properties() -> None:
     assert dynamic({"a.b": "1", "c": "x y"}) == ["-D", "a.b=1", "-D", "c=x y"]
     assert JOB_SETTINGS["execution.checkpointing.externalized-checkpoint-retention"] == "RETAIN_ON_CANCELLATION"
+
+
+def test_a_failed_job_s_cause_is_its_newest_exception_on_either_flink_line() -> None:
+    trace = "org.apache.flink.runtime.JobException: Recovery is suppressed by FixedDelay\n\tat org.apache..."
+    newest = {"exceptionHistory": {"entries": [{"exceptionName": "JobException", "stacktrace": trace},
+                                               {"exceptionName": "Older", "stacktrace": "Older: before"}],
+                                   "truncated": True}}
+    said = "org.apache.flink.runtime.JobException: Recovery is suppressed by FixedDelay"
+    assert last_failure(newest) == said  # Flink 2.x: the history alone
+    assert last_failure({"root-exception": trace, **newest}) == said  # 1.20: its older field beside it
+    assert last_failure({"exceptionHistory": {"entries": []}}) == last_failure({}) == "no exception reported"
 
 
 def test_a_job_names_the_pipeline_that_judges_it(tmp_path: Path) -> None:
@@ -172,15 +183,9 @@ def test_certify_takes_a_job_for_flink_and_a_sink_for_spark() -> None:
             subject(engine, sink, job)
 
 
-def test_a_flink_certificate_names_flink_and_its_connector_not_spark() -> None:
-    named = versions.stack().described("kafka", engine=FLINK)
-    assert named["flink"] == versions.FLINK and named["flink_kafka_connector"] == versions.FLINK_KAFKA_CONNECTOR
-    assert "spark" not in named and "spark" in versions.stack().described("kafka")
-
-
 def test_explore_keeps_a_flink_job_s_coverage_apart_from_spark_s() -> None:
     flink = subject_of(MatrixRun("kafka_exactly_once", engine=FLINK), versions.stack())
-    assert f"Flink {versions.FLINK}" in flink and "pipeline passthrough" in flink
+    assert f"Flink {versions.FLINK_VERSIONS[0]}" in flink and "pipeline passthrough" in flink
     assert "Flink" not in subject_of(MatrixRun("transactional", engine="spark"), versions.stack())
 
 

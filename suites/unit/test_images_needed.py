@@ -15,7 +15,6 @@ import pytest
 from harness import versions
 from harness.cluster import images
 from harness.cluster.image_inputs import PACKAGE
-from harness.errors import BadInput
 from harness.output.registry import NAMES, store
 from harness.run import session as sessions
 from suites.unit.test_registry_images import Host
@@ -85,22 +84,13 @@ def test_images_build_without_an_output_still_has_every_image(monkeypatch: pytes
 
 
 def test_flink_s_image_is_one_images_build_builds_and_no_spark_run_starts() -> None:
-    flink = images.flink_image()
+    flink = images.flink_image(versions.stack().flink)
     assert flink in images.current().every  # CI builds it up front
     assert flink not in images.current().cluster and flink not in images.current().all
     assert all(flink not in images.for_output(output, where) for output, where in places())
-    assert versions.FLINK in flink.pins and versions.FLINK_KAFKA_CONNECTOR in flink.pins
     assert flink.name == "flink" and flink.parent == images.BASE and flink.tools == images.MAVEN
     assert re.fullmatch(r"eo-harness-flink:[0-9a-f]{12}", flink.tag)
     assert (flink.folder / "Dockerfile").is_file() and flink.folder == PACKAGE / "images" / "flink"
-
-
-def test_a_flink_release_has_an_image_of_its_own_and_one_the_connector_is_not_built_for_is_bad_input() -> None:
-    older = images.flink_image("1.20.2")
-    assert older.pins[0] == "1.20.2" and older.tag != images.flink_image().tag
-    connector_line = versions.FLINK_KAFKA_CONNECTOR.rpartition("-")[2]
-    with pytest.raises(BadInput, match=f"is built for Flink {re.escape(connector_line)}"):
-        images.flink_image("2.2.0")
 
 
 def test_a_cluster_starts_without_a_table_server_s_image(monkeypatch: pytest.MonkeyPatch) -> None:
