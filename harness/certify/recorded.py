@@ -15,11 +15,9 @@ from typing import Any
 from harness.certify.certificate import write_certificate
 from harness.certify.certification import shipped_dependencies
 from harness.certify.matrix import BASELINE, MatrixScenario
-from harness.certify.rows import MatrixRun, Row
+from harness.certify.rows import MatrixRun, Row, sink_and_pipeline
 from harness.faults.space import Observation
 from harness.run.scenario_result import ScenarioResult
-from harness.subject.code_spec import resolve_sink
-from harness.subject.pipeline import load_pipeline
 
 ROW = "eo_row"  # a sink matrix test's property: its row's outcome, as the certificate lists it
 OBSERVED = "eo_observed"  # the baseline's property: what it showed (the space the certificate accounts for)
@@ -54,7 +52,6 @@ def write_from_properties(properties: Iterable[tuple[str, str]], folder: Path, r
     entries.sort(key=lambda e: (e["name"] != BASELINE.name, e["name"]))
     done = [Row(MatrixScenario(e["name"], tuple(e["faults"])), e["outcome"], e["anomalies"], e["seconds"],
                 os.path.relpath(e["report"], folder), e["error"], e["phases"]) for e in entries]
-    sink = resolve_sink(run.sink)
-    pipeline = load_pipeline(run.pipeline)
+    sink, pipeline = sink_and_pipeline(run)  # a Flink job and the pipeline it names, or the sink and --pipeline
     return write_certificate(folder, sink, pipeline, seen, False, run.seed, done, run.restarts, store=run.store,
-                             dependencies=shipped_dependencies(run))
+                             dependencies=shipped_dependencies(run), engine=run.engine)

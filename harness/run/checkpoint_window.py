@@ -1,7 +1,9 @@
 """Whether a fault at `checkpoint.triggered:N` took effect while checkpoint N was in flight. Flink completes a
 checkpoint in a few hundred milliseconds, and the harness sees its folder by polling: a fault that took effect
 after the checkpoint's `_metadata` was written did not try what its class says (`point.missed`, so the row is
-ineffective, harness.checker.judge), whatever the output shows."""
+ineffective, harness.checker.judge), whatever the output shows. The checkpoint completed no later than the
+watcher saw it complete (`batch.committed`), and no later than its `_metadata`'s time when that is still there
+(Flink deletes a checkpoint a newer one replaced)."""
 
 from __future__ import annotations
 
@@ -15,14 +17,15 @@ TRIGGERED = CHECKPOINT_POINTS[0]
 def missed_in_flight(history: History, checkpoints: FlinkCheckpoints) -> list[str]:
     """Each `checkpoint.triggered` step whose first effect came after its checkpoint completed, recorded as
     `point.missed` (its checkpoint's completion and the effect's times, both the host's clock); their steps."""
-    events = read_history(history.path, types=("trigger", "effect"))
+    events = read_history(history.path, types=("trigger", "effect", "batch.committed"))
     missed = []
     for trigger in (e for e in events if e["type"] == "trigger" and e.get("point") == TRIGGERED):
         step = trigger["step"]
         effects = (e for e in events if e["type"] == "effect" and e.get("fault") == step and e["t"] >= trigger["t"])
         effect = next(effects, None)
         number = int(parse_step(step.removeprefix("then ")).number or 0)
-        completed = checkpoints.completed_at(number)
+        seen = [e["t"] for e in events if e["type"] == "batch.committed" and e.get("batch") == number]
+        completed = min((t for t in (checkpoints.completed_at(number), *seen[:1]) if t is not None), default=None)
         if effect is None or completed is None or completed > effect["t"]:
             continue
         missed.append(step)

@@ -130,13 +130,18 @@ def test_a_flink_job_gets_the_space_without_spark_s_own_classes_with_its_checkpo
                  if fault.speculation or fault.live or fault.point == "state.committed"}
     at_batch = {row for row in spark if "batch.planned" in row}
     assert set(spark) - set(flink) == spark_own | at_batch
-    assert {row.replace("batch.planned", "checkpoint.triggered") for row in at_batch - spark_own} <= set(flink)
-    assert flink["kill-driver-checkpoint.triggered"].faults == ("kill:driver@checkpoint.triggered:2",)
-    assert "checkpoint 2 is triggered" in flink["kill-driver-checkpoint.triggered"].what
+    for row in at_batch - spark_own:  # a kill lands after a checkpoint completed: it is at the completion
+        point = "checkpoint.completed" if spark[row].action == "kill" else "checkpoint.triggered"
+        assert row.replace("batch.planned", point) in flink
+    assert not [fault for fault in flink.values() if fault.action == "kill" and fault.point == "checkpoint.triggered"]
+    assert flink["kill-controller-checkpoint.completed"].faults == ("kill:controller@checkpoint.completed:2",)
+    assert "checkpoint 2 is completed" in flink["kill-controller-checkpoint.completed"].what
     assert not any("batch" in step for fault in flink.values() for step in fault.faults)
     assert {"kill-driver-checkpoint.completed", "kill-executor-checkpoint.completed",
-            "isolate-driver-checkpoint.triggered", "isolate-executor-checkpoint.completed"} <= set(flink)
-    assert flink["slow-recovery-txn.commit"].faults == ("kill:sender@txn.commit#2", "then delay:sender@txn.commit/125s")
+            "isolate-driver-checkpoint.triggered", "isolate-executor-checkpoint.triggered",
+            "isolate-executor-checkpoint.completed"} <= set(flink)
+    assert flink["slow-recovery-txn.pre_commit"].faults == ("kill:sender@txn.pre_commit#2",
+                                                         "then delay:sender@txn.pre_commit/125s")
     assert {"kill-driver-txn.pre_commit", "delay-endtxn-txn.pre_commit-long",
             "kill-coordinator-txn.commit"} <= set(flink)
     assert Observation.from_dict(seen(FLINK).to_dict()) == seen(FLINK)
@@ -219,3 +224,20 @@ def test_a_fault_at_a_checkpoint_s_trigger_that_took_effect_after_it_completed_m
         assert said == (["kill:driver@checkpoint.triggered:2"] if missed else [])
         events = read_history(history.path, types=("point.missed",))
         assert [e["checkpoint"] for e in events] == ([2] if missed else [])
+
+
+def test_a_checkpoint_flink_deleted_completed_no_later_than_the_watcher_saw_it(volume: Path, tmp_path: Path) -> None:
+    from harness.history import History
+    from harness.run.checkpoint_window import missed_in_flight
+
+    folder = FlinkCheckpoints(VolumeFiles(), str(volume / "flink"), lambda: ["a" * 32], None, "group")  # type: ignore[arg-type]
+    assert folder.completed_at(2) is None  # chk-2 replaced by a newer checkpoint, its folder gone
+    step = "kill:executor@checkpoint.triggered:2"
+    for seen_at, missed in ((100.0, True), (101.0, False)):
+        history = History(tmp_path / f"history-{missed}.jsonl")
+        for event in ({"t": 99.9, "type": "trigger", "step": step, "point": "checkpoint.triggered"},
+                      {"t": seen_at, "type": "batch.committed", "batch": 2},
+                      {"t": 100.5, "type": "effect", "fault": step}):
+            history._file.write(json.dumps(event) + "\n")
+        assert missed_in_flight(history, folder) == ([step] if missed else [])
+        history.close()

@@ -11,6 +11,7 @@ import pytest
 from harness.certify.recorded import OBSERVED, ROW, write_from_properties
 from harness.certify.rows import MatrixRun
 from harness.faults.space import TRANSACTIONAL, Observation, space
+from harness.settings import FLINK
 
 pytestmark = pytest.mark.unit
 
@@ -40,3 +41,13 @@ def test_the_rows_recorded_make_certifys_certificate(tmp_path: Path) -> None:
 def test_without_a_baseline_there_is_no_certificate(tmp_path: Path) -> None:
     assert write_from_properties([_row("kill-sender-txn.commit", [], tmp_path)], tmp_path / "c",
                                  MatrixRun("transactional", pipeline="passthrough")) is None
+
+
+def test_a_flink_job_s_rows_make_a_certificate_naming_the_job_its_pipeline_and_the_engine(tmp_path: Path) -> None:
+    seen = Observation.assumed(TRANSACTIONAL, False)
+    recorded = [_row("baseline", [], tmp_path), (OBSERVED, json.dumps(seen.to_dict()))]
+    certificate = write_from_properties(recorded, tmp_path / "c",
+                                        MatrixRun("running_totals_exactly_once", engine=FLINK))
+    assert certificate is not None
+    assert (certificate["engine"], certificate["sink"], certificate["pipeline"]) == (
+        FLINK, "running_totals_exactly_once", "running_totals")
