@@ -135,6 +135,8 @@ def test_a_flink_job_gets_the_space_without_spark_s_own_classes_with_its_checkpo
         assert row.replace("batch.planned", point) in flink
     assert not [fault for fault in flink.values() if fault.action == "kill" and fault.point == "checkpoint.triggered"]
     assert flink["kill-controller-checkpoint.completed"].faults == ("kill:controller@checkpoint.completed:2",)
+    assert flink["isolate-executor-checkpoint.triggered"].ways == (
+        ("isolate:executor@checkpoint.triggered:3/30s",), ("isolate:executor@checkpoint.triggered:4/30s",))
     assert "checkpoint 2 is completed" in flink["kill-controller-checkpoint.completed"].what
     assert not any("batch" in step for fault in flink.values() for step in fault.faults)
     assert {"kill-driver-checkpoint.completed", "kill-executor-checkpoint.completed",
