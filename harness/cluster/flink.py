@@ -65,6 +65,9 @@ SETTINGS = {
     "taskmanager.bind-host": "0.0.0.0",
     "heartbeat.interval": "2000",
     "heartbeat.timeout": str(int(HEARTBEAT_TIMEOUT_S * 1000)),
+    # a job's subtasks on different TaskManagers: a TaskManager killed stops one subtask's writer and committer,
+    # whose region alone restarts (both Flink lines read this key)
+    "taskmanager.load-balance.mode": "SLOTS",
 }
 JOBMANAGER_SETTINGS = {"jobmanager.memory.process.size": "1024m"}
 TASKMANAGER_SETTINGS = {"taskmanager.numberOfTaskSlots": str(SLOTS), "taskmanager.memory.process.size": "1280m"}

@@ -2,8 +2,8 @@
 checkpoint in a few hundred milliseconds, and the harness sees its folder by polling: a fault that took effect
 after the checkpoint's `_metadata` was written did not try what its class says (`point.missed`, so the row is
 ineffective, harness.checker.judge), whatever the output shows. The checkpoint completed no later than the
-watcher saw it complete (`batch.committed`), and no later than its `_metadata`'s time when that is still there
-(Flink deletes a checkpoint a newer one replaced)."""
+watcher saw it complete (`batch.committed`), and no later than its `_metadata`'s time when the harness can read
+it."""
 
 from __future__ import annotations
 
