@@ -14,7 +14,7 @@ from harness import versions
 from harness.catalog import jobs
 from harness.certify.rows import MatrixRun
 from harness.cli.options import engine_subject
-from harness.cluster.flink import JOB_SETTINGS, dynamic, last_failure
+from harness.cluster.flink import JOB_SETTINGS, SETTINGS, dynamic, last_failure
 from harness.errors import BadInput
 from harness.explore.explorer import subject_of
 from harness.faults.space import Observation, space
@@ -91,6 +91,8 @@ def test_a_failed_submission_is_told_in_the_jobs_own_words() -> None:
 def test_settings_go_to_flink_as_dynamic_properties() -> None:
     assert dynamic({"a.b": "1", "c": "x y"}) == ["-D", "a.b=1", "-D", "c=x y"]
     assert JOB_SETTINGS["execution.checkpointing.externalized-checkpoint-retention"] == "RETAIN_ON_CANCELLATION"
+    spread = f"`taskmanager.load-balance.mode: {SETTINGS['taskmanager.load-balance.mode']}`"
+    assert spread in (Path(__file__).parents[2] / "docs/guides/flink.md").read_text()  # as the guide says
 
 
 def test_a_failed_job_s_cause_is_its_newest_exception_on_either_flink_line() -> None:
