@@ -190,11 +190,15 @@ def classes_page() -> str:
         for stateful in (False, True):
             seen = _assumed(kind, stateful, MIN_BROKERS)
             lines += [f"## {kind} sink, {'stateful' if stateful else 'stateless'} pipeline, {MIN_BROKERS} brokers",
-                      "", *_table(("class", "row", "steps", "quick", "what it tries"),
-                                  [(f"`{c.name}`", f"`{c.row}`", " ".join(f"`{f}`" for f in c.faults) or
-                                    ("live input" if c.live else "-"), "yes" if c.quick else "", c.what)
-                                   for c in space(seen)]), ""]
+                      "", *_classes_table(seen), ""]
     return HEADER + "\n".join([*lines, *_flink_classes()])
+
+
+def _classes_table(seen: Observation) -> list[str]:
+    """The classes of the space drawn from `seen`, a row each: its name, row, steps, quick or not, what it tries."""
+    return _table(("class", "row", "steps", "quick", "what it tries"),
+                  [(f"`{c.name}`", f"`{c.row}`", " ".join(f"`{f}`" for f in c.faults) or
+                    ("live input" if c.live else "-"), "yes" if c.quick else "", c.what) for c in space(seen)])
 
 
 def _flink_classes() -> list[str]:
@@ -205,9 +209,7 @@ def _flink_classes() -> list[str]:
             "live input), its batch points written as its checkpoint's (`checkpoint.triggered`, "
             "`checkpoint.completed`), with the classes a checkpoint adds; the driver is the JobManager, an executor a "
             "TaskManager ([Flink jobs](../guides/flink.md)).", "",
-            *_table(("class", "row", "steps", "quick", "what it tries"),
-                    [(f"`{c.name}`", f"`{c.row}`", " ".join(f"`{f}`" for f in c.faults), "yes" if c.quick else "",
-                      c.what) for c in space(seen)]), ""]
+            *_classes_table(seen), ""]
 
 
 def settings_page() -> str:

@@ -184,8 +184,9 @@ def file_request(request: dict) -> dict:
     """One operation on the checkpoint volume."""
     if request["op"] == "walk":  # every file under path, relative to it (none when it does not exist)
         return {"files": walk_folder(request["path"])}
-    if request["op"] == "folders":  # every folder under path, relative to it: an empty one too
-        return {"folders": walk_folder(request["path"], folders=True)}
+    if request["op"] == "tree":  # every folder (an empty one too) and every file under path, in one walk
+        folders, files = walk_tree(request["path"])
+        return {"folders": folders, "files": files}
     if request["op"] == "read":
         return {"data": base64.b64encode(read_file(request["path"])).decode()}
     if request["op"] == "mtime":  # when a file was last written, in unix seconds (the harness's clock too)
@@ -236,16 +237,25 @@ def open_folder(folders: list[str], make: bool = False) -> int:
     return folder
 
 
-def walk_folder(path: str, folders: bool = False) -> list[str]:
-    """Every file (`folders`: every folder) under the folder `path`, relative to it, following no link (none
-    when it does not exist)."""
+def walk_folder(path: str) -> list[str]:
+    """Every file under the folder `path`, relative to it, following no link (none when it does not exist)."""
+    return walk_tree(path)[1]
+
+
+def walk_tree(path: str) -> tuple[list[str], list[str]]:
+    """Every folder and every file under the folder `path`, relative to it, from one walk following no link
+    (none when it does not exist)."""
     try:
         folder = open_folder(parts_under_root(path))
     except FileNotFoundError:
-        return []
+        return [], []
+    folders: list[str] = []
+    files: list[str] = []
     try:
-        return [os.path.normpath(os.path.join(top, name)) for top, inner, names, _ in os.fwalk(dir_fd=folder)
-                for name in (inner if folders else names)]
+        for top, inner, names, _ in os.fwalk(dir_fd=folder):
+            folders += [os.path.normpath(os.path.join(top, name)) for name in inner]
+            files += [os.path.normpath(os.path.join(top, name)) for name in names]
+        return folders, files
     finally:
         os.close(folder)
 

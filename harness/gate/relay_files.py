@@ -54,9 +54,11 @@ class RelayFiles:
         """Every file under `path`, relative to it; none when it does not exist."""
         return list(self._ask({"op": "walk", "path": path})["files"])
 
-    def folders(self, path: str) -> list[str]:
-        """Every folder under `path`, relative to it (an empty one too); none when it does not exist."""
-        return list(self._ask({"op": "folders", "path": path})["folders"])
+    def tree(self, path: str) -> tuple[list[str], list[str]]:
+        """Every folder (an empty one too) and every file under `path`, relative to it, from one walk; none when it
+        does not exist."""
+        answer = self._ask({"op": "tree", "path": path})
+        return list(answer["folders"]), list(answer["files"])
 
     def mtime(self, path: str) -> float:
         """When a file was last written (unix seconds: the relay's host is the harness's)."""

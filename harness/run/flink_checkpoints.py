@@ -19,7 +19,7 @@ METADATA = "_metadata"
 class FolderFiles(Files, Protocol):
     """The volume as the relay reads it, folders too (harness.gate.relay_files.RelayFiles)."""
 
-    def folders(self, path: str) -> list[str]: ...
+    def tree(self, path: str) -> tuple[list[str], list[str]]: ...
 
     def mtime(self, path: str) -> float: ...
 
@@ -43,12 +43,12 @@ class FlinkCheckpoints(CheckpointFolder):
 
     def listing(self) -> list[tuple[str, ...]]:
         """Every checkpoint folder of the scenario's jobs, (job id, chk-N), and every file in them, (job id,
-        chk-N, file). The folders are listed first: one made after them is seen with its files next time."""
+        chk-N, file), each job's from one walk of its folder."""
         listed: list[tuple[str, ...]] = []
         for job in self.jobs():
-            folder = f"{self.path}/{job}"
-            listed += [(job, name) for name in self.files.folders(folder) if "/" not in name]
-            listed += [(job, *name.split("/")) for name in self.files.walk(folder)]
+            folders, files = self.files.tree(f"{self.path}/{job}")
+            listed += [(job, name) for name in folders if "/" not in name]
+            listed += [(job, *name.split("/")) for name in files]
         return listed
 
     def completed(self, listing: list[tuple[str, ...]] | None = None) -> dict[int, str]:

@@ -21,8 +21,9 @@ class VolumeFiles:
     def walk(self, path: str) -> list[str]:
         return relay.file_request({"op": "walk", "path": path})["files"]
 
-    def folders(self, path: str) -> list[str]:
-        return relay.file_request({"op": "folders", "path": path})["folders"]
+    def tree(self, path: str) -> tuple[list[str], list[str]]:
+        answer = relay.file_request({"op": "tree", "path": path})
+        return answer["folders"], answer["files"]
 
     def mtime(self, path: str) -> float:
         return relay.file_request({"op": "mtime", "path": path})["mtime"]

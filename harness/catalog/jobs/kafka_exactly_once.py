@@ -24,11 +24,7 @@ def passthrough(env, context, delivery: str, transaction_timeout_ms: int):  # no
         CREATE TABLE sink (
           id STRING, `key` STRING, seq BIGINT, ts BIGINT, amount DOUBLE, amount_cents BIGINT
         ) WITH (
-          'connector' = 'kafka', 'topic' = '{context.output_topic}',
-          'properties.bootstrap.servers' = '{context.bootstrap_servers}',
-          'sink.delivery-guarantee' = '{delivery}',
-          'sink.transactional-id-prefix' = '{context.transactional_id_prefix}',
-          'properties.transaction.timeout.ms' = '{transaction_timeout_ms}',
+          'connector' = 'kafka', {output_options(context, delivery, transaction_timeout_ms)},
           'key.format' = 'raw', 'key.fields' = 'key', 'value.format' = 'json')""")
     return tables.execute_sql(
         "INSERT INTO sink SELECT id, `key`, seq, ts, amount, CAST(ROUND(amount * 100) AS BIGINT) FROM source")
@@ -47,3 +43,13 @@ def create_source(tables, context) -> None:  # noqa: ANN001 - PyFlink's TableEnv
           'properties.isolation.level' = 'read_committed',
           'scan.startup.mode' = 'group-offsets', 'properties.auto.offset.reset' = 'earliest',
           'format' = 'json')""")
+
+
+def output_options(context, delivery: str, transaction_timeout_ms: int) -> str:  # noqa: ANN001 - the job's context
+    """A Kafka sink's options for the output's topic: where it is, its delivery guarantee, and, for exactly-once,
+    its stable transactional.id prefix and its transaction timeout."""
+    return f"""'topic' = '{context.output_topic}',
+          'properties.bootstrap.servers' = '{context.bootstrap_servers}',
+          'sink.delivery-guarantee' = '{delivery}',
+          'sink.transactional-id-prefix' = '{context.transactional_id_prefix}',
+          'properties.transaction.timeout.ms' = '{transaction_timeout_ms}'"""

@@ -6,7 +6,7 @@ aborted; each running total is committed once. Judged by the running totals pipe
 
 from __future__ import annotations
 
-from harness.catalog.jobs.kafka_exactly_once import DELIVERY, TRANSACTION_TIMEOUT_MS, create_source
+from harness.catalog.jobs.kafka_exactly_once import DELIVERY, TRANSACTION_TIMEOUT_MS, create_source, output_options
 
 PIPELINE = "running_totals"
 
@@ -22,11 +22,7 @@ def job(env, context):  # noqa: ANN001, ANN201 - PyFlink's types, imported in Fl
           `key` STRING, `user` STRING, `count` BIGINT, total_cents BIGINT,
           PRIMARY KEY (`key`) NOT ENFORCED
         ) WITH (
-          'connector' = 'upsert-kafka', 'topic' = '{context.output_topic}',
-          'properties.bootstrap.servers' = '{context.bootstrap_servers}',
-          'sink.delivery-guarantee' = '{DELIVERY}',
-          'sink.transactional-id-prefix' = '{context.transactional_id_prefix}',
-          'properties.transaction.timeout.ms' = '{TRANSACTION_TIMEOUT_MS}',
+          'connector' = 'upsert-kafka', {output_options(context, DELIVERY, TRANSACTION_TIMEOUT_MS)},
           'key.format' = 'raw', 'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY')""")
     return tables.execute_sql("""
         INSERT INTO totals
