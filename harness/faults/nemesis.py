@@ -16,6 +16,7 @@ from collections.abc import Callable
 from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 
+from harness.cluster.brokers import in_sync_stable_s
 from harness.cluster.kafka import KafkaBroker
 from harness.cluster.relay import port_reached
 from harness.cluster.service import Service
@@ -58,7 +59,7 @@ class Nemesis:
         self.driver = driver
         self.replace_driver = replace_driver
         self._heals: list[tuple[str, Callable[[], None]]] = []
-        self._kafka_faults: list[str] = []  # faults on Kafka's nodes: healing waits for a full ISR
+        self._kafka_faults: list[FaultStep] = []  # faults on Kafka's nodes: healing waits for a full ISR
         self._lock = threading.Lock()
         self._closed = threading.Event()  # watchers stop when the scenario is over
 
@@ -93,14 +94,17 @@ class Nemesis:
     def _wait_in_sync(self) -> None:
         """Kafka is healed when every partition has its every replica in sync again."""
         started = time.monotonic()
-        behind = self.cluster.kafka.wait_in_sync(IN_SYNC_WAIT_S)
+        kafka = self.cluster.kafka
+        stable = in_sync_stable_s(len(kafka.brokers), {step.action for step in self._kafka_faults})
+        behind = kafka.wait_in_sync(IN_SYNC_WAIT_S, stable)
+        names = [str(step) for step in self._kafka_faults]
         if behind:
-            self.history.record("fault.error", fault=self._kafka_faults[0],
+            self.history.record("fault.error", fault=names[0],
                                 error=f"after healing, {len(behind)} partitions out of sync for "
                                       f"{IN_SYNC_WAIT_S:g} s: {', '.join(behind[:5])}")
         else:
-            self.history.record("kafka.in_sync", faults=list(self._kafka_faults),
-                                seconds=round(time.monotonic() - started, 1))
+            self.history.record("kafka.in_sync", faults=names, seconds=round(time.monotonic() - started, 1),
+                                stable_s=stable)
         self._kafka_faults.clear()
 
     def close(self) -> None:
@@ -139,7 +143,7 @@ class Nemesis:
         node, why = resolve_node(target or step.target, event, self.cluster.kafka, self.cluster.gate)
         self.history.record("fault.target", fault=str(step), container=node.alias, node=node.node_id, why=why)
         with self._lock:
-            self._kafka_faults.append(str(step))
+            self._kafka_faults.append(step)
         return node
 
     def _service(self, alias: str) -> Service:

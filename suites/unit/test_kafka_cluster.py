@@ -1,9 +1,19 @@
 """Which broker coordinates a transactional id: Kafka's own mapping (String.hashCode, Utils.abs, modulo);
 the expected hashes are what Java 17's jshell printed. And when the cluster counts as in sync again."""
 
+import re
+from pathlib import Path
+
 import pytest
 
-from harness.cluster.brokers import KafkaCluster, java_hash, transaction_state_partition
+from harness.cluster.brokers import (
+    IN_SYNC_STABLE_S,
+    RESTARTED_STABLE_S,
+    KafkaCluster,
+    in_sync_stable_s,
+    java_hash,
+    transaction_state_partition,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -45,3 +55,34 @@ def test_in_sync_means_in_sync_for_a_while(monkeypatch: pytest.MonkeyPatch) -> N
     assert Answers([behind], monkeypatch).wait_in_sync(timeout=30, stable=12) == behind
     flapping = Answers([[], behind] * 40, monkeypatch)
     assert flapping.wait_in_sync(timeout=30, stable=12) != []
+
+
+def test_how_long_in_sync_must_hold_depends_on_what_the_faults_did() -> None:
+    """Only nodes cut off, paused or partitioned may answer from a stale view: they wait past the ISR's lag."""
+    assert in_sync_stable_s(1, {"isolate"}) == 0.0  # one node: no follower, no other view
+    assert in_sync_stable_s(3, {"kill"}) == in_sync_stable_s(3, {"kill", "stop"}) == RESTARTED_STABLE_S
+    for actions in ({"isolate"}, {"partition"}, {"pause"}, {"kill", "partition"}):
+        assert in_sync_stable_s(3, actions) == IN_SYNC_STABLE_S
+
+
+def test_a_single_in_sync_answer_is_enough_when_nothing_must_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    behind = ["out-0: in sync [] of [1]"]
+    kafka = Answers([behind, behind, []], monkeypatch)
+    assert kafka.wait_in_sync(timeout=30, stable=0.0) == []
+    assert kafka.now == 2
+
+
+def test_the_brokers_guide_says_what_the_image_and_the_wait_do() -> None:
+    """The guide's figures are the code's: the image's fencing and lag settings, the in-sync holds."""
+    root = Path(__file__).parents[2]
+    script = (root / "harness/images/kafka/start-broker.sh").read_text()
+    guide = " ".join((root / "docs/guides/brokers.md").read_text().split())
+
+    def setting(name: str) -> int:
+        return int(re.search(rf"^{re.escape(name)}=(\d+)$", script, re.M).group(1))
+
+    assert IN_SYNC_STABLE_S > setting("replica.lag.time.max.ms") / 1000
+    assert f"`broker.session.timeout.ms={setting('broker.session.timeout.ms')}`" in guide
+    assert f"move within {setting('broker.session.timeout.ms') // 1000} s" in guide
+    assert f"`replica.lag.time.max.ms` ({IN_SYNC_STABLE_S:g} s)" in guide
+    assert RESTARTED_STABLE_S == 2.0 and "two seconds after kills only" in guide
