@@ -31,20 +31,21 @@ QUORUM_STATE = "/var/lib/kafka/__cluster_metadata-0/quorum-state"
 REPLICATION = 3  # the replication factor of every topic, once there are that many brokers
 MIN_ISR = 2
 IN_SYNC_STABLE_S = 12.0  # past replica.lag.time.max.ms (the image: 10 s): a follower unable to fetch is out by then
-RESTARTED_STABLE_S = 2.0  # two more answers: after kills only, every node's view is fresh (in_sync_stable_s)
-RESTARTED = frozenset({"kill", "stop"})  # the actions after which a Kafka node is a new process
+FRESH_STABLE_S = 2.0  # two more answers, where every node's view is fresh (in_sync_stable_s)
+FRESH_VIEW = frozenset({"kill", "stop", "partition"})  # actions after which no node answers from a stale view
 
 
 def in_sync_stable_s(brokers: int, actions: set[str]) -> float:
     """How long "every replica in sync" must hold before healed faults on Kafka's nodes (their `actions`)
     count as over. A single node has no follower and no other node's view: its first answer is the truth.
-    After kills only, each node hit is a new process, and a KRaft broker answers clients only once caught up
-    with the metadata log, its followers back in an ISR only by fetching: two more answers. A node paused,
-    cut off or partitioned may answer from the cache it had meanwhile, and a follower unable to fetch leaves
-    the ISR only after replica.lag.time.max.ms: past that."""
+    After kills and cut links only, every view is fresh (a KRaft broker started again answers clients only
+    once caught up with the metadata log; the controllers' quorum never runs through the links a partition
+    cuts) and a follower back in an ISR got there by fetching: two more answers. A node paused or cut off
+    the network may answer from the view it had meanwhile, and a follower unable to fetch leaves the ISR
+    only after replica.lag.time.max.ms: past that."""
     if brokers == 1:
         return 0.0
-    return RESTARTED_STABLE_S if actions and actions <= RESTARTED else IN_SYNC_STABLE_S
+    return FRESH_STABLE_S if actions and actions <= FRESH_VIEW else IN_SYNC_STABLE_S
 
 
 def java_hash(text: str) -> int:
