@@ -45,15 +45,15 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     """Certify `run.sink` with `run.pipeline` (a full matrix on 3 brokers unless the `brokers` setting says
     otherwise), or run one shard of it; the exit status: 1 a row failed or was ineffective, 3
     (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0.
-    `workers` None: a quick matrix on one engine spreads over the clusters that shorten it as memory allows
-    (harness.certify.room), any other runs on one cluster."""
+    `workers` None: a matrix on one engine spreads over the clusters that shorten it as memory allows
+    (harness.certify.room); Flink's and one over several engines run on one cluster each."""
     if not quick:  # on fewer brokers a full certification could never say "certified"
         os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
     flink = run.engine == FLINK
     if flink and (workers not in (None, 1) or docker_hosts):
         raise BadInput("--engine flink runs every row on one Flink cluster: give no --workers or --docker-hosts "
                        "(--shard K/N spreads a matrix over machines)")
-    sized = workers is None and quick and not docker_hosts and not flink
+    sized = workers is None and not docker_hosts and not flink
     engines = worker_engines(MOST_CLUSTERS if sized else 1 if workers is None else workers, docker_hosts,
                              engine_socket_url())
     sink, pipeline = checked_subject(run)

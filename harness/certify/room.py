@@ -181,7 +181,7 @@ def load(cores: float | None, cpus: int) -> float:
 
 @dataclass
 class Sizing:
-    """`certify --quick`'s default spread on one engine: the clusters that shorten the plan with the engine's
+    """`certify`'s default spread on one engine: the clusters that shorten the plan with the engine's
     cores shared, as many as its memory holds. The second starts with the baseline when a cluster's peak is
     known from an earlier run and its cores leave room for a second (its start then overlaps the baseline),
     else once the baseline's cluster was measured."""

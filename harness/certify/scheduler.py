@@ -4,7 +4,7 @@ host i modulo their number). The whole schedule is here, its data in `Scheduler`
 reads from start to end:
 
 - the baseline first, as it decides the rows that follow; the other workers start their clusters meanwhile.
-  With `sizing` (the quick default on one engine, harness.certify.room) one or two start with it, and once
+  With `sizing` (the default on one engine, harness.certify.room) one or two start with it, and once
   the baseline's cluster is measured, as many more as the plan is worth with the engine's cores shared and
   as its memory holds;
 - then the loop: each free worker whose cluster is up takes the next row (harness.certify.lanes: longest
@@ -50,7 +50,7 @@ from harness.report.folders import certificate_dir, run_report_dir
 from harness.subject.code_spec import CodeSpec
 
 POLL_SECONDS = 1.0  # how often a quiet parent looks for workers that ended
-MOST_CLUSTERS = 3  # the quick default's most clusters on one engine (the plan and the memory may want fewer)
+MOST_CLUSTERS = 3  # the default's most clusters on one engine (the plan and the memory may want fewer)
 
 
 class Sizer(Protocol):

@@ -45,9 +45,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     refuse_renamed(parser)
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="spread the rows after the baseline over N worker processes, each with its own cluster "
-                             "(default: --quick spreads over up to 3 clusters on one engine, as many as shorten its "
-                             "plan with the engine's cores shared and as its memory holds, measured; a full matrix "
-                             "runs on one)")
+                             "(default: up to 3 clusters on one engine, as many as shorten the plan with the "
+                             "engine's cores shared and as its memory holds, measured)")
     add_setting(parser, "docker_hosts", metavar="URL,URL")
     parser.add_argument("--shard", type=str, metavar="K/N",
                         help="run shard K of N: its own baseline, then the rows i after it where i %% N == K-1 "

@@ -190,7 +190,7 @@ def test_a_sink_edited_during_a_certification_fails_it_with_exit_2_and_no_certif
     monkeypatch.setattr(harness.certify.rows, "session", session)
     monkeypatch.setattr(harness.run.session, "Scenario", EditingScenario)
     out = tmp_path / "certificate"
-    assert main(["certify", "--sink", str(sink), "--out", str(out)]) == EXIT_BAD_INPUT
+    assert main(["certify", "--sink", str(sink), "--workers", "1", "--out", str(out)]) == EXIT_BAD_INPUT  # in-process
     error = [line for line in capsys.readouterr().err.splitlines() if line.startswith("harness: ")]
     assert len(error) == 1 and str(sink) in error[0] and "was edited after" in error[0], error
     assert not (out / "certificate.json").exists()
