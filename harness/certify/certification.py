@@ -46,7 +46,7 @@ def certify(run: MatrixRun, quick: bool, out: Path | None = None, dry_run: bool 
     otherwise), or run one shard of it; the exit status: 1 a row failed or was ineffective, 3
     (otherwise) a row is unknown, 4 (otherwise) a full matrix that left an applicable class untried, else 0.
     `workers` None: a matrix on one engine spreads over the clusters that shorten it as memory allows
-    (harness.certify.room); Flink's and one over several engines run on one cluster each."""
+    (harness.certify.room); a Flink job's, and one given `docker_hosts`, runs on one cluster."""
     if not quick:  # on fewer brokers a full certification could never say "certified"
         os.environ.setdefault(SETTINGS["brokers"].env, str(FULL_CERTIFICATION_BROKERS))
     flink = run.engine == FLINK

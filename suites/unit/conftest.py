@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -16,6 +19,18 @@ settings.register_profile("unit", deadline=None)
 settings.load_profile("unit")
 
 SECRET = "unit-secret"  # the run's secret the relay of these tests takes
+START_BROKER = Path(__file__).parents[2] / "harness/images/kafka/start-broker.sh"
+
+
+@pytest.fixture
+def broker_setting() -> Callable[[str], int]:
+    """A whole-number setting of the Kafka image's brokers, as its start script writes it."""
+    script = START_BROKER.read_text()
+
+    def setting(name: str) -> int:
+        return int(re.search(rf"^{re.escape(name)}=(\d+)$", script, re.M).group(1))
+
+    return setting
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Which broker coordinates a transactional id: Kafka's own mapping (String.hashCode, Utils.abs, modulo);
 the expected hashes are what Java 17's jshell printed. And when the cluster counts as in sync again."""
 
-import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,17 +73,12 @@ def test_a_single_in_sync_answer_is_enough_when_nothing_must_hold(monkeypatch: p
     assert kafka.now == 2
 
 
-def test_the_brokers_guide_says_what_the_image_and_the_wait_do() -> None:
+def test_the_brokers_guide_says_what_the_image_and_the_wait_do(broker_setting: Callable[[str], int]) -> None:
     """The guide's figures are the code's: the image's fencing and lag settings, the in-sync holds."""
-    root = Path(__file__).parents[2]
-    script = (root / "harness/images/kafka/start-broker.sh").read_text()
-    guide = " ".join((root / "docs/guides/brokers.md").read_text().split())
-
-    def setting(name: str) -> int:
-        return int(re.search(rf"^{re.escape(name)}=(\d+)$", script, re.M).group(1))
-
-    assert IN_SYNC_STABLE_S > setting("replica.lag.time.max.ms") / 1000
-    assert f"`broker.session.timeout.ms={setting('broker.session.timeout.ms')}`" in guide
-    assert f"move within {setting('broker.session.timeout.ms') // 1000} s" in guide
+    guide = " ".join((Path(__file__).parents[2] / "docs/guides/brokers.md").read_text().split())
+    assert IN_SYNC_STABLE_S > broker_setting("replica.lag.time.max.ms") / 1000
+    session_ms = broker_setting("broker.session.timeout.ms")
+    assert f"`broker.session.timeout.ms={session_ms}`" in guide
+    assert f"move within {session_ms // 1000} s" in guide
     assert f"`replica.lag.time.max.ms` ({IN_SYNC_STABLE_S:g} s)" in guide
     assert FRESH_STABLE_S == 2.0 and "two seconds after kills and cut links" in guide
