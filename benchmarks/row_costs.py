@@ -15,6 +15,13 @@ session), the next driver until its first batch, and the read and check; the med
 every cluster. Then rows per minute for each count: the rows finished over the time from the common
 start until the last row ended, and each cluster's start (its session opened). `--record` puts the
 table first on docs/benchmarks/row_costs.md, dated.
+
+And the CPU time each row took, by container: the driver's (its JVM, the launcher's and the Python driver),
+the workers' (the executors and their Python workers, the worker daemons), Kafka's brokers and the rest (the
+master, the gate, toxiproxy), from the row's start to the next row's. Every container of the cluster is
+read from the engine every second; a container's time is its last reading, so a driver removed at the end
+of its row loses at most its last second. On a machine whose cores every cluster shares, the CPU time, not
+the seconds, says what a row costs beside others.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import os
 import queue
 import signal
 import statistics
+import threading
 import time
 from dataclasses import replace
 from multiprocessing.synchronize import Barrier
@@ -32,7 +40,10 @@ from multiprocessing.synchronize import Barrier
 from docs_page import record, section
 
 from harness.certify.matrix import BASELINE
+from harness.certify.room import all_stats
 from harness.certify.rows import MatrixRun, Row, observed, rows_for, run_row
+from harness.cluster.engine import docker_client
+from harness.cluster.labels import RUN
 from harness.interrupt import run_script, terminate_like_ctrl_c
 from harness.progress import say, speak_as
 from harness.run.scenario_result import ScenarioResult
@@ -64,7 +75,58 @@ PHASES = (
     ("fault to recovery (first batch after it)", "fault_to_recovery"),
     ("last batch to read", "last_batch_to_read"),
     ("read and check", "seconds:read_and_check"),
+    ("CPU s: the driver's container", "cpu:driver"),
+    ("CPU s: the workers' containers (executors)", "cpu:workers"),
+    ("CPU s: Kafka's brokers", "cpu:kafka"),
+    ("CPU s: the rest (master, gate, toxiproxy)", "cpu:rest"),
+    ("CPU s: every container", "cpu:all"),
 )
+CPU_READ_S = 1.0  # how often the cluster's containers are read
+
+
+def role(alias: str) -> str:
+    """The CPU row of a container of the cluster, by its alias (harness.cluster.service names it run-alias)."""
+    for prefix, name in (("driver", "driver"), ("spark-worker", "workers"), ("kafka", "kafka")):
+        if alias.startswith(prefix):
+            return name
+    return "rest"
+
+
+class CpuReader:
+    """Each container's CPU time in one run, by container (its role kept), read every CPU_READ_S in a thread of
+    its own, so that a driver's time counts though the container is gone when its row ends."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.seconds: dict[str, tuple[str, float]] = {}  # container id -> (role, CPU seconds as last read)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="cpu-reader", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        prefix = f"{self.run_id}-"
+        while not self._stop.is_set():
+            containers = docker_client().containers.list(filters={"label": f"{RUN}={self.run_id}"})
+            for container, stats in all_stats(containers):
+                used = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0) / 1e9
+                self.seconds[container.id] = (role(container.name.removeprefix(prefix)), used)
+            self._stop.wait(CPU_READ_S)
+
+    def snapshot(self) -> dict[str, tuple[str, float]]:
+        return dict(self.seconds)
+
+    @staticmethod
+    def between(before: dict[str, tuple[str, float]], after: dict[str, tuple[str, float]]) -> dict[str, float]:
+        """CPU seconds by role (and `all`) from one snapshot to a later one."""
+        spent: dict[str, float] = {f"cpu:{name}": 0.0 for name in ("driver", "workers", "kafka", "rest", "all")}
+        for container, (name, used) in after.items():
+            delta = used - before.get(container, (name, 0.0))[1]
+            spent[f"cpu:{name}"] += delta
+            spent["cpu:all"] += delta
+        return spent
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def measured(row: Row, result: ScenarioResult | None) -> dict[str, float]:
@@ -84,22 +146,30 @@ def cluster_body(index: int, args: argparse.Namespace, barrier: Barrier, results
         opening = time.monotonic()
         with session() as opened:
             results.put(("cluster", index, time.monotonic() - opening))
+            cpu = CpuReader(opened.cluster.run_id)
             barrier.wait(START_WAIT_S)
             run = MatrixRun(args.sink, records=args.records)
             driver_row = None
+            last: tuple[tuple, dict[str, float], dict] | None = None  # a row's message, figures and CPU at its start
             for n in range(args.runs):
                 for planned in ("baseline", args.row):
                     row = BASELINE if planned == "baseline" else driver_row
                     assert row is not None
-                    started = time.time()
+                    started, before = time.time(), cpu.snapshot()
+                    if last is not None:  # the row before, with its CPU up to this one's start
+                        results.put((*last[0], last[1] | cpu.between(last[2], before)))
                     outcome, result = run_row(opened.cluster, run, replace(row, name=f"{row.name}-{n}"))
+                    ended = time.time()
                     if planned == "baseline":
                         driver_row = next((r for r in rows_for(observed(result), quick=False) if r.name == args.row),
                                           None)
                         if driver_row is None:
                             raise SystemExit(f"row {args.row} is not in the matrix of {args.sink}")
-                    results.put(("row", index, planned, outcome.outcome, started, time.time(),
-                                 measured(outcome, result)))
+                    last = (("row", index, planned, outcome.outcome, started, ended), measured(outcome, result), before)
+            time.sleep(2 * CPU_READ_S)  # the last row's containers read once more
+            if last is not None:
+                results.put((*last[0], last[1] | cpu.between(last[2], cpu.snapshot())))
+            cpu.stop()
     except BaseException as error:
         barrier.abort()
         first = str(error).splitlines()[0] if str(error) else ""  # a container's log tail is in the session's logs
