@@ -53,7 +53,8 @@ from harness.settings import SETTINGS, from_environment
 TITLE = "Row costs"
 WHAT = ("Where a row's time goes, phase by phase, alone and beside other clusters, and what spreading rows over "
         "clusters gains, from `benchmarks/row_costs.py`: the baseline and a driver-kill row, each phase the median "
-        "over every run on every cluster, read from the rows' own `phases` (harness.run.phases) and `seconds`.")
+        "over every run on every cluster, read from the rows' own `phases` (harness.run.phases) and `seconds`, and "
+        "each row's CPU time by container, read from the engine.")
 START_WAIT_S = 900.0  # the longest a cluster waits for the others of its count to be up
 # (label, where: a phase of result.json's `phases`, or `seconds:` a part of the scenario's `seconds`)
 PHASES = (
