@@ -37,6 +37,7 @@ import time
 from dataclasses import replace
 from multiprocessing.synchronize import Barrier
 
+from docker.errors import APIError
 from docs_page import record, section
 
 from harness.certify.matrix import BASELINE
@@ -107,7 +108,11 @@ class CpuReader:
     def _read(self) -> None:
         prefix = f"{self.run_id}-"
         while not self._stop.is_set():
-            containers = docker_client().containers.list(filters={"label": f"{RUN}={self.run_id}"})
+            try:
+                containers = docker_client().containers.list(filters={"label": f"{RUN}={self.run_id}"})
+            except (APIError, OSError) as error:  # an engine slow to answer: the next reading counts
+                say(f"CPU not read: {error}")
+                containers = []
             for container, stats in all_stats(containers):
                 used = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0) / 1e9
                 self.seconds[container.id] = (role(container.name.removeprefix(prefix)), used)

@@ -71,9 +71,10 @@ def all_stats(containers: list[Container]) -> list[tuple[Container, dict]]:
 
 
 def _stats(container: Container) -> dict | None:
+    """A container's stats; None for one removed meanwhile (gone, or its answer an empty body: not JSON)."""
     try:
         return container.stats(stream=False, one_shot=True)
-    except (NotFound, APIError):
+    except (NotFound, APIError, ValueError):
         return None
 
 

@@ -155,6 +155,25 @@ def test_a_clusters_containers_are_read_at_once(monkeypatch: pytest.MonkeyPatch)
     assert time.monotonic() - started < 2.0  # eight containers' half seconds, not one after the other
 
 
+def test_a_container_removed_while_its_stats_are_read_is_left_out() -> None:
+    from requests.exceptions import JSONDecodeError
+
+    class Removed:  # the engine answers an empty body for a container removed mid-read: not JSON
+        id = "gone"
+
+        def stats(self, stream: bool, one_shot: bool) -> dict:
+            raise JSONDecodeError("Expecting value", "", 0)
+
+    class Running:
+        id = "here"
+
+        def stats(self, stream: bool, one_shot: bool) -> dict:
+            return {"memory_stats": {"usage": 2}}
+
+    running = Running()
+    assert room.all_stats([Removed(), running]) == [(running, {"memory_stats": {"usage": 2}})]  # type: ignore[list-item]
+
+
 def test_a_second_cluster_starts_with_the_baseline_only_where_a_cluster_s_known_cores_leave_room(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(room, "available_memory", lambda: 64 * GIB)
