@@ -36,15 +36,14 @@ import threading
 import time
 from dataclasses import replace
 from multiprocessing.synchronize import Barrier
+from typing import NamedTuple
 
 from docker.errors import APIError
 from docs_page import record, section
 
 from harness.certify.matrix import BASELINE
-from harness.certify.room import all_stats
+from harness.certify.room import cpu_time, run_stats
 from harness.certify.rows import MatrixRun, Row, observed, rows_for, run_row
-from harness.cluster.engine import docker_client
-from harness.cluster.labels import RUN
 from harness.interrupt import run_script, terminate_like_ctrl_c
 from harness.progress import say, speak_as
 from harness.run.scenario_result import ScenarioResult
@@ -102,21 +101,22 @@ class CpuReader:
         self.run_id = run_id
         self.seconds: dict[str, tuple[str, float]] = {}  # container id -> (role, CPU seconds as last read)
         self._stop = threading.Event()
+        self._read_once()  # before the first row: what the cluster's start took is not the row's
         self._thread = threading.Thread(target=self._read, name="cpu-reader", daemon=True)
         self._thread.start()
 
     def _read(self) -> None:
-        prefix = f"{self.run_id}-"
-        while not self._stop.is_set():
-            try:
-                containers = docker_client().containers.list(filters={"label": f"{RUN}={self.run_id}"})
-            except (APIError, OSError) as error:  # an engine slow to answer: the next reading counts
-                say(f"CPU not read: {error}")
-                containers = []
-            for container, stats in all_stats(containers):
-                used = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0) / 1e9
-                self.seconds[container.id] = (role(container.name.removeprefix(prefix)), used)
-            self._stop.wait(CPU_READ_S)
+        while not self._stop.wait(CPU_READ_S):
+            self._read_once()
+
+    def _read_once(self) -> None:
+        try:
+            read = run_stats(self.run_id)
+        except (APIError, OSError) as error:  # an engine slow to answer: the next reading counts
+            say(f"CPU not read: {error}")
+            return
+        for container, stats in read:
+            self.seconds[container.id] = (role(container.name.removeprefix(f"{self.run_id}-")), cpu_time(stats) / 1e9)
 
     def snapshot(self) -> dict[str, tuple[str, float]]:
         return dict(self.seconds)
@@ -133,6 +133,19 @@ class CpuReader:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+class Finished(NamedTuple):
+    """A row that ran: its message for the parent, its figures, and the CPU readings when it started."""
+
+    message: tuple
+    figures: dict[str, float]
+    cpu_at_start: dict[str, tuple[str, float]]
+
+
+def send(results: multiprocessing.Queue, row: Finished, cpu: dict[str, float]) -> None:
+    """A row's message to the parent, with its figures and its CPU time by role."""
+    results.put((*row.message, row.figures | cpu))
 
 
 def measured(row: Row, result: ScenarioResult | None) -> dict[str, float]:
@@ -156,14 +169,14 @@ def cluster_body(index: int, args: argparse.Namespace, barrier: Barrier, results
             barrier.wait(START_WAIT_S)
             run = MatrixRun(args.sink, records=args.records)
             driver_row = None
-            last: tuple[tuple, dict[str, float], dict] | None = None  # a row's message, figures and CPU at its start
+            last: Finished | None = None  # the row before: sent once the next one starts, its CPU known then
             for n in range(args.runs):
                 for planned in ("baseline", args.row):
                     row = BASELINE if planned == "baseline" else driver_row
                     assert row is not None
                     started, before = time.time(), cpu.snapshot()
                     if last is not None:  # the row before, with its CPU up to this one's start
-                        results.put((*last[0], last[1] | cpu.between(last[2], before)))
+                        send(results, last, cpu.between(last.cpu_at_start, before))
                     outcome, result = run_row(opened.cluster, run, replace(row, name=f"{row.name}-{n}"))
                     ended = time.time()
                     if planned == "baseline":
@@ -171,10 +184,11 @@ def cluster_body(index: int, args: argparse.Namespace, barrier: Barrier, results
                                           None)
                         if driver_row is None:
                             raise SystemExit(f"row {args.row} is not in the matrix of {args.sink}")
-                    last = (("row", index, planned, outcome.outcome, started, ended), measured(outcome, result), before)
+                    last = Finished(("row", index, planned, outcome.outcome, started, ended), measured(outcome, result),
+                                    before)
             time.sleep(2 * CPU_READ_S)  # the last row's containers read once more
             if last is not None:
-                results.put((*last[0], last[1] | cpu.between(last[2], cpu.snapshot())))
+                send(results, last, cpu.between(last.cpu_at_start, cpu.snapshot()))
             cpu.stop()
     except BaseException as error:
         barrier.abort()

@@ -54,11 +54,21 @@ def cluster_usage(run_id: str) -> tuple[int, dict[str, int]]:
     second to answer each container's stats (Debian's dockerd 20.10 does, one-shot or not), and read one after
     the other a cluster's ten took ten seconds, so a driver's last seconds went uncounted."""
     total, cpu = 0, {}
-    for container, stats in all_stats(docker_client().containers.list(filters={"label": f"{RUN}={run_id}"})):
+    for container, stats in run_stats(run_id):
         memory = stats.get("memory_stats", {})
         total += memory.get("max_usage") or memory.get("usage", 0)
-        cpu[container.id] = stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0)
+        cpu[container.id] = cpu_time(stats)
     return total, cpu
+
+
+def run_stats(run_id: str) -> list[tuple[Container, dict]]:
+    """Every container of a run with its stats, read at once (`all_stats`)."""
+    return all_stats(docker_client().containers.list(filters={"label": f"{RUN}={run_id}"}))
+
+
+def cpu_time(stats: dict) -> int:
+    """A container's CPU time since it started, in nanoseconds, from its stats."""
+    return stats.get("cpu_stats", {}).get("cpu_usage", {}).get("total_usage", 0)
 
 
 def all_stats(containers: list[Container]) -> list[tuple[Container, dict]]:
