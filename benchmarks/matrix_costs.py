@@ -9,8 +9,10 @@ alone on the machine, or reads a certificate already written (`--certificate`).
 A row's phases are its scenario's own (certificate.json's `phases`), one after another: the start until the
 query runs, the wait for its first batch, the batches from the first to the last (the faults, their holds and
 the recoveries among them; the first batch's and the recovery's own seconds are shown beside), the read and
-check, and the rest of the row (its topics, its input, the cluster's work between rows). `--record` puts
-the table first on docs/benchmarks/matrix_costs.md, dated.
+check, and the rest of the row (its topics, its input, the cluster's work between rows). When it runs certify
+it also reads how long this machine's cores were busy over the command (benchmarks/machine_cpu.py): work
+the rows did whatever the schedule, and the shortest time it fits in on this machine. `--record` puts the
+table first on docs/benchmarks/matrix_costs.md, dated.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 from docs_page import record, section
+from machine_cpu import busy_seconds, floor
 
 from harness.interrupt import run_script
 
@@ -39,19 +42,21 @@ IN_TURN = ("start", "wait", "batches", "read")
 TOP = 5
 
 
-def certify(args: argparse.Namespace, reports: Path) -> tuple[Path, float, int]:
-    """Run certify as a user would; its certificate, its seconds and its exit status."""
+def certify(args: argparse.Namespace, reports: Path) -> tuple[Path, float, float | None, int]:
+    """Run certify as a user would; its certificate, its seconds, the CPU seconds this machine was busy
+    meanwhile (None where the kernel gives no count) and its exit status."""
     command = [sys.executable, "-m", "harness", "certify", "--sink", args.sink, "--output", args.output,
                "--reports", str(reports), *(["--store", args.store] if args.store else []),
                *(["--quick"] if args.quick else []), *(["--brokers", str(args.brokers)] if args.brokers else [])]
     print(" ".join(command[1:]), file=sys.stderr)
-    started = time.monotonic()
+    started, busy_before = time.monotonic(), busy_seconds()
     status = subprocess.run(command).returncode
-    seconds = time.monotonic() - started
+    seconds, busy_after = time.monotonic() - started, busy_seconds()
+    busy = None if busy_before is None or busy_after is None else busy_after - busy_before
     found = sorted(reports.rglob("certificate.json"))
     if not found:
         raise SystemExit(f"certify exited {status} and wrote no certificate under {reports}")
-    return found[-1], seconds, status
+    return found[-1], seconds, busy, status
 
 
 def rows_of(certificate: dict) -> list[list[object]]:
@@ -66,14 +71,15 @@ def rows_of(certificate: dict) -> list[list[object]]:
     return lines
 
 
-def summary(certificate: dict, wall: float | None) -> str:
-    """The phases summed over the rows, and the rows that dominate."""
+def summary(certificate: dict, wall: float | None, busy: float | None = None) -> str:
+    """The phases summed over the rows, the rows that dominate, and the machine's busy CPU time when known."""
     rows = certificate["scenarios"]
     total = sum(r["seconds"] for r in rows)
     sums = {name: sum(read(r.get("phases") or {}) for r in rows) for name, read in PHASES}
     top = sorted(rows, key=lambda r: -r["seconds"])[:TOP]
     said = [f"{len(rows)} rows, {total:.0f} s of rows in all"
-            + (f", the command {wall:.0f} s" if wall is not None else "") + "."]
+            + (f", the command {wall:.0f} s" if wall is not None else "")
+            + (f" ({floor(busy)})" if busy is not None else "") + "."]
     share = {name: f"{name} {seconds:.0f} s ({seconds / total:.0%})" for name, seconds in sums.items()}
     within = [share[name] for name in sums if name not in IN_TURN]
     said.append("Summed over the rows: " + ", ".join(share[name] for name in IN_TURN)
@@ -93,11 +99,11 @@ def main() -> int:
     parser.add_argument("--brokers", type=int, default=None)
     parser.add_argument("--record", action="store_true", help="put the table first on its benchmark page")
     args = parser.parse_args()
-    status, wall = 0, None
+    status, wall, busy = 0, None, None
     with tempfile.TemporaryDirectory(prefix="eo-matrix-") as folder:
         path = args.certificate
         if path is None:
-            path, wall, status = certify(args, Path(folder))
+            path, wall, busy, status = certify(args, Path(folder))
         if not path.is_file():
             parser.error(f"--certificate {path}: no such file")
         certificate = json.loads(path.read_text())
@@ -106,7 +112,7 @@ def main() -> int:
     print(" | ".join(columns))
     for row in rows:
         print(" | ".join(map(str, row)))
-    notes = summary(certificate, wall)
+    notes = summary(certificate, wall, busy)
     print(notes)
     if args.record:
         store = f" on {certificate['store']}" if "store" in certificate else ""
