@@ -3,7 +3,7 @@ rows, and the rows that dominate. It runs `certify` for any sink, output and sto
 alone on the machine, or reads a certificate already written (`--certificate`).
 
     python benchmarks/matrix_costs.py --sink transactional [--output kafka] [--store s3] [--quick]
-                                      [--brokers 3] [--record]
+                                      [--brokers 3] [--reports DIR] [--record]
     python benchmarks/matrix_costs.py --certificate reports/<run>/certificate.json
 
 A row's phases are its scenario's own (certificate.json's `phases`), one after another: the start until the
@@ -98,12 +98,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--brokers", type=int, default=None)
     parser.add_argument("--record", action="store_true", help="put the table first on its benchmark page")
+    parser.add_argument("--reports", type=Path, default=None,
+                        help="keep certify's reports here (every row's logs), rather than in a folder removed after")
     args = parser.parse_args()
     status, wall, busy = 0, None, None
     with tempfile.TemporaryDirectory(prefix="eo-matrix-") as folder:
         path = args.certificate
         if path is None:
-            path, wall, busy, status = certify(args, Path(folder))
+            path, wall, busy, status = certify(args, args.reports or Path(folder))
         if not path.is_file():
             parser.error(f"--certificate {path}: no such file")
         certificate = json.loads(path.read_text())
