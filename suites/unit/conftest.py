@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
@@ -20,6 +23,27 @@ settings.load_profile("unit")
 
 SECRET = "unit-secret"  # the run's secret the relay of these tests takes
 START_BROKER = Path(__file__).parents[2] / "harness/images/kafka/start-broker.sh"
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def benchmark_script() -> Callable[[str], ModuleType]:
+    """Loads benchmarks/<name>.py as a module, as it runs as a script: its folder on the path while it imports
+    (its `docs_page`, `machine_cpu`), and the module registered under its name (a dataclass looks it up)."""
+
+    def load(name: str) -> ModuleType:
+        sys.path.insert(0, str(BENCHMARKS))
+        try:
+            spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return module
+        finally:
+            sys.path.remove(str(BENCHMARKS))
+
+    return load
 
 
 @pytest.fixture

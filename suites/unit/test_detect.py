@@ -3,33 +3,15 @@ is caught with: a state table's sink with a pipeline of one final result a key."
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from harness.subject.code_spec import catalog, resolve_sink
 
 pytestmark = pytest.mark.unit
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-def detect():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))  # detect.py imports docs_page as a script does
-    try:
-        spec = importlib.util.spec_from_file_location("detect", BENCHMARKS / "detect.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["detect"] = module  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-
-
-def test_every_known_bad_table_sink_runs_against_its_output_with_its_pipeline() -> None:
-    bench = detect()
+def test_every_known_bad_table_sink_runs_against_its_output_with_its_pipeline(benchmark_script) -> None:  # type: ignore[no-untyped-def]
+    bench = benchmark_script("detect")
     tables = {name: resolve_sink(name).output for name in catalog("sink") if name.startswith("bad_")}
     tables = {name: output for name, output in tables.items() if output is not None}
     assert {name: bench.TABLE_SINKS[name][0] for name in tables} == tables

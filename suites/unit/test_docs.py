@@ -3,7 +3,6 @@ benchmarks write their tables into dated pages, and no page tells a user to inst
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -62,17 +61,8 @@ def test_the_settings_page_names_the_commands_that_take_each_setting() -> None:
     assert "`check`" in rows["| `pipeline`"]  # check's --pipeline is the setting, with a help of its own
 
 
-def _docs_page():  # type: ignore[no-untyped-def]
-    """benchmarks/docs_page.py, loaded as the benchmark scripts load it (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("docs_page", REPO / "benchmarks" / "docs_page.py")
-    assert spec and spec.loader
-    docs_page = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(docs_page)
-    return docs_page
-
-
-def test_a_benchmark_table_goes_first_on_its_dated_page(tmp_path: Path) -> None:
-    docs_page = _docs_page()
+def test_a_benchmark_table_goes_first_on_its_dated_page(tmp_path: Path, benchmark_script) -> None:  # type: ignore[no-untyped-def]
+    docs_page = benchmark_script("docs_page")
     older = docs_page.section("python benchmarks/x.py", ("a", "b"), [(1, 2)], date="2026-11-22", where="old box")
     page = docs_page.record("x", "X", "What x measures.", older, pages=tmp_path)
     newer = docs_page.section("python benchmarks/x.py --quick", ("a", "b"), [(3, 4)], notes="a note")
@@ -83,8 +73,8 @@ def test_a_benchmark_table_goes_first_on_its_dated_page(tmp_path: Path) -> None:
     assert re.search(r"## \d{4}-\d\d-\d\d, \d+ cores", text) and "a note" in text
 
 
-def test_a_benchmark_names_the_processor_it_ran_on(tmp_path: Path) -> None:
-    docs_page = _docs_page()
+def test_a_benchmark_names_the_processor_it_ran_on(tmp_path: Path, benchmark_script) -> None:  # type: ignore[no-untyped-def]
+    docs_page = benchmark_script("docs_page")
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.130\n\n"
                        "processor\t: 1\nmodel name\t: other\ncpu MHz\t\t: 1.0\n")

@@ -3,25 +3,17 @@ is that time over the cores."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.unit
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def machine_cpu():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("machine_cpu", BENCHMARKS / "machine_cpu.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.pop("machine_cpu", None)
-    spec.loader.exec_module(module)
-    return module
+def machine_cpu(benchmark_script):  # type: ignore[no-untyped-def]
+    return benchmark_script("machine_cpu")
 
 
 def test_busy_counts_all_but_idle_and_iowait(machine_cpu, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -3,27 +3,14 @@ window from the first row's start to the last row's end, and a row's CPU time by
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.unit
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def row_costs():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCHMARKS))  # its own `docs_page`, as when run as a script
-    try:
-        spec = importlib.util.spec_from_file_location("row_costs", BENCHMARKS / "row_costs.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+def row_costs(benchmark_script):  # type: ignore[no-untyped-def]
+    return benchmark_script("row_costs")
 
 
 def rows() -> list[dict]:
