@@ -49,13 +49,14 @@ def certify(args: argparse.Namespace, reports: Path) -> tuple[Path, float, float
                "--reports", str(reports), *(["--store", args.store] if args.store else []),
                *(["--quick"] if args.quick else []), *(["--brokers", str(args.brokers)] if args.brokers else [])]
     print(" ".join(command[1:]), file=sys.stderr)
+    earlier = set(reports.rglob("certificate.json"))  # a kept folder's earlier runs are not this one
     started, busy_before = time.monotonic(), busy_seconds()
     status = subprocess.run(command).returncode
     seconds, busy_after = time.monotonic() - started, busy_seconds()
     busy = None if busy_before is None or busy_after is None else busy_after - busy_before
-    found = sorted(reports.rglob("certificate.json"))
+    found = sorted(set(reports.rglob("certificate.json")) - earlier)
     if not found:
-        raise SystemExit(f"certify exited {status} and wrote no certificate under {reports}")
+        raise SystemExit(f"certify exited {status} and wrote no new certificate under {reports}")
     return found[-1], seconds, busy, status
 
 
