@@ -9,6 +9,7 @@ import re
 import shlex
 import time
 
+from docker.errors import APIError
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
@@ -114,12 +115,16 @@ class FlinkJobManager(Service):
         self.waiting_for(LogMessageWaitStrategy("Rest endpoint listening").with_startup_timeout(READY_TIMEOUT_S))
 
     def rest(self, path: str, method: str = "GET") -> dict:
-        """A JSON answer of the REST API, asked from inside the container (no port is published)."""
+        """A JSON answer of the REST API, asked from inside the container (no port is published); RuntimeError
+        when it does not answer, the container's engine refusing the command included."""
         script = ("import json,sys,urllib.request as u;"
                   f"r=u.Request('http://127.0.0.1:{REST_PORT}'+sys.argv[1],method=sys.argv[2],"
                   "headers={'Content-Type':'application/json'},data=b'{}' if sys.argv[2]!='GET' else None);"
                   "print(u.urlopen(r,timeout=10).read().decode())")
-        status, said = self.output(["python3", "-c", script, path, method])
+        try:
+            status, said = self.output(["python3", "-c", script, path, method])
+        except APIError as error:  # the container not running: a JobManager killed (a fault) or gone
+            raise RuntimeError(f"Flink's REST API {method} {path}: {self.alias} does not answer ({error})") from error
         if status != 0:
             raise RuntimeError(f"Flink's REST API {method} {path}: {said.strip()[-300:]}")
         return json.loads(said.strip() or "{}")

@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from docker.errors import APIError
 
 from harness import versions
 from harness.catalog import jobs
 from harness.certify.rows import MatrixRun
 from harness.cli.options import engine_subject
-from harness.cluster.flink import JOB_SETTINGS, SETTINGS, dynamic, last_failure
+from harness.cluster.flink import JOB_SETTINGS, SETTINGS, FlinkJobManager, dynamic, last_failure
 from harness.errors import BadInput
 from harness.explore.explorer import subject_of
 from harness.faults.space import Observation, space
@@ -245,3 +246,18 @@ def test_a_checkpoint_flink_deleted_completed_no_later_than_the_watcher_saw_it(v
             history._file.write(json.dumps(event) + "\n")
         assert missed_in_flight(history, folder) == ([step] if missed else [])
         history.close()
+
+
+def test_a_jobmanager_killed_while_its_job_is_asked_about_leaves_the_state_unknown() -> None:
+    """The supervisor asks the job's state while a fault may kill the JobManager: the engine then refuses the
+    command (409, "is not running"), which is Flink not saying, not the scenario's error."""
+    class Killed:
+        def exec_run(self, cmd: list[str], environment: dict[str, str], user: str) -> None:
+            raise APIError("409 Client Error: Conflict (\"Container abc is not running\")")
+
+    manager = FlinkJobManager.__new__(FlinkJobManager)  # no Docker: only the REST calls are exercised
+    manager.alias = "jobmanager"
+    manager.get_wrapped_container = lambda: Killed()  # type: ignore[method-assign]
+    assert manager.job_state("0123") == "UNKNOWN"
+    assert manager.slots() == 0
+    assert manager.job_failure("0123").startswith("unknown (Flink's REST API GET /jobs/0123/exceptions")
